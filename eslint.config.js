@@ -1,0 +1,46 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+// The core decides; apps and other libs do I/O. These imports are what "I/O" means for libs/core.
+const forbiddenInCore = [
+  '@nestjs/*', '@prisma/*', 'prisma', 'bullmq', 'ioredis', '@kubernetes/*', 'pg', 'redis',
+  'fs', 'fs/*', 'node:*', 'net', 'http', 'https', 'http2', 'child_process', 'worker_threads',
+  'dgram', 'dns', 'tls', 'cluster', 'os', 'process', 'readline', '#db', '#kube', '#sim',
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/db/src/generated/**', '.cache/**', 'jest.config.js', 'eslint.config.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'off',
+      '@typescript-eslint/no-extraneous-class': 'off',
+    },
+  },
+  {
+    files: ['libs/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: forbiddenInCore, message: 'libs/core is pure: no framework, database, queue, Kubernetes or Node I/O imports.' }],
+      }],
+      'no-restricted-globals': ['error', { name: 'process', message: 'libs/core never reads the environment.' }],
+      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Time is injected into the core (snapshot.now).' }, { object: 'Math', property: 'random', message: 'The core is deterministic.' }],
+    },
+  },
+  {
+    files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+);

@@ -1,0 +1,284 @@
+/**
+ * The scheduling core's model: what a cycle reads (a Snapshot) and what it decides (a CycleResult).
+ *
+ * Conventions used everywhere in libs/core:
+ * - Accelerators, CPU millicores and memory MiB are non-negative integers. `null` in a limit means
+ *   "no limit" (see amount.ts for the arithmetic); no floating point is used on quantities.
+ * - Times are epoch milliseconds (numbers). The core never reads a clock: `Snapshot.now` is the time.
+ * - Names are DNS labels; ids are opaque strings, unique per job. Every list in the output is in a
+ *   deterministic order (see each field).
+ */
+
+export type FlavorKind = 'nvidia-gpu' | 'aws-trainium' | 'intel-gaudi' | 'google-tpu';
+
+/** One accelerator type as the cluster offers it. */
+export interface Flavor {
+  name: string;
+  kind: FlavorKind;
+  /** The extended resource it is counted in, e.g. `nvidia.com/gpu`. */
+  resourceName: string;
+  /** Throughput relative to a reference accelerator (1.0). Used when a job asks for the fastest flavor. */
+  relativeSpeed: number;
+  costPerHour: number;
+  memoryGiB?: number;
+}
+
+/** Where a node sits. Every level is optional; a missing level never matches a topology requirement. */
+export interface NodeTopology {
+  zone?: string;
+  /** Block / rack / spine group. */
+  block?: string;
+  /** NVLink domain (`nvidia.com/gpu.clique`) or TPU ICI slice id. */
+  domain?: string;
+  /** For TPU hosts: the shape of the slice the host belongs to, e.g. `2x4` (`cloud.google.com/gke-tpu-topology`). */
+  tpuShape?: string;
+}
+
+export interface ClusterNode {
+  name: string;
+  flavor: string;
+  /** Allocatable accelerators of the node's flavor. */
+  accelerators: number;
+  cpuMillis: number;
+  memoryMiB: number;
+  topology: NodeTopology;
+  /** False when cordoned or NotReady: the node keeps its running work but receives none. */
+  schedulable: boolean;
+  /**
+   * Capacity held by work the core does not manage (pods placed by other schedulers).
+   * Counted as used. Defaults to zero.
+   */
+  external?: { accelerators: number; cpuMillis: number; memoryMiB: number };
+}
+
+export interface Cohort {
+  name: string;
+}
+
+/** Who a team may preempt inside itself. */
+export type WithinTeamPolicy = 'Never' | 'LowerPriority' | 'LowerOrNewerEqualPriority';
+/** Whom a team may preempt in other teams of its cohort, to reclaim capacity they borrow from it. */
+export type ReclaimPolicy = 'Never' | 'LowerPriority' | 'Any';
+
+export interface Team {
+  name: string;
+  /** The borrowing pool; `null` = the team neither lends nor borrows. */
+  cohort: string | null;
+  /** Positive integer weight for fair share (a team of weight 2 is entitled to twice the share). */
+  fairShareWeight: number;
+  preemption: { withinTeam: WithinTeamPolicy; reclaimWithinCohort: ReclaimPolicy };
+}
+
+/** Quota of one team for one flavor. A team without a Quota for a flavor cannot use that flavor. */
+export interface Quota {
+  team: string;
+  flavor: string;
+  /** Guaranteed accelerators. */
+  nominal: number;
+  /** Most the team may use above `nominal`, taken from the cohort's idle share. `null` = no limit. */
+  borrowingLimit: number | null;
+  /** Most of the team's idle nominal that other cohort members may use. `null` = all of it. */
+  lendingLimit: number | null;
+}
+
+export type JobKind = 'training' | 'eval' | 'batch-inference';
+export type TopologyLevel = 'none' | 'zone' | 'block' | 'domain';
+
+export interface TopologyRequirement {
+  /** All replicas inside one zone / block / domain. */
+  level: TopologyLevel;
+  /** TPU slice shape: all replicas inside one domain whose nodes carry this `tpuShape`. Implies level `domain`. */
+  tpuShape?: string;
+}
+
+/**
+ * How to choose among a job's acceptable flavors.
+ * - `preference`: the order the job lists them.
+ * - `fastest`: highest effective speed first (`speeds[flavor]` if given, else the flavor's `relativeSpeed`),
+ *   ties by listed order.
+ */
+export type FlavorSelection = 'preference' | 'fastest';
+
+/** What every job (pending or running) carries. */
+export interface JobSpec {
+  id: string;
+  name: string;
+  team: string;
+  kind: JobKind;
+  /** Larger is more important. */
+  priority: number;
+  preemptible: boolean;
+  /** Desired replica count. */
+  replicas: number;
+  /** Elastic gangs: the least replica count the job accepts (≤ replicas). Equal to `replicas` for rigid gangs. */
+  minReplicas: number;
+  acceleratorsPerReplica: number;
+  cpuMillisPerReplica: number;
+  memoryMiBPerReplica: number;
+  /** Acceptable flavors, most preferred first. Non-empty. */
+  flavors: string[];
+  flavorSelection: FlavorSelection;
+  /** Optional per-job effective speed per flavor (e.g. steps/s measured for this model). */
+  speeds?: Record<string, number>;
+  topology: TopologyRequirement;
+  /** Used for reservations, backfill and start-time estimates. `null` = unknown. */
+  expectedRuntimeSeconds: number | null;
+  /** Epoch ms of submission (of the latest requeue for preempted jobs: see `queuedAt`). */
+  submittedAt: number;
+}
+
+export interface PendingJob extends JobSpec {
+  /**
+   * Epoch ms since which the job waits in the queue (submission, or requeue after preemption).
+   * Ordering uses `submittedAt`, so a preempted job keeps its place; `queuedAt` is for reporting.
+   */
+  queuedAt?: number;
+}
+
+export interface ReplicaPlacement {
+  replica: number;
+  node: string;
+  accelerators: number;
+  cpuMillis: number;
+  memoryMiB: number;
+}
+
+/** A job that holds an allocation (ADMITTED, BINDING or RUNNING). */
+export interface RunningJob extends JobSpec {
+  flavor: string;
+  /** One entry per admitted replica (its length is the admitted replica count). */
+  placement: ReplicaPlacement[];
+  /** Epoch ms of admission. The minimum-runtime rule for preemption counts from here. */
+  admittedAt: number;
+}
+
+export interface SchedulerOptions {
+  /** Whether the cycle may preempt at all. */
+  preemption: boolean;
+  /** A job admitted less than this many seconds ago cannot be preempted. */
+  minRuntimeBeforePreemptionSeconds: number;
+  /** Whether later jobs may start while an earlier one waits (on capacity that does not delay reservations). */
+  backfill: boolean;
+  /** How many blocked jobs (in order) get a reservation. Later blocked jobs get a position but no start time. */
+  reservationDepth: number;
+  /** Runtime assumed for a running job whose `expectedRuntimeSeconds` is null (for start-time estimates). */
+  defaultExpectedRuntimeSeconds: number;
+  /**
+   * Admissions per team per cycle; `null` = no limit. `1` reproduces the "one admission per queue per
+   * cycle" behaviour of other schedulers (used by the simulator to compare policies).
+   */
+  maxAdmissionsPerTeamPerCycle: number | null;
+  /** Overrides every job's `flavorSelection` when set (the simulator's heterogeneity-agnostic policy). */
+  flavorSelectionOverride?: FlavorSelection | 'random';
+  /** Seed for `random` flavor selection, so that even that policy is deterministic. */
+  seed?: number;
+}
+
+export interface Snapshot {
+  now: number;
+  flavors: Flavor[];
+  nodes: ClusterNode[];
+  cohorts: Cohort[];
+  teams: Team[];
+  quotas: Quota[];
+  running: RunningJob[];
+  pending: PendingJob[];
+  options: SchedulerOptions;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decisions
+// ---------------------------------------------------------------------------------------------
+
+export interface Admission {
+  jobId: string;
+  team: string;
+  flavor: string;
+  /** Admitted replica count (between minReplicas and replicas). */
+  replicas: number;
+  /** Node of every admitted replica, replica 0..replicas-1. */
+  placement: ReplicaPlacement[];
+  /** Accelerators of this admission taken above the team's nominal quota (borrowed from the cohort). */
+  borrowed: number;
+  /** Jobs preempted to make room for this one (ids, also listed in `CycleResult.preemptions`). */
+  preempts: string[];
+}
+
+export type PreemptionKind = 'WithinTeam' | 'ReclaimWithinCohort';
+
+export interface Preemption {
+  victimJobId: string;
+  victimTeam: string;
+  preemptorJobId: string;
+  kind: PreemptionKind;
+  /** Human-readable, e.g. `preempted by vision/llama-ft-7 (priority 100 > 10) to reclaim 16 h100-80gb lent to team nlp`. */
+  message: string;
+}
+
+export interface Reservation {
+  jobId: string;
+  flavor: string;
+  /** Earliest epoch ms at which the job can start, from running jobs' expected end times. */
+  startAt: number;
+  /** Nodes (and accelerators on each) held for it from `startAt`. */
+  nodes: { node: string; accelerators: number }[];
+}
+
+export type PendingCode =
+  /** The team's quota (nominal + borrowing limit) for every acceptable flavor is used up. */
+  | 'QUOTA_EXCEEDED'
+  /** The team may borrow, but the cohort has no idle lendable capacity left. */
+  | 'COHORT_EXHAUSTED'
+  /** The team has no quota for any of the job's flavors. */
+  | 'NO_QUOTA'
+  /** Quota allows it, but no set of nodes has enough free accelerators/CPU/memory now. */
+  | 'INSUFFICIENT_CAPACITY'
+  /** Quota allows it, but no single zone/block/domain/TPU slice has enough free capacity. */
+  | 'TOPOLOGY_UNSATISFIABLE'
+  /** Would fit, but starting it now would delay an earlier job's reservation. */
+  | 'BLOCKED_BY_RESERVATION'
+  /** The per-team admission limit of this cycle was reached (only with maxAdmissionsPerTeamPerCycle). */
+  | 'ADMISSION_LIMIT'
+  /** It can never fit: larger than the whole fleet of every acceptable flavor (or than its quota ceiling). */
+  | 'UNSATISFIABLE'
+  /** A referenced flavor or team does not exist in the snapshot. */
+  | 'INVALID';
+
+export interface PendingReason {
+  jobId: string;
+  code: PendingCode;
+  /** Names the team, flavor and figure, e.g. `team vision uses 32 of 32 nominal h100-80gb; cohort research has 0 idle`. */
+  message: string;
+  /** 1-based position of the job in this cycle's order among jobs left pending. */
+  position: number;
+  /** Reserved (or estimated) start, epoch ms; `null` when unknown. */
+  estimatedStartAt: number | null;
+}
+
+export interface CycleStats {
+  /** Pending jobs considered. */
+  considered: number;
+  admitted: number;
+  preempted: number;
+  reserved: number;
+}
+
+export interface CycleResult {
+  /** In the order they were decided. */
+  admissions: Admission[];
+  /** In the order they were decided. */
+  preemptions: Preemption[];
+  reservations: Reservation[];
+  /** One entry for every pending job not admitted, in queue order. */
+  pending: PendingReason[];
+  stats: CycleStats;
+}
+
+export const DEFAULT_OPTIONS: SchedulerOptions = {
+  preemption: true,
+  minRuntimeBeforePreemptionSeconds: 0,
+  backfill: true,
+  reservationDepth: 4,
+  defaultExpectedRuntimeSeconds: 3600,
+  maxAdmissionsPerTeamPerCycle: null,
+};
