@@ -1,0 +1,250 @@
+/**
+ * fast-check arbitraries for the scheduling core's property tests: random clusters, tenancies, jobs and
+ * event sequences. Everything that refers to something else (a job's team, a node to lose, a quota to
+ * change) is drawn as a plain index and resolved modulo the current list when the event is applied
+ * (see cycle-driver.ts), so values stay independent and shrink well.
+ */
+import fc from 'fast-check';
+import {
+  DEFAULT_OPTIONS,
+  type ClusterNode,
+  type Cohort,
+  type Flavor,
+  type FlavorSelection,
+  type JobKind,
+  type Quota,
+  type ReclaimPolicy,
+  type SchedulerOptions,
+  type Team,
+  type TopologyLevel,
+  type WithinTeamPolicy,
+} from '#core';
+
+/** The accelerator catalogue clusters are drawn from (every kind, one TPU with slice shapes). */
+export const FLAVOR_CATALOGUE: readonly Flavor[] = [
+  { name: 'h100-80gb', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 2, costPerHour: 4, memoryGiB: 80 },
+  { name: 'a100-40gb', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 2, memoryGiB: 40 },
+  { name: 'trn1', kind: 'aws-trainium', resourceName: 'aws.amazon.com/neuron', relativeSpeed: 1.2, costPerHour: 1.5 },
+  { name: 'gaudi2', kind: 'intel-gaudi', resourceName: 'habana.ai/gaudi', relativeSpeed: 1.1, costPerHour: 1.8 },
+  { name: 'tpu-v5e', kind: 'google-tpu', resourceName: 'google.com/tpu', relativeSpeed: 1.5, costPerHour: 1.2 },
+];
+
+/** TPU slices: slice i has shape TPU_SHAPES[i % length]. */
+export const TPU_SHAPES = ['2x2', '2x4'] as const;
+
+export const WITHIN_TEAM_POLICIES: readonly WithinTeamPolicy[] = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'];
+export const RECLAIM_POLICIES: readonly ReclaimPolicy[] = ['Never', 'LowerPriority', 'Any'];
+
+export interface ClusterShape {
+  flavors: Flavor[];
+  nodes: ClusterNode[];
+}
+
+export interface Tenancy {
+  cohorts: Cohort[];
+  teams: Team[];
+  quotas: Quota[];
+}
+
+export interface ArbitraryLimits {
+  maxNodes: number;
+  maxTeams: number;
+  maxCohorts: number;
+}
+
+export const DEFAULT_LIMITS: ArbitraryLimits = { maxNodes: 16, maxTeams: 5, maxCohorts: 2 };
+
+const nodeDraw = fc.record({
+  flavor: fc.nat(),
+  size: fc.constantFrom(4, 8),
+  cpuMillis: fc.constantFrom(16_000, 64_000, 192_000),
+  memoryMiB: fc.constantFrom(65_536, 524_288, 2_097_152),
+  zone: fc.integer({ min: 0, max: 2 }),
+  block: fc.integer({ min: 0, max: 3 }),
+  domain: fc.option(fc.integer({ min: 0, max: 5 }), { freq: 6 }),
+  slice: fc.integer({ min: 0, max: 3 }),
+  cordoned: fc.integer({ min: 0, max: 7 }).map((n) => n === 0),
+  external: fc.option(fc.integer({ min: 1, max: 4 }), { freq: 5 }),
+});
+
+/** A cluster: 1–4 flavors of the catalogue (TPU often present) and nodes with topology labels. */
+export function arbCluster(limits: ArbitraryLimits = DEFAULT_LIMITS): fc.Arbitrary<ClusterShape> {
+  return fc
+    .record({
+      flavors: fc.subarray([...FLAVOR_CATALOGUE], { minLength: 1, maxLength: 4 }),
+      nodes: fc.array(nodeDraw, { minLength: 1, maxLength: limits.maxNodes }),
+    })
+    .map(({ flavors, nodes }) => ({
+      flavors,
+      nodes: nodes.map((d, i): ClusterNode => {
+        const flavor = flavors[d.flavor % flavors.length]!;
+        const tpu = flavor.kind === 'google-tpu';
+        const accelerators = tpu ? 4 : d.size;
+        const node: ClusterNode = {
+          name: `node-${i}`,
+          flavor: flavor.name,
+          accelerators,
+          cpuMillis: d.cpuMillis,
+          memoryMiB: d.memoryMiB,
+          topology: tpu
+            ? { zone: `z${d.zone}`, block: `b${d.block}`, domain: `slice-${d.slice}`, tpuShape: TPU_SHAPES[d.slice % TPU_SHAPES.length]! }
+            : { zone: `z${d.zone}`, block: `b${d.zone}-${d.block}`, ...(d.domain === null ? {} : { domain: `nvl-${d.zone}-${d.domain}` }) },
+          schedulable: !d.cordoned,
+        };
+        if (d.external !== null) {
+          node.external = { accelerators: Math.min(d.external, accelerators), cpuMillis: 1000 * d.external, memoryMiB: 4096 * d.external };
+        }
+        return node;
+      }),
+    }));
+}
+
+const quotaDraw = fc.record({
+  present: fc.integer({ min: 0, max: 9 }).map((n) => n < 7),
+  nominal: fc.constantFrom(0, 4, 8, 16, 32),
+  borrowingLimit: fc.option(fc.constantFrom(0, 4, 8, 16), { freq: 3 }),
+  lendingLimit: fc.option(fc.constantFrom(0, 2, 4, 8), { freq: 3 }),
+});
+
+const quotaChangeDraw = quotaDraw;
+
+/** Cohorts, teams (every policy value) and per-team × flavor quotas (null and finite limits). */
+export function arbTenancy(flavors: readonly Flavor[], limits: ArbitraryLimits = DEFAULT_LIMITS): fc.Arbitrary<Tenancy> {
+  const team = fc.record({
+    cohort: fc.option(fc.nat({ max: Math.max(0, limits.maxCohorts - 1) }), { freq: 4 }),
+    weight: fc.integer({ min: 1, max: 3 }),
+    withinTeam: fc.constantFrom(...WITHIN_TEAM_POLICIES),
+    reclaim: fc.constantFrom(...RECLAIM_POLICIES),
+    quotas: fc.array(quotaDraw, { minLength: flavors.length, maxLength: flavors.length }),
+  });
+  return fc.array(team, { minLength: 1, maxLength: limits.maxTeams }).map((draws) => {
+    const teams: Team[] = draws.map((d, i) => ({
+      name: `team-${i}`,
+      cohort: d.cohort === null ? null : `cohort-${d.cohort}`,
+      fairShareWeight: d.weight,
+      preemption: { withinTeam: d.withinTeam, reclaimWithinCohort: d.reclaim },
+    }));
+    const cohortNames = [...new Set(teams.flatMap((t) => (t.cohort === null ? [] : [t.cohort])))].sort();
+    const quotas: Quota[] = [];
+    draws.forEach((d, i) =>
+      d.quotas.forEach((q, f) => {
+        if (q.present) quotas.push({ team: `team-${i}`, flavor: flavors[f]!.name, nominal: q.nominal, borrowingLimit: q.borrowingLimit, lendingLimit: q.lendingLimit });
+      }),
+    );
+    return { cohorts: cohortNames.map((name) => ({ name })), teams, quotas };
+  });
+}
+
+/** Scheduler options across every switch (preemption on/off, min runtime, backfill, depth, per-team limit). */
+export function arbOptions(): fc.Arbitrary<SchedulerOptions> {
+  return fc
+    .record({
+      preemption: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
+      minRuntimeBeforePreemptionSeconds: fc.constantFrom(0, 0, 60, 600),
+      backfill: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
+      reservationDepth: fc.integer({ min: 0, max: 4 }),
+      maxAdmissionsPerTeamPerCycle: fc.option(fc.integer({ min: 1, max: 2 }), { freq: 4 }),
+      flavorSelectionOverride: fc.option(fc.constantFrom<FlavorSelection | 'random'>('preference', 'fastest', 'random'), { freq: 4 }),
+      seed: fc.nat(),
+    })
+    .map(({ flavorSelectionOverride, ...o }) => ({
+      ...DEFAULT_OPTIONS,
+      ...o,
+      ...(flavorSelectionOverride === null ? {} : { flavorSelectionOverride }),
+    }));
+}
+
+/** A job as drawn: references are indices resolved against the world when submitted. */
+export interface JobDraw {
+  team: number;
+  kind: JobKind;
+  priority: number;
+  preemptible: boolean;
+  replicas: number;
+  /** minReplicas = replicas − elastic (at least 1). */
+  elastic: number;
+  acceleratorsPerReplica: number;
+  cpuMillisPerReplica: number;
+  memoryMiBPerReplica: number;
+  /** Indices into the world's flavors; −1 = a flavor that does not exist (INVALID path). */
+  flavors: number[];
+  flavorSelection: FlavorSelection;
+  speedBoost: number | null;
+  topology: TopologyLevel;
+  /** Ask for a TPU slice shape (only when a TPU flavor is among the accepted ones). */
+  tpuShape: number | null;
+  expectedRuntimeSeconds: number | null;
+}
+
+export function arbJobDraw(): fc.Arbitrary<JobDraw> {
+  return fc.record({
+    team: fc.nat(),
+    kind: fc.constantFrom<JobKind>('training', 'eval', 'batch-inference'),
+    priority: fc.constantFrom(0, 10, 10, 100, 1000),
+    preemptible: fc.integer({ min: 0, max: 4 }).map((n) => n > 0),
+    replicas: fc.integer({ min: 1, max: 4 }),
+    elastic: fc.integer({ min: 0, max: 3 }).map((n) => (n === 3 ? 2 : 0)),
+    acceleratorsPerReplica: fc.constantFrom(1, 2, 4, 8),
+    cpuMillisPerReplica: fc.constantFrom(1000, 8000, 32_000),
+    memoryMiBPerReplica: fc.constantFrom(4096, 65_536, 262_144),
+    flavors: fc.array(fc.oneof({ weight: 40, arbitrary: fc.nat({ max: 4 }) }, { weight: 1, arbitrary: fc.constant(-1) }), { minLength: 1, maxLength: 3 }),
+    flavorSelection: fc.constantFrom<FlavorSelection>('preference', 'fastest'),
+    speedBoost: fc.option(fc.integer({ min: 1, max: 3 }), { freq: 4 }),
+    topology: fc.constantFrom<TopologyLevel>('none', 'none', 'zone', 'block', 'domain'),
+    tpuShape: fc.option(fc.nat({ max: TPU_SHAPES.length - 1 }), { freq: 2 }),
+    expectedRuntimeSeconds: fc.option(fc.constantFrom(60, 600, 3600, 7200), { freq: 5 }),
+  });
+}
+
+/** What happens to the cluster between two cycles. */
+export type ClusterEvent =
+  | { type: 'submit'; jobs: JobDraw[] }
+  | { type: 'finish'; pick: number }
+  | { type: 'cancel'; pick: number }
+  | { type: 'quota'; pick: number; quota: { present: boolean; nominal: number; borrowingLimit: number | null; lendingLimit: number | null } }
+  | { type: 'nodeLoss'; pick: number }
+  | { type: 'cordon'; pick: number; schedulable: boolean }
+  | { type: 'advance'; seconds: number };
+
+export function arbEvent(): fc.Arbitrary<ClusterEvent> {
+  return fc.oneof(
+    { weight: 5, arbitrary: fc.record({ type: fc.constant('submit' as const), jobs: fc.array(arbJobDraw(), { minLength: 1, maxLength: 6 }) }) },
+    { weight: 2, arbitrary: fc.record({ type: fc.constant('finish' as const), pick: fc.nat() }) },
+    { weight: 1, arbitrary: fc.record({ type: fc.constant('cancel' as const), pick: fc.nat() }) },
+    { weight: 1, arbitrary: fc.record({ type: fc.constant('quota' as const), pick: fc.nat(), quota: quotaChangeDraw }) },
+    { weight: 1, arbitrary: fc.record({ type: fc.constant('nodeLoss' as const), pick: fc.nat() }) },
+    { weight: 1, arbitrary: fc.record({ type: fc.constant('cordon' as const), pick: fc.nat(), schedulable: fc.boolean() }) },
+    { weight: 2, arbitrary: fc.record({ type: fc.constant('advance' as const), seconds: fc.constantFrom(1, 30, 60, 300, 3600) }) },
+  );
+}
+
+/** A starting world and the events that drive it, one cycle after each event. */
+export interface Scenario {
+  cluster: ClusterShape;
+  tenancy: Tenancy;
+  options: SchedulerOptions;
+  events: ClusterEvent[];
+}
+
+export function arbScenario(limits: ArbitraryLimits = DEFAULT_LIMITS, maxEvents = 12): fc.Arbitrary<Scenario> {
+  return arbCluster(limits).chain((cluster) =>
+    fc.record({
+      cluster: fc.constant(cluster),
+      tenancy: arbTenancy(cluster.flavors, limits),
+      options: arbOptions(),
+      events: fc.array(arbEvent(), { minLength: 1, maxLength: maxEvents }),
+    }),
+  );
+}
+
+/** A deterministic permutation of `items` from `seed` (Fisher–Yates over a small LCG). */
+export function shuffleWithSeed<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  let s = seed >>> 0 || 1;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
