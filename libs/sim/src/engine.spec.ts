@@ -1,0 +1,149 @@
+import { describe, expect, it } from '@jest/globals';
+import { DEFAULT_OPTIONS, type CycleResult, type ReplicaPlacement, type Snapshot } from '#core';
+import { buildCluster } from './cluster-file.js';
+import { runSimulation } from './engine.js';
+import { EventQueue } from './event-queue.js';
+import { deriveTenancy } from './tenancy-file.js';
+import type { SimInput, SimJob } from './types.js';
+
+/**
+ * These tests drive the event engine with a tiny scripted scheduler (first fit in queue order, and
+ * "a higher priority job evicts the lowest-priority running job"), so that they test the engine's
+ * clock, ordering and preemption bookkeeping independently of the real core's policies.
+ */
+function firstFit(snapshot: Snapshot): CycleResult {
+  const free = new Map(snapshot.nodes.map((n) => [n.name, n.accelerators]));
+  for (const r of snapshot.running) for (const p of r.placement) free.set(p.node, free.get(p.node)! - p.accelerators);
+  const result: CycleResult = { admissions: [], preemptions: [], reservations: [], pending: [], stats: { considered: 0, admitted: 0, preempted: 0, reserved: 0 } };
+  const queue = [...snapshot.pending].sort((a, b) => b.priority - a.priority || a.submittedAt - b.submittedAt || (a.id < b.id ? -1 : 1));
+  const running = [...snapshot.running];
+  for (const job of queue) {
+    const tryPlace = (): boolean => {
+      const placement: ReplicaPlacement[] = [];
+      const taken = new Map(free);
+      for (let r = 0; r < job.replicas; r++) {
+        const node = snapshot.nodes.find((n) => job.flavors.includes(n.flavor) && taken.get(n.name)! >= job.acceleratorsPerReplica);
+        if (node === undefined) return false;
+        taken.set(node.name, taken.get(node.name)! - job.acceleratorsPerReplica);
+        placement.push({ replica: r, node: node.name, accelerators: job.acceleratorsPerReplica, cpuMillis: 0, memoryMiB: 0 });
+      }
+      for (const [k, v] of taken) free.set(k, v);
+      result.admissions.push({ jobId: job.id, team: job.team, flavor: snapshot.nodes.find((n) => n.name === placement[0]!.node)!.flavor, replicas: job.replicas, placement, borrowed: 0, preempts: [] });
+      return true;
+    };
+    if (tryPlace()) continue;
+    const victim = running.filter((r) => r.priority < job.priority).sort((a, b) => a.priority - b.priority)[0];
+    if (snapshot.options.preemption && victim !== undefined) {
+      running.splice(running.indexOf(victim), 1);
+      for (const p of victim.placement) free.set(p.node, free.get(p.node)! + p.accelerators);
+      result.preemptions.push({ victimJobId: victim.id, victimTeam: victim.team, preemptorJobId: job.id, kind: 'WithinTeam', message: 'test' });
+      if (tryPlace()) continue;
+    }
+    result.pending.push({ jobId: job.id, code: 'INSUFFICIENT_CAPACITY', message: 'no room', position: result.pending.length + 1, estimatedStartAt: null });
+  }
+  return result;
+}
+
+function job(id: string, submitSeconds: number, work: number, over: Partial<SimJob> = {}): SimJob {
+  return { id, line: Number(id.replace(/\D/g, '')) || 1, source: 'test', team: 'a', submitSeconds, replicas: 1, acceleratorsPerReplica: 8, flavors: ['gpu'], work, rates: { gpu: 1 }, priority: 0, preemptible: true, ...over };
+}
+
+function input(jobs: SimJob[], nodes = 1, cfg: Partial<SimInput['config']> = {}): SimInput {
+  const cluster = buildCluster([{ name: 'gpu', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 1 }], [{ flavor: 'gpu', count: nodes, acceleratorsPerNode: 8 }]);
+  return {
+    trace: { jobs, rejected: [] },
+    cluster,
+    tenancy: deriveTenancy(['a', 'b'], { a: 1, b: 1 }, cluster),
+    config: { cycleIntervalSeconds: 0, checkpointIntervalSeconds: 0, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS }, ...cfg },
+    epochMs: 1_000_000,
+  };
+}
+
+const outcome = (r: ReturnType<typeof runSimulation>, id: string) => r.jobs.find((j) => j.id === id)!;
+
+describe('EventQueue', () => {
+  it('orders by time, then completion < arrival < cycle, then job id, whatever the insertion order', () => {
+    const q = new EventQueue();
+    q.push({ at: 5, kind: 'cycle', jobId: '', run: 0 });
+    q.push({ at: 5, kind: 'arrival', jobId: 'j2', run: 0 });
+    q.push({ at: 5, kind: 'completion', jobId: 'j9', run: 1 });
+    q.push({ at: 5, kind: 'arrival', jobId: 'j1', run: 0 });
+    q.push({ at: 3, kind: 'cycle', jobId: '', run: 0 });
+    q.push({ at: 5, kind: 'completion', jobId: 'j3', run: 1 });
+    const order: string[] = [];
+    for (let e = q.pop(); e !== undefined; e = q.pop()) order.push(`${e.at}:${e.kind}:${e.jobId}`);
+    expect(order).toEqual(['3:cycle:', '5:completion:j3', '5:completion:j9', '5:arrival:j1', '5:arrival:j2', '5:cycle:']);
+  });
+});
+
+describe('runSimulation (event engine)', () => {
+  it('moves the virtual clock to events only and starts jobs on the cycle grid', () => {
+    const r = runSimulation(input([job('j1', 5, 100)], 1, { cycleIntervalSeconds: 10 }), firstFit);
+    expect(outcome(r, 'j1')).toMatchObject({ submitSeconds: 5, firstStartSeconds: 10, endSeconds: 110 });
+    expect(r.endSeconds).toBe(110);
+    expect(r.cycles).toBe(1);
+  });
+
+  it('runs a cycle at the instant of a change when the interval is 0', () => {
+    const r = runSimulation(input([job('j1', 5, 100)]), firstFit);
+    expect(outcome(r, 'j1')).toMatchObject({ firstStartSeconds: 5, endSeconds: 105 });
+  });
+
+  it('processes a completion before an arrival at the same instant, so the arrival starts at once', () => {
+    const r = runSimulation(input([job('j1', 0, 10), job('j2', 10, 10)]), firstFit);
+    expect(outcome(r, 'j2')).toMatchObject({ firstStartSeconds: 10, endSeconds: 20 });
+  });
+
+  it('breaks ties between simultaneous arrivals by job id', () => {
+    const r = runSimulation(input([job('j2', 0, 10), job('j1', 0, 10)]), firstFit);
+    expect(outcome(r, 'j1').firstStartSeconds).toBe(0);
+    expect(outcome(r, 'j2').firstStartSeconds).toBe(10);
+  });
+
+  it('scales run time by the rate of the flavor the job is placed on', () => {
+    const r = runSimulation(input([job('j1', 0, 100, { rates: { gpu: 4 } })]), firstFit);
+    expect(outcome(r, 'j1').endSeconds).toBe(25);
+  });
+
+  it('restarts a preempted job from scratch and ignores the completion of its evicted run', () => {
+    // j1 (low priority, 100 s) runs from 0; j2 (high priority, 50 s) arrives at 30 and evicts it.
+    const r = runSimulation(input([job('j1', 0, 100), job('j2', 30, 50, { priority: 10 })]), firstFit);
+    expect(outcome(r, 'j2')).toMatchObject({ firstStartSeconds: 30, endSeconds: 80 });
+    // j1 lost 30 s of progress: it restarts at 80 and needs the full 100 s.
+    expect(outcome(r, 'j1')).toMatchObject({ firstStartSeconds: 0, endSeconds: 180, preemptions: 1, lostAcceleratorSeconds: 30 * 8 });
+    expect(outcome(r, 'j1').acceleratorSeconds).toBe((30 + 100) * 8);
+    expect(r.preemptionTimes).toEqual([30]);
+    // No completion at 100 (stale): the allocation never drops to 0 between 0 and 180.
+    expect(r.allocation.filter((p) => p.seconds > 0 && p.seconds < 180).every((p) => p.allocated === 8)).toBe(true);
+  });
+
+  it('keeps the progress up to the last checkpoint when a checkpoint interval is set', () => {
+    const r = runSimulation(input([job('j1', 0, 100), job('j2', 30, 50, { priority: 10 })], 1, { checkpointIntervalSeconds: 20 }), firstFit);
+    // Checkpoint at 20 s: 80 s left when it restarts at 80.
+    expect(outcome(r, 'j1')).toMatchObject({ endSeconds: 160, lostAcceleratorSeconds: 10 * 8 });
+  });
+
+  it('rejects a gang larger than the cluster with its line, and an unknown flavor, instead of dropping them', () => {
+    const r = runSimulation(
+      input([job('j1', 0, 10), job('j7', 0, 10, { replicas: 3, line: 7 }), job('j8', 0, 10, { flavors: ['tpu'], line: 8 })], 2),
+      firstFit,
+    );
+    expect(r.rejected).toEqual([
+      { line: 7, source: 'test', reason: 'gang of 3 × 8 = 24 accelerators is larger than the cluster (gpu: 16 accelerators, room for 2 replicas)' },
+      { line: 8, source: 'test', reason: "unknown flavor 'tpu' (cluster has gpu)" },
+    ]);
+    expect(r.jobs.map((j) => j.id)).toEqual(['j1']);
+  });
+
+  it('reports jobs the core never admits as unfinished with its last reason', () => {
+    const never = (s: Snapshot): CycleResult => ({
+      admissions: [],
+      preemptions: [],
+      reservations: [],
+      pending: s.pending.map((p, i) => ({ jobId: p.id, code: 'QUOTA_EXCEEDED', message: 'no quota left', position: i + 1, estimatedStartAt: null })),
+      stats: { considered: s.pending.length, admitted: 0, preempted: 0, reserved: 0 },
+    });
+    const r = runSimulation(input([job('j1', 0, 10)]), never);
+    expect(r.unfinished).toEqual([{ id: 'j1', line: 1, team: 'a', reason: 'QUOTA_EXCEEDED: no quota left' }]);
+  });
+});
