@@ -1,0 +1,82 @@
+import { describe, expect, it } from '@jest/globals';
+import { DEFAULT_OPTIONS, type CycleResult, type Snapshot } from '#core';
+import { pino } from 'pino';
+import { CycleRunner, NotLeaderError, type CycleReport } from './cycle-runner.js';
+import type { CommitCycleInput, CycleStore, FencingSource } from './cycle-store.js';
+
+const emptyResult: CycleResult = { admissions: [], preemptions: [], reservations: [], pending: [], stats: { considered: 0, admitted: 0, preempted: 0, reserved: 0 } };
+
+/** Records the order of store calls; the lock is a promise chain, like a real mutex. */
+class RecordingStore implements CycleStore {
+  readonly calls: string[] = [];
+  readonly commits: CommitCycleInput[] = [];
+  private chain: Promise<unknown> = Promise.resolve();
+  private number = 0;
+  failCommit = false;
+  withCycleLock<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(async () => {
+      this.calls.push('lock');
+      try {
+        return await fn();
+      } finally {
+        this.calls.push('unlock');
+      }
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+  nextCycleNumber(): Promise<number> {
+    return Promise.resolve(++this.number);
+  }
+  async loadSnapshot(now: number): Promise<Snapshot> {
+    this.calls.push('snapshot');
+    await new Promise((resolve) => setImmediate(resolve));
+    return { now, flavors: [], nodes: [], cohorts: [], teams: [], quotas: [], running: [], pending: [], options: DEFAULT_OPTIONS };
+  }
+  commitCycle(input: CommitCycleInput): Promise<{ outbox: [] }> {
+    this.calls.push('commit');
+    if (this.failCommit) return Promise.reject(new Error('fencing token 3 is stale'));
+    this.commits.push(input);
+    return Promise.resolve({ outbox: [] });
+  }
+}
+
+const leader: FencingSource = { current: () => Promise.resolve({ leaseName: 'scheduler', token: 3n, holder: 'a' }) };
+const silent = pino({ level: 'silent' });
+
+describe('CycleRunner', () => {
+  it('runs snapshot → schedule → commit inside the lock, with the fencing token and a cycle number', async () => {
+    const store = new RecordingStore();
+    const reports: CycleReport[] = [];
+    const runner = new CycleRunner(store, leader, () => emptyResult, silent, [{ onCycle: (r) => reports.push(r) }], () => 1000);
+    const report = await runner.runOnce(['tick']);
+    expect(store.calls).toEqual(['lock', 'snapshot', 'commit', 'unlock']);
+    expect(store.commits[0]).toMatchObject({ now: 1000, cycleNumber: 1, leader: 'a', fencing: { leaseName: 'scheduler', token: 3n } });
+    expect(Object.keys(report.phasesMs).sort()).toEqual(['commit', 'lock', 'schedule', 'snapshot']);
+    expect(reports).toHaveLength(1);
+  });
+
+  it('never overlaps two cycles started together (the loop and a manual cycle)', async () => {
+    const store = new RecordingStore();
+    const runner = new CycleRunner(store, leader, () => emptyResult, silent);
+    const [first, second] = await Promise.all([runner.runOnce(['tick']), runner.runOnce(['manual'])]);
+    expect(store.calls).toEqual(['lock', 'snapshot', 'commit', 'unlock', 'lock', 'snapshot', 'commit', 'unlock']);
+    expect([first.cycle, second.cycle]).toEqual([1, 2]);
+  });
+
+  it('commits nothing and says so when there is no lease', async () => {
+    const store = new RecordingStore();
+    const runner = new CycleRunner(store, { current: () => Promise.resolve(null) }, () => emptyResult, silent);
+    await expect(runner.runOnce()).rejects.toBeInstanceOf(NotLeaderError);
+    expect(store.calls).toEqual(['lock', 'unlock']);
+  });
+
+  it('reports the phase a cycle failed in', async () => {
+    const store = new RecordingStore();
+    store.failCommit = true;
+    const failed: string[] = [];
+    const runner = new CycleRunner(store, leader, () => emptyResult, silent, [{ onCycle: () => {}, onCycleFailed: (phase) => failed.push(phase) }]);
+    await expect(runner.runOnce()).rejects.toThrow(/stale/);
+    expect(failed).toEqual(['commit']);
+  });
+});

@@ -1,0 +1,109 @@
+import { performance } from 'node:perf_hooks';
+import type { CycleResult, Snapshot } from '#core';
+import type { Logger } from 'pino';
+import type { CycleStore, FencingSource } from './cycle-store.js';
+import { PhaseTimer } from './phase-timer.js';
+import type { OutboxRef } from './outbox-store.js';
+
+export type CyclePhase = 'lock' | 'snapshot' | 'schedule' | 'commit';
+
+export interface CycleReport {
+  cycle: number;
+  startedAt: number;
+  phasesMs: Record<CyclePhase, number>;
+  totalMs: number;
+  result: CycleResult;
+  outbox: OutboxRef[];
+  /** The snapshot the decisions were made on (for metrics; not serialised). */
+  snapshot: Snapshot;
+}
+
+export class NotLeaderError extends Error {
+  readonly code = 'NOT_LEADER' as const;
+}
+
+export interface CycleObserver {
+  onCycle(report: CycleReport): void;
+  onCycleFailed?(phase: CyclePhase | 'unknown', error: unknown): void;
+}
+
+/**
+ * One scheduling cycle, in numbered phases (each timed, the cycle number on every log line):
+ *
+ *   0. lock      take the cluster-wide cycle lock — a manual cycle and the loop never overlap
+ *   1. snapshot  load pending jobs, running jobs, nodes, teams and quotas at `now`
+ *   2. schedule  run the pure core: snapshot in, decisions out
+ *   3. commit    one transaction: fencing check, then every decision and its outbox entries
+ *
+ * Side effects happen only afterwards, from the outbox (see OutboxRelay). A crash anywhere before the
+ * commit leaves nothing; after it, the outbox carries the rest.
+ */
+export class CycleRunner {
+  constructor(
+    private readonly store: CycleStore,
+    private readonly fencing: FencingSource,
+    /** The pure core (`runCycle` of #core). */
+    private readonly schedule: (snapshot: Snapshot) => CycleResult,
+    private readonly logger: Logger,
+    private readonly observers: CycleObserver[] = [],
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  addObserver(observer: CycleObserver): void {
+    this.observers.push(observer);
+  }
+
+  async runOnce(trigger: string[] = ['manual']): Promise<CycleReport> {
+    const timer = new PhaseTimer<CyclePhase>(() => performance.now());
+    let phase: CyclePhase | 'unknown' = 'lock';
+    let cycleNumber: number | null = null;
+    try {
+      const report = await timer.time('lock', () =>
+        this.store.withCycleLock(async () => {
+          const fence = await this.fencing.current();
+          if (!fence) throw new NotLeaderError('this process does not hold the scheduler lease');
+          const cycle = await this.store.nextCycleNumber();
+          cycleNumber = cycle;
+          const log = this.logger.child({ cycle });
+          const startedAt = this.clock();
+          log.debug({ trigger, phase: '0-lock', ms: timer.ms('lock') }, 'cycle started');
+
+          phase = 'snapshot';
+          const snapshot = await timer.time('snapshot', () => this.store.loadSnapshot(startedAt));
+          log.debug({ phase: '1-snapshot', ms: timer.ms('snapshot'), pending: snapshot.pending.length, running: snapshot.running.length, nodes: snapshot.nodes.length }, 'snapshot loaded');
+
+          phase = 'schedule';
+          const result = await timer.time('schedule', () => this.schedule(snapshot));
+          log.debug({ phase: '2-schedule', ms: timer.ms('schedule'), ...result.stats }, 'decisions made');
+
+          phase = 'commit';
+          const { outbox } = await timer.time('commit', () =>
+            this.store.commitCycle({
+              result,
+              now: startedAt,
+              fencing: { leaseName: fence.leaseName, token: fence.token },
+              cycleNumber: cycle,
+              leader: fence.holder,
+              durationMs: Math.round(timer.totalMs()),
+            }),
+          );
+          log.debug({ phase: '3-commit', ms: timer.ms('commit'), outbox: outbox.length }, 'decisions committed');
+          return { cycle, startedAt, result, outbox, snapshot };
+        }),
+      );
+      const full: CycleReport = { ...report, phasesMs: timer.all(), totalMs: timer.totalMs() };
+      this.logger.info(
+        { cycle: full.cycle, trigger, phasesMs: full.phasesMs, totalMs: full.totalMs, ...full.result.stats, pending: full.result.pending.length },
+        'cycle committed',
+      );
+      for (const observer of this.observers) observer.onCycle(full);
+      return full;
+    } catch (error) {
+      if (!(error instanceof NotLeaderError)) {
+        this.logger.error({ cycle: cycleNumber, trigger, phase, err: error }, 'cycle failed; nothing of it was committed');
+      }
+      for (const observer of this.observers) observer.onCycleFailed?.(phase, error);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { CycleResult, Snapshot } from '#core';
+import type { OutboxRef } from './outbox-store.js';
+
+/** Fencing of a commit: the lease the committer believes it holds, and that lease's token. */
+export interface CommitFencing {
+  leaseName: string;
+  token: bigint;
+}
+
+export interface CommitCycleInput {
+  result: CycleResult;
+  now: number;
+  fencing: CommitFencing;
+  cycleNumber: number;
+  leader: string;
+  durationMs: number;
+}
+
+/** What the commit wrote: the outbox entries it created, so the relay can enqueue them right away. */
+export interface CommitCycleOutcome {
+  outbox: OutboxRef[];
+}
+
+/**
+ * The persistence the cycle runner needs (implemented over libs/db). All calls of one cycle happen while
+ * `withCycleLock` holds the cross-process cycle lock.
+ */
+export interface CycleStore {
+  /** Runs `fn` holding the cluster-wide cycle lock (a Postgres advisory lock): cycles never overlap. */
+  withCycleLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** The number of the next cycle (one more than the last committed). Called under the lock. */
+  nextCycleNumber(): Promise<number>;
+  loadSnapshot(now: number): Promise<Snapshot>;
+  /**
+   * One transaction: checks the fencing token, then writes allocations, transitions, reasons, events and
+   * outbox entries. Throws FencingError when the lease moved on.
+   */
+  commitCycle(input: CommitCycleInput): Promise<CommitCycleOutcome>;
+}
+
+/** Where the runner gets its fencing from: the elector (leader) or the current lease row (manual cycles). */
+export interface FencingSource {
+  current(): Promise<(CommitFencing & { holder: string }) | null>;
+}

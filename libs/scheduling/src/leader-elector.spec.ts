@@ -1,0 +1,91 @@
+import { describe, expect, it } from '@jest/globals';
+import { pino } from 'pino';
+import { LeaderElector, type LeaseState, type LeaseStore } from './leader-elector.js';
+
+/** The lease rules of the SchedulerLease row, in memory, on a manual clock (the real one is tested on Postgres). */
+class MemoryLeases implements LeaseStore {
+  row: { holder: string; token: bigint; expiresAt: number } | null = null;
+  failing = false;
+  constructor(private readonly clock: () => number) {}
+  acquireOrRenew(_name: string, holder: string, ttlMs: number): Promise<LeaseState> {
+    if (this.failing) return Promise.reject(new Error('database unreachable'));
+    const now = this.clock();
+    if (!this.row || this.row.expiresAt <= now) {
+      this.row = { holder, token: (this.row?.token ?? 0n) + 1n, expiresAt: now + ttlMs };
+    } else if (this.row.holder === holder) {
+      this.row.expiresAt = now + ttlMs;
+    }
+    const r = this.row;
+    return Promise.resolve({ held: r.holder === holder, holder: r.holder, fencingToken: r.token, expiresAt: new Date(r.expiresAt) });
+  }
+  release(_name: string, holder: string): Promise<void> {
+    if (this.row?.holder === holder) this.row.expiresAt = 0;
+    return Promise.resolve();
+  }
+}
+
+const silent = pino({ level: 'silent' });
+
+function elector(store: LeaseStore, holder: string, clock: () => number, log: string[]): LeaderElector {
+  return new LeaderElector(store, { leaseName: 'scheduler', holder, ttlMs: 3000, renewEveryMs: 1000 }, silent, {
+    onElected: (l) => log.push(`${holder} elected ${l.fencingToken}`),
+    onDeposed: (reason) => log.push(`${holder} deposed: ${reason}`),
+  }, clock);
+}
+
+describe('LeaderElector', () => {
+  it('elects one of two candidates, and the standby takes over with a larger token once the lease expires', async () => {
+    let now = 0;
+    const clock = (): number => now;
+    const store = new MemoryLeases(clock);
+    const log: string[] = [];
+    const a = elector(store, 'a', clock, log);
+    const b = elector(store, 'b', clock, log);
+    await a.tick();
+    await b.tick();
+    expect([a.isLeader, b.isLeader]).toEqual([true, false]);
+
+    now = 2000; // a dies: it renews no more
+    await b.tick();
+    expect(b.isLeader).toBe(false);
+    now = 3001;
+    await b.tick();
+    expect(b.current?.fencingToken).toBe(2n);
+    expect(log).toEqual(['a elected 1', 'b elected 2']);
+  });
+
+  it('deposes itself when renewals fail for longer than the lease allows, before a standby could take over', async () => {
+    let now = 0;
+    const clock = (): number => now;
+    const store = new MemoryLeases(clock);
+    const log: string[] = [];
+    const a = elector(store, 'a', clock, log);
+    await a.tick();
+    store.failing = true;
+    now = 1500;
+    await a.tick();
+    expect(a.isLeader).toBe(true);
+    now = 2001; // ttl 3000 - renew period 1000
+    await a.tick();
+    expect(a.isLeader).toBe(false);
+    expect(log).toEqual(['a elected 1', 'a deposed: lease not renewed in time']);
+  });
+
+  it('steps down when another holder has the lease', async () => {
+    let now = 0;
+    const clock = (): number => now;
+    const store = new MemoryLeases(clock);
+    const log: string[] = [];
+    const a = elector(store, 'a', clock, log);
+    await a.tick();
+    store.row = { holder: 'b', token: 7n, expiresAt: 10_000 };
+    now = 100;
+    await a.tick();
+    expect(a.isLeader).toBe(false);
+    expect(log).toEqual(['a elected 1', 'a deposed: lease taken by b']);
+  });
+
+  it('refuses a renew period longer than half the lease', () => {
+    expect(() => new LeaderElector(new MemoryLeases(() => 0), { leaseName: 'x', holder: 'a', ttlMs: 1000, renewEveryMs: 600 }, silent, { onElected() {}, onDeposed() {} })).toThrow(/half/);
+  });
+});

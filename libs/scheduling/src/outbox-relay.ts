@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+import type { OutboxRef, OutboxStore } from './outbox-store.js';
+import type { SideEffectQueue } from './side-effect-queue.js';
+
+/**
+ * Moves committed outbox entries into the queue. Two paths, both idempotent (the BullMQ job id is the
+ * outbox id):
+ * - fast: right after a commit, the entries that commit created;
+ * - full: on start and periodically (reconcile), every pending entry that is due — this is what makes a
+ *   flushed Redis or a crash between commit and enqueue lose nothing.
+ */
+export class OutboxRelay {
+  constructor(
+    private readonly store: OutboxStore,
+    private readonly queue: SideEffectQueue,
+    private readonly logger: Logger,
+    private readonly pageSize = 2000,
+  ) {}
+
+  async enqueueCommitted(entries: readonly OutboxRef[]): Promise<void> {
+    await this.queue.enqueue(entries);
+  }
+
+  /** Enqueues every due pending entry; returns how many were (re-)offered to the queue. */
+  async enqueueAllDue(now: Date): Promise<number> {
+    let afterId: string | undefined;
+    let total = 0;
+    for (;;) {
+      const page = await this.store.listDue(now, this.pageSize, afterId);
+      if (page.length === 0) break;
+      await this.queue.enqueue(page);
+      total += page.length;
+      afterId = page[page.length - 1]!.id;
+      if (page.length < this.pageSize) break;
+    }
+    if (total > 0) this.logger.debug({ entries: total }, 'outbox entries offered to the queue');
+    return total;
+  }
+}

@@ -1,0 +1,133 @@
+import type { Logger } from 'pino';
+import { CycleLoop } from './cycle-loop.js';
+import { NotLeaderError, type CycleReport, type CycleRunner } from './cycle-runner.js';
+import type { CycleTriggerSubscriber } from './cycle-trigger.js';
+import type { LeaderElector } from './leader-elector.js';
+import type { OutboxRelay } from './outbox-relay.js';
+import type { Reconciler } from './reconciler.js';
+import type { SchedulerMetrics } from './scheduler-metrics.js';
+
+export interface SchedulerStatus {
+  leader: boolean;
+  holder: string;
+  fencingToken: string | null;
+  lastCycle: { number: number; at: string; ageMs: number; durationMs: number } | null;
+  lastCycleError: string | null;
+}
+
+/**
+ * The scheduler process: elects a leader; the leader runs the cycle loop (events + tick) and reconcile
+ * (on election and periodically); a standby only keeps trying the lease.
+ */
+export class SchedulerService {
+  private readonly loop: CycleLoop;
+  private reconcileTimer: NodeJS.Timeout | null = null;
+  private reconciling: Promise<void> | null = null;
+  private lastCycle: CycleReport | null = null;
+  private lastCycleError: string | null = null;
+
+  constructor(
+    private readonly elector: LeaderElector,
+    private readonly runner: CycleRunner,
+    private readonly relay: OutboxRelay,
+    private readonly reconciler: Reconciler,
+    private readonly subscriber: CycleTriggerSubscriber | null,
+    private readonly options: { holder: string; cycleDebounceMs: number; cycleTickMs: number; reconcileEveryMs: number },
+    private readonly logger: Logger,
+    private readonly metrics?: SchedulerMetrics,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.loop = new CycleLoop(
+      (reasons) => this.cycle(reasons),
+      { debounceMs: options.cycleDebounceMs, tickMs: options.cycleTickMs },
+      (error) => this.logger.error({ err: error }, 'cycle loop error'),
+    );
+  }
+
+  /** Called by the elector. */
+  onElected(): void {
+    this.metrics?.setLeader(true);
+    this.loop.start();
+    this.scheduleReconcile(0);
+  }
+
+  /** Called by the elector. */
+  onDeposed(): void {
+    this.metrics?.setLeader(false);
+    void this.loop.stop();
+    if (this.reconcileTimer) clearTimeout(this.reconcileTimer);
+    this.reconcileTimer = null;
+  }
+
+  async start(): Promise<void> {
+    await this.subscriber?.start();
+    this.metrics?.setLeader(false);
+    this.elector.start();
+  }
+
+  async stop(): Promise<void> {
+    if (this.reconcileTimer) clearTimeout(this.reconcileTimer);
+    this.reconcileTimer = null;
+    await this.loop.stop();
+    await this.reconciling;
+    await this.elector.stop();
+    await this.subscriber?.close();
+  }
+
+  /** An event (from the API via Redis, or in-process) asks for a cycle soon. */
+  trigger(reason: string): void {
+    this.loop.trigger(reason);
+  }
+
+  status(): SchedulerStatus {
+    const leadership = this.elector.current;
+    const last = this.lastCycle;
+    return {
+      leader: leadership !== null,
+      holder: this.options.holder,
+      fencingToken: leadership ? leadership.fencingToken.toString() : null,
+      lastCycle: last
+        ? { number: last.cycle, at: new Date(last.startedAt).toISOString(), ageMs: this.clock() - last.startedAt, durationMs: last.totalMs }
+        : null,
+      lastCycleError: this.lastCycleError,
+    };
+  }
+
+  private async cycle(reasons: string[]): Promise<void> {
+    if (!this.elector.isLeader) return;
+    try {
+      const report = await this.runner.runOnce(reasons);
+      this.lastCycle = report;
+      this.lastCycleError = null;
+      await this.relay.enqueueCommitted(report.outbox).catch((error: unknown) => {
+        // Reconcile re-offers every pending entry, so a Redis hiccup here delays effects but loses none.
+        this.logger.warn({ cycle: report.cycle, err: error }, 'could not enqueue side effects; reconcile will');
+      });
+    } catch (error) {
+      if (error instanceof NotLeaderError) return;
+      this.lastCycleError = (error as Error).message;
+      throw error;
+    }
+  }
+
+  private scheduleReconcile(delayMs: number): void {
+    if (this.reconcileTimer) clearTimeout(this.reconcileTimer);
+    this.reconcileTimer = setTimeout(() => {
+      this.reconciling = this.reconcileOnce().finally(() => {
+        this.reconciling = null;
+        if (this.elector.isLeader && this.reconcileTimer !== null) this.scheduleReconcile(this.options.reconcileEveryMs);
+      });
+    }, delayMs);
+  }
+
+  private async reconcileOnce(): Promise<void> {
+    const leadership = this.elector.current;
+    if (!leadership) return;
+    try {
+      const report = await this.reconciler.run({ leaseName: leadership.leaseName, token: leadership.fencingToken });
+      if (report.requeued.length > 0 || report.allocationsReleased > 0) this.trigger('reconcile');
+    } catch (error) {
+      this.logger.warn({ err: error }, 'reconcile failed; retrying on the next period');
+    }
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Settings of the scheduler and worker processes (on top of #common's Config), validated once at start.
+ * Defaults suit one cluster; every value can be set from the environment (names in SCHEDULER_ENV).
+ */
+export class SchedulerSettingsError extends Error {
+  readonly code = 'SCHEDULER_SETTINGS_INVALID' as const;
+}
+
+export interface SchedulerSettings {
+  /** HTTP port of the scheduler process (/healthz, /readyz, /metrics); 0 = any free port. */
+  schedulerPort: number;
+  /** HTTP port of a worker process (/healthz, /metrics); 0 = any free port. */
+  workerPort: number;
+  /** Prefix of every Redis key (queues and the trigger channel). */
+  redisPrefix: string;
+  leaseName: string;
+  leaseTtlMs: number;
+  leaseRenewMs: number;
+  cycleDebounceMs: number;
+  cycleTickMs: number;
+  reconcileEveryMs: number;
+  /** An ADMITTED job not RUNNING after this long is requeued (standalone executors). */
+  gangTimeoutMs: number;
+  requeueBackoffBaseMs: number;
+  requeueBackoffMaxMs: number;
+  sideEffectAttempts: number;
+  sideEffectBackoffMs: number;
+  sideEffectSlowRetryBaseMs: number;
+  sideEffectSlowRetryMaxMs: number;
+  workerConcurrency: number;
+}
+
+export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; default: string; min?: number; max?: number }> = {
+  schedulerPort: { env: 'QM_SCHEDULER_PORT', default: '8081', min: 0, max: 65535 },
+  workerPort: { env: 'QM_WORKER_PORT', default: '8082', min: 0, max: 65535 },
+  redisPrefix: { env: 'QM_REDIS_PREFIX', default: 'qm' },
+  leaseName: { env: 'QM_LEASE_NAME', default: 'scheduler' },
+  leaseTtlMs: { env: 'QM_LEASE_TTL_MS', default: '5000', min: 200, max: 600_000 },
+  leaseRenewMs: { env: 'QM_LEASE_RENEW_MS', default: '1000', min: 50, max: 300_000 },
+  cycleDebounceMs: { env: 'QM_CYCLE_DEBOUNCE_MS', default: '20', min: 0, max: 60_000 },
+  cycleTickMs: { env: 'QM_CYCLE_TICK_MS', default: '1000', min: 10, max: 3_600_000 },
+  reconcileEveryMs: { env: 'QM_RECONCILE_EVERY_MS', default: '5000', min: 50, max: 3_600_000 },
+  gangTimeoutMs: { env: 'QM_GANG_TIMEOUT_MS', default: '300000', min: 100, max: 86_400_000 },
+  requeueBackoffBaseMs: { env: 'QM_REQUEUE_BACKOFF_BASE_MS', default: '10000', min: 0, max: 86_400_000 },
+  requeueBackoffMaxMs: { env: 'QM_REQUEUE_BACKOFF_MAX_MS', default: '600000', min: 0, max: 86_400_000 },
+  sideEffectAttempts: { env: 'QM_SIDE_EFFECT_ATTEMPTS', default: '8', min: 1, max: 100 },
+  sideEffectBackoffMs: { env: 'QM_SIDE_EFFECT_BACKOFF_MS', default: '200', min: 1, max: 600_000 },
+  sideEffectSlowRetryBaseMs: { env: 'QM_SIDE_EFFECT_SLOW_RETRY_MS', default: '30000', min: 10, max: 86_400_000 },
+  sideEffectSlowRetryMaxMs: { env: 'QM_SIDE_EFFECT_SLOW_RETRY_MAX_MS', default: '900000', min: 10, max: 86_400_000 },
+  workerConcurrency: { env: 'QM_WORKER_CONCURRENCY', default: '32', min: 1, max: 1000 },
+};
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export function schedulerSettingsFromEnv(env: Readonly<Record<string, string | undefined>>): SchedulerSettings {
+  const out: Record<string, number | string> = {};
+  for (const [key, spec] of Object.entries(SCHEDULER_ENV)) {
+    const raw = env[spec.env]?.trim() || spec.default;
+    if (spec.min === undefined) {
+      if (!PREFIX_PATTERN.test(raw)) throw new SchedulerSettingsError(`${spec.env}=${raw} must be 1-64 letters, digits, '_', '.' or '-'`);
+      out[key] = raw;
+      continue;
+    }
+    if (!/^\d+$/.test(raw)) throw new SchedulerSettingsError(`${spec.env}=${raw} is not a whole number: use an integer from ${spec.min} to ${spec.max}`);
+    const n = Number(raw);
+    if (n < spec.min || n > (spec.max ?? Infinity)) throw new SchedulerSettingsError(`${spec.env}=${raw} is out of range: use an integer from ${spec.min} to ${spec.max}`);
+    out[key] = n;
+  }
+  const settings = out as unknown as SchedulerSettings;
+  if (settings.leaseRenewMs * 2 > settings.leaseTtlMs) {
+    throw new SchedulerSettingsError(`QM_LEASE_RENEW_MS=${settings.leaseRenewMs} must be at most half of QM_LEASE_TTL_MS=${settings.leaseTtlMs}`);
+  }
+  if (settings.requeueBackoffMaxMs < settings.requeueBackoffBaseMs) {
+    throw new SchedulerSettingsError('QM_REQUEUE_BACKOFF_MAX_MS must be ≥ QM_REQUEUE_BACKOFF_BASE_MS');
+  }
+  if (settings.sideEffectSlowRetryMaxMs < settings.sideEffectSlowRetryBaseMs) {
+    throw new SchedulerSettingsError('QM_SIDE_EFFECT_SLOW_RETRY_MAX_MS must be ≥ QM_SIDE_EFFECT_SLOW_RETRY_MS');
+  }
+  return settings;
+}

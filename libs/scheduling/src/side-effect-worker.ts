@@ -1,0 +1,124 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import { exponentialBackoffMs } from './backoff.js';
+import { isSideEffectName, parseSideEffectPayload, type SideEffectJobData, type SideEffectName } from './side-effect-catalogue.js';
+import { PermanentSideEffectError, type SideEffectHandlerRegistry } from './side-effect-handlers.js';
+import type { OutboxStore } from './outbox-store.js';
+import { SIDE_EFFECT_QUEUE, type QueueSettings } from './side-effect-queue.js';
+
+export interface SideEffectObserver {
+  onDone(kind: string, attempt: number): void;
+  /** `final`: no more queue attempts (the outbox's slow retry or a permanent failure follows). */
+  onFailed(kind: string, final: boolean): void;
+}
+
+export type ProcessOutcome = 'done' | 'already-done' | 'missing';
+
+/**
+ * Carries out one outbox entry: re-reads it, skips it when already done, runs the handler of its kind,
+ * then marks it done. The handler runs before the mark, so a crash in between repeats the handler —
+ * which is why handlers are idempotent.
+ */
+export async function processOutboxEntry(
+  store: OutboxStore,
+  registry: SideEffectHandlerRegistry,
+  outboxId: string,
+  attempt: number,
+): Promise<ProcessOutcome> {
+  const entry = await store.get(outboxId);
+  if (!entry) return 'missing';
+  if (entry.status !== 'pending') return 'already-done';
+  if (!isSideEffectName(entry.kind)) throw new PermanentSideEffectError(`outbox ${outboxId} has unknown kind "${entry.kind}"`);
+  await dispatch(registry, entry.kind, entry.payload, outboxId, attempt);
+  await store.markDone(outboxId);
+  return 'done';
+}
+
+async function dispatch<N extends SideEffectName>(
+  registry: SideEffectHandlerRegistry,
+  kind: N,
+  rawPayload: unknown,
+  outboxId: string,
+  attempt: number,
+): Promise<void> {
+  let payload;
+  try {
+    payload = parseSideEffectPayload(kind, rawPayload);
+  } catch (error) {
+    throw new PermanentSideEffectError((error as Error).message);
+  }
+  await registry.get(kind).handle(payload, { outboxId, attempt });
+}
+
+export interface SideEffectWorkerOptions {
+  concurrency: number;
+  /** After the queue's attempts are used up, the outbox entry is retried no sooner than this (doubling). */
+  slowRetryBaseMs: number;
+  slowRetryMaxMs: number;
+}
+
+/** A BullMQ worker over the side-effect queue. Any number of these may run, in any process. */
+export class SideEffectWorker {
+  private readonly worker: Worker<SideEffectJobData, ProcessOutcome, SideEffectName>;
+
+  constructor(
+    private readonly store: OutboxStore,
+    private readonly registry: SideEffectHandlerRegistry,
+    private readonly queueSettings: QueueSettings,
+    private readonly options: SideEffectWorkerOptions,
+    private readonly logger: Logger,
+    private readonly observer?: SideEffectObserver,
+  ) {
+    this.worker = new Worker<SideEffectJobData, ProcessOutcome, SideEffectName>(SIDE_EFFECT_QUEUE, (job) => this.process(job), {
+      connection: queueSettings.connection,
+      prefix: queueSettings.prefix,
+      concurrency: options.concurrency,
+      autorun: false,
+    });
+    this.worker.on('failed', (job, error) => {
+      if (job) void this.onFailed(job, error);
+    });
+    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'side-effect worker error'));
+  }
+
+  start(): void {
+    void this.worker.run().catch((error: unknown) => this.logger.error({ err: error }, 'side-effect worker stopped'));
+  }
+
+  async waitUntilReady(): Promise<void> {
+    await this.worker.waitUntilReady();
+  }
+
+  async close(): Promise<void> {
+    await this.worker.close();
+  }
+
+  private async process(job: Job<SideEffectJobData, ProcessOutcome, SideEffectName>): Promise<ProcessOutcome> {
+    const attempt = job.attemptsMade + 1;
+    try {
+      const outcome = await processOutboxEntry(this.store, this.registry, job.data.outboxId, attempt);
+      if (outcome === 'done') this.observer?.onDone(job.name, attempt);
+      this.logger.debug({ outbox: job.data.outboxId, kind: job.name, attempt, outcome }, 'side effect processed');
+      return outcome;
+    } catch (error) {
+      if (error instanceof PermanentSideEffectError) throw new UnrecoverableError(error.message);
+      throw error;
+    }
+  }
+
+  private async onFailed(job: Job<SideEffectJobData, ProcessOutcome, SideEffectName>, error: Error): Promise<void> {
+    const attempts = job.opts.attempts ?? 1;
+    const permanent = error instanceof UnrecoverableError || error.name === 'UnrecoverableError';
+    const final = permanent || job.attemptsMade >= attempts;
+    this.observer?.onFailed(job.name, final);
+    this.logger.warn({ outbox: job.data.outboxId, kind: job.name, attempt: job.attemptsMade, final, permanent, err: error }, 'side effect failed');
+    if (!final) return;
+    const round = Math.max(1, Math.ceil(job.attemptsMade / attempts));
+    const retryAt = permanent
+      ? null
+      : new Date(Date.now() + exponentialBackoffMs(round, this.options.slowRetryBaseMs, this.options.slowRetryMaxMs));
+    await this.store.recordFailure(job.data.outboxId, error.message, retryAt).catch((recordError: unknown) => {
+      this.logger.error({ err: recordError, outbox: job.data.outboxId }, 'could not record a side-effect failure');
+    });
+  }
+}
