@@ -31,6 +31,13 @@ export default {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
     },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
-    { ...common, displayName: 'k8s', testMatch: ['<rootDir>/test/k8s/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'k8s',
+      testMatch: ['<rootDir>/test/k8s/**/*.test.ts'],
+      // One real etcd + kube-apiserver per run (built from source on first use): see test/k8s/controlplane.
+      globalSetup: '<rootDir>/test/k8s/controlplane/global-setup.ts',
+      globalTeardown: '<rootDir>/test/k8s/controlplane/global-teardown.ts',
+    },
   ],
 };

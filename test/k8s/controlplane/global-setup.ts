@@ -1,0 +1,32 @@
+// Jest globalSetup of the `k8s` project: builds the control plane if needed (build.sh, cached), starts
+// etcd + kube-apiserver once for the whole run (start.sh) and exports KUBECONFIG to the test workers.
+// Set QM_K8S_KUBECONFIG to run the tests against a control plane you started yourself (`npm run k8s:start`).
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Set (in the Jest parent process) to the state directory of the control plane this run started. */
+export const STARTED_DIR_ENV = 'QM_K8S_STARTED_DIR';
+
+export default function globalSetup(): void {
+  const external = process.env.QM_K8S_KUBECONFIG;
+  if (external) {
+    process.env.KUBECONFIG = external;
+    return;
+  }
+  const result = spawnSync('bash', [join(here, 'start.sh'), '--watch-pid', String(process.pid)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  if (result.error) throw result.error;
+  if (result.status !== 0) {
+    throw new Error(`test/k8s/controlplane/start.sh failed with exit code ${String(result.status)} (see its output above)`);
+  }
+  const dir = result.stdout.trim().split('\n').pop() ?? '';
+  if (!dir) throw new Error('test/k8s/controlplane/start.sh printed no state directory');
+  process.env.KUBECONFIG = join(dir, 'kubeconfig');
+  process.env.QM_K8S_DIR = dir;
+  process.env[STARTED_DIR_ENV] = dir;
+}
