@@ -1,0 +1,26 @@
+// The only public door of libs/db: Prisma client and Database handle, migrations, scheduler hot paths.
+export { Prisma, PrismaClient, $Enums as DbEnums } from './generated/prisma/client.js';
+export type {
+  Allocation as AllocationRow,
+  ApiToken as ApiTokenRow,
+  Cohort as CohortRow,
+  Event as EventRow,
+  Flavor as FlavorRow,
+  IdempotencyKey as IdempotencyKeyRow,
+  Job as JobRow,
+  JobTransition as JobTransitionRow,
+  Node as NodeRow,
+  OutboxEntry as OutboxEntryRow,
+  Quota as QuotaRow,
+  SchedulerCycle as SchedulerCycleRow,
+  SchedulerLease as SchedulerLeaseRow,
+  Team as TeamRow,
+} from './generated/prisma/client.js';
+export { createPrismaClient } from './client.js';
+export { Database, type DatabaseOptions } from './database.js';
+export { flavorKindFromDb, flavorKindToDb, jobKindFromDb, jobKindToDb } from './enums.js';
+export { DEFAULT_DATABASE_URL, databaseUrlFromEnv, redact as redactDatabaseUrl } from './migrate/connection.js';
+export { dropDatabase, ensureDatabase } from './migrate/ensure-database.js';
+export { MIGRATION_LOCK_KEY, migrateDatabase, type MigrateOptions, type MigrateResult } from './migrate/migrate-database.js';
+export { createTestDatabase, type TestDatabase, type TestDatabaseOptions } from './testing/test-database.js';
+export { diffMigrationsToSchema, migratedSchema, schemaCreationScript, type DiffOptions } from './migrate/diff.js';
