@@ -19,3 +19,7 @@ export * from './side-effect-catalogue.js';
 export * from './side-effect-handlers.js';
 export * from './side-effect-queue.js';
 export * from './side-effect-worker.js';
+export * from './scheduler-runtime.js';
+export * from './pg/pg-cycle-lock.js';
+export * from './pg/pg-outbox.store.js';
+export * from './pg/pg-reconcile.store.js';

@@ -1,0 +1,16 @@
+/** What /readyz of a scheduler or worker process reports besides its dependencies. */
+export interface ProcessStatus {
+  role: 'scheduler' | 'worker' | 'all';
+  /** Leadership and the last cycle (scheduler), or null (worker). */
+  details(): Record<string, unknown>;
+}
+
+export const PROCESS_STATUS = Symbol('PROCESS_STATUS');
+export const PROBES = Symbol('PROBES');
+
+/** Dependency checks of /readyz, each with its own timeout. */
+export interface Probes {
+  timeoutMs: number;
+  postgres(): Promise<unknown>;
+  redis(): Promise<unknown>;
+}

@@ -1,0 +1,43 @@
+import type { Pool } from 'pg';
+import type { OutboxRecord, OutboxRef, OutboxStore } from '../outbox-store.js';
+
+/** The outbox table (prisma model OutboxEntry, table `outbox`). */
+export class PgOutboxStore implements OutboxStore {
+  constructor(private readonly pool: Pool) {}
+
+  async listDue(now: Date, limit: number, afterId?: string): Promise<OutboxRef[]> {
+    const { rows } = await this.pool.query<{ id: string; kind: string }>(
+      `SELECT id::text AS id, kind FROM outbox
+       WHERE status = 'pending' AND available_at <= $1 AND id > $2::bigint
+       ORDER BY id LIMIT $3`,
+      [now, afterId ?? '0', limit],
+    );
+    return rows;
+  }
+
+  async get(id: string): Promise<OutboxRecord | null> {
+    const { rows } = await this.pool.query<{ id: string; kind: string; payload: unknown; status: OutboxRecord['status']; attempts: number; available_at: Date }>(
+      `SELECT id::text AS id, kind, payload, status, attempts, available_at FROM outbox WHERE id = $1::bigint`,
+      [id],
+    );
+    const r = rows[0];
+    return r ? { id: r.id, kind: r.kind, payload: r.payload, status: r.status, attempts: r.attempts, availableAt: r.available_at } : null;
+  }
+
+  async markDone(id: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE outbox SET status = 'done', done_at = now(), attempts = attempts + 1 WHERE id = $1::bigint AND status <> 'done'`,
+      [id],
+    );
+  }
+
+  async recordFailure(id: string, error: string, retryAt: Date | null): Promise<void> {
+    await this.pool.query(
+      `UPDATE outbox SET attempts = attempts + 1, last_error = left($2, 2000),
+              status = CASE WHEN $3::timestamptz IS NULL THEN 'failed'::outbox_status ELSE status END,
+              available_at = COALESCE($3::timestamptz, available_at)
+       WHERE id = $1::bigint AND status = 'pending'`,
+      [id, error, retryAt],
+    );
+  }
+}

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Database, createTestDatabase, type TestDatabase } from '#db';
+import {
+  OutboxRelay,
+  PgOutboxStore,
+  SideEffectHandlerRegistry,
+  SideEffectQueue,
+  SideEffectWorker,
+  PermanentSideEffectError,
+  redisConnection,
+  standaloneHandlers,
+  type AnySideEffectHandler,
+  type QueueSettings,
+} from '#scheduling';
+import { REDIS_URL, flushPrefix, silentLogger, uniquePrefix, waitFor } from './support.js';
+
+let testDb: TestDatabase;
+let db: Database;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase({ label: 'sched_fx' });
+  db = new Database(testDb.url, { poolSize: 8 });
+});
+
+afterAll(async () => {
+  await db.close();
+  await testDb.drop();
+});
+
+async function insertOutbox(n: number, kind: string, tag: string): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>(
+    `INSERT INTO outbox (kind, payload, dedupe_key)
+     SELECT $1, jsonb_build_object('jobId', gen_random_uuid()::text), $2 || ':' || g FROM generate_series(1, $3) g
+     RETURNING id::text AS id`,
+    [kind, tag, n],
+  );
+  return rows.map((r) => r.id);
+}
+
+async function statuses(ids: string[]): Promise<Record<string, number>> {
+  const { rows } = await db.pool.query<{ status: string; n: number }>(
+    'SELECT status::text AS status, count(*)::int AS n FROM outbox WHERE id = ANY($1::bigint[]) GROUP BY 1',
+    [ids],
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+function settings(prefix: string): QueueSettings {
+  return { connection: redisConnection(REDIS_URL), prefix, attempts: 3, backoffMs: 10 };
+}
+
+function worker(prefix: string, handlers: AnySideEffectHandler[]): SideEffectWorker {
+  return new SideEffectWorker(new PgOutboxStore(db.pool), SideEffectHandlerRegistry.create(handlers), settings(prefix), { concurrency: 8, slowRetryBaseMs: 50, slowRetryMaxMs: 100 }, silentLogger);
+}
+
+describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
+  it('carries out every committed entry exactly to done, even when Redis is flushed mid-way', async () => {
+    const prefix = uniquePrefix('fx');
+    const queue = new SideEffectQueue(settings(prefix));
+    const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger, 100);
+    const ids = [...(await insertOutbox(300, 'bind', 'flush-a')), ...(await insertOutbox(50, 'evict', 'flush-b'))];
+
+    await relay.enqueueAllDue(new Date());
+    const flushed = await flushPrefix(prefix); // nothing ran yet: every queued job is lost
+    expect(flushed).toBeGreaterThan(0);
+
+    const w = worker(prefix, standaloneHandlers());
+    w.start();
+    // Reconcile's full pass re-offers what Postgres still has pending.
+    await waitFor('all entries done after the flush', async () => {
+      await relay.enqueueAllDue(new Date());
+      const s = await statuses(ids);
+      return s['done'] === ids.length;
+    });
+    // Offering them again is a no-op: nothing turns back to pending, nothing runs twice.
+    await relay.enqueueAllDue(new Date());
+    expect(await statuses(ids)).toEqual({ done: ids.length });
+    await w.close();
+    await queue.close();
+  });
+
+  it('enqueues an entry once however often it is offered (job id = outbox id), and handlers see each entry once when all goes well', async () => {
+    const prefix = uniquePrefix('fx');
+    const queue = new SideEffectQueue(settings(prefix));
+    const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger);
+    const ids = await insertOutbox(40, 'notify', 'dup');
+    const refs = ids.map((id) => ({ id, kind: 'notify' }));
+    await Promise.all([relay.enqueueCommitted(refs), relay.enqueueCommitted(refs), relay.enqueueCommitted(refs)]);
+    expect(await queue.queue.getJobCountByTypes('waiting', 'prioritized', 'delayed', 'active', 'completed')).toBe(40);
+
+    const seen = new Map<string, number>();
+    const counting = standaloneHandlers().map((h): AnySideEffectHandler =>
+      h.name === 'notify'
+        ? { name: 'notify', handle: (_payload, ctx) => (seen.set(ctx.outboxId, (seen.get(ctx.outboxId) ?? 0) + 1), Promise.resolve()) }
+        : h,
+    );
+    const w = worker(prefix, counting);
+    w.start();
+    await waitFor('notify entries done', async () => (await statuses(ids))['done'] === ids.length);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    expect(seen.size).toBe(40);
+    await w.close();
+    await queue.close();
+  });
+
+  it('retries a failing handler with backoff until it succeeds, and marks a permanent failure failed with its error', async () => {
+    const prefix = uniquePrefix('fx');
+    const queue = new SideEffectQueue(settings(prefix));
+    const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger);
+    const [flaky] = await insertOutbox(1, 'bind', 'flaky');
+    const [broken] = await insertOutbox(1, 'evict', 'broken');
+    let bindCalls = 0;
+    const handlers = standaloneHandlers().map((h): AnySideEffectHandler => {
+      if (h.name === 'bind') return { name: 'bind', handle: () => (++bindCalls < 3 ? Promise.reject(new Error('apiserver unavailable')) : Promise.resolve()) };
+      if (h.name === 'evict') return { name: 'evict', handle: () => Promise.reject(new PermanentSideEffectError('pod spec invalid')) };
+      return h;
+    });
+    const w = worker(prefix, handlers);
+    w.start();
+    await relay.enqueueAllDue(new Date());
+    await waitFor('flaky done and broken failed', async () => {
+      const s = await statuses([flaky!, broken!]);
+      return s['done'] === 1 && s['failed'] === 1;
+    });
+    expect(bindCalls).toBe(3);
+    const { rows } = await db.pool.query<{ last_error: string }>('SELECT last_error FROM outbox WHERE id = $1', [broken]);
+    expect(rows[0]!.last_error).toMatch(/pod spec invalid/);
+    await w.close();
+    await queue.close();
+  });
+
+  it('puts an entry whose queue attempts ran out back to the outbox for a slow retry, and reconcile finishes it', async () => {
+    const prefix = uniquePrefix('fx');
+    const queue = new SideEffectQueue(settings(prefix));
+    const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger);
+    const [id] = await insertOutbox(1, 'delete', 'slow');
+    let calls = 0;
+    const handlers = standaloneHandlers().map((h): AnySideEffectHandler =>
+      h.name === 'delete' ? { name: 'delete', handle: () => (++calls <= 3 ? Promise.reject(new Error('timeout')) : Promise.resolve()) } : h,
+    );
+    const w = worker(prefix, handlers);
+    w.start();
+    await relay.enqueueAllDue(new Date());
+    await waitFor('three failed attempts recorded', async () => {
+      const { rows } = await db.pool.query<{ attempts: number; status: string }>('SELECT attempts, status::text AS status FROM outbox WHERE id = $1', [id]);
+      return rows[0]!.attempts >= 1 && rows[0]!.status === 'pending' && calls >= 3;
+    });
+    await waitFor('done after the slow retry', async () => {
+      await relay.enqueueAllDue(new Date());
+      return (await statuses([id!]))['done'] === 1;
+    });
+    expect(calls).toBe(4);
+    await w.close();
+    await queue.close();
+  });
+});

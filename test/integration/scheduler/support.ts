@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+
+export const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+export const silentLogger = pino({ level: 'silent' });
+
+/** A Redis key prefix unique to this test run. */
+export function uniquePrefix(label: string): string {
+  return `qmtest-${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Deletes every key of the prefix: the test's equivalent of FLUSHDB, without touching other runs. */
+export async function flushPrefix(prefix: string): Promise<number> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    let deleted = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await redis.del(...keys);
+    } while (cursor !== '0');
+    return deleted;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Polls `probe` until it returns a truthy value; throws with `what` after `timeoutMs`. Not a timing assertion. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
