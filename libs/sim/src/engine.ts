@@ -1,5 +1,6 @@
 import type { CycleResult, PendingJob, RunningJob, Snapshot } from '#core';
 import { EventQueue } from './event-queue.js';
+import { SortedById } from './sorted-jobs.js';
 import type { JobOutcome, Rejected, Scheduler, SimInput, SimJob, SimResult, Unfinished } from './types.js';
 import { bindJobs } from './validate.js';
 
@@ -74,8 +75,8 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     queue.push({ at: submitMs, kind: 'arrival', jobId: job.id, run: 0 });
   }
 
-  const pending = new Map<string, PendingJob>();
-  const running = new Map<string, RunningJob>();
+  const pending = new SortedById<PendingJob>();
+  const running = new SortedById<RunningJob>();
   const capacityByFlavor: Record<string, number> = {};
   for (const node of cluster.nodes) capacityByFlavor[node.flavor] = (capacityByFlavor[node.flavor] ?? 0) + node.accelerators;
   const capacity = Object.values(capacityByFlavor).reduce((a, b) => a + b, 0);
@@ -128,7 +129,7 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     state.outcome.preemptions += 1;
     state.run += 1;
     state.spec = { ...toPendingSpec(state.job, state.spec.submittedAt, state.remaining), queuedAt: now + input.epochMs };
-    pending.set(jobId, state.spec);
+    pending.set(state.spec);
     preemptionTimes.push(now / MS);
   };
 
@@ -152,7 +153,7 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
       admittedAt: now + input.epochMs,
       expectedRuntimeSeconds: Math.ceil(runMs / MS),
     };
-    running.set(job.id, state.running);
+    running.set(state.running);
     allocated += job.replicas * job.acceleratorsPerReplica;
     queue.push({ at: now + runMs, kind: 'completion', jobId: job.id, run: state.run });
   };
@@ -167,8 +168,8 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
       cohorts: tenancy.cohorts,
       teams: tenancy.teams,
       quotas: tenancy.quotas,
-      running: Array.from(running.values()),
-      pending: Array.from(pending.values()),
+      running: running.toArray(),
+      pending: pending.toArray(),
       options: config.options,
     };
     const started = wall();
@@ -214,7 +215,7 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
       }
       case 'arrival': {
         const state = states.get(event.jobId)!;
-        pending.set(event.jobId, state.spec);
+        pending.set(state.spec);
         if (pending.size > maxPending) maxPending = pending.size;
         requestCycle(now);
         break;
