@@ -72,7 +72,7 @@ export function arbCluster(limits: ArbitraryLimits = DEFAULT_LIMITS): fc.Arbitra
   return fc
     .record({
       flavors: fc.subarray([...FLAVOR_CATALOGUE], { minLength: 1, maxLength: 4 }),
-      nodes: fc.array(nodeDraw, { minLength: 1, maxLength: limits.maxNodes }),
+      nodes: fc.array(nodeDraw, { minLength: 2, maxLength: limits.maxNodes }),
     })
     .map(({ flavors, nodes }) => ({
       flavors,
@@ -100,10 +100,10 @@ export function arbCluster(limits: ArbitraryLimits = DEFAULT_LIMITS): fc.Arbitra
 }
 
 const quotaDraw = fc.record({
-  present: fc.integer({ min: 0, max: 9 }).map((n) => n < 7),
-  nominal: fc.constantFrom(0, 4, 8, 16, 32),
-  borrowingLimit: fc.option(fc.constantFrom(0, 4, 8, 16), { freq: 3 }),
-  lendingLimit: fc.option(fc.constantFrom(0, 2, 4, 8), { freq: 3 }),
+  present: fc.integer({ min: 0, max: 9 }).map((n) => n < 9),
+  nominal: fc.constantFrom(0, 4, 8, 16, 32, 64),
+  borrowingLimit: fc.option(fc.constantFrom(0, 4, 8, 16, 32), { freq: 2 }),
+  lendingLimit: fc.option(fc.constantFrom(0, 2, 4, 8, 16), { freq: 2 }),
 });
 
 const quotaChangeDraw = quotaDraw;
@@ -184,7 +184,7 @@ export function arbJobDraw(): fc.Arbitrary<JobDraw> {
     preemptible: fc.integer({ min: 0, max: 4 }).map((n) => n > 0),
     replicas: fc.integer({ min: 1, max: 4 }),
     elastic: fc.integer({ min: 0, max: 3 }).map((n) => (n === 3 ? 2 : 0)),
-    acceleratorsPerReplica: fc.constantFrom(1, 2, 4, 8),
+    acceleratorsPerReplica: fc.constantFrom(1, 1, 2, 2, 4, 4, 8),
     cpuMillisPerReplica: fc.constantFrom(1000, 8000, 32_000),
     memoryMiBPerReplica: fc.constantFrom(4096, 65_536, 262_144),
     flavors: fc.array(fc.oneof({ weight: 40, arbitrary: fc.nat({ max: 4 }) }, { weight: 1, arbitrary: fc.constant(-1) }), { minLength: 1, maxLength: 3 }),
@@ -208,7 +208,7 @@ export type ClusterEvent =
 
 export function arbEvent(): fc.Arbitrary<ClusterEvent> {
   return fc.oneof(
-    { weight: 5, arbitrary: fc.record({ type: fc.constant('submit' as const), jobs: fc.array(arbJobDraw(), { minLength: 1, maxLength: 6 }) }) },
+    { weight: 6, arbitrary: fc.record({ type: fc.constant('submit' as const), jobs: fc.array(arbJobDraw(), { minLength: 1, maxLength: 8 }) }) },
     { weight: 2, arbitrary: fc.record({ type: fc.constant('finish' as const), pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ type: fc.constant('cancel' as const), pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ type: fc.constant('quota' as const), pick: fc.nat(), quota: quotaChangeDraw }) },
@@ -247,4 +247,51 @@ export function shuffleWithSeed<T>(items: readonly T[], seed: number): T[] {
     [out[i], out[j]] = [out[j]!, out[i]!];
   }
   return out;
+}
+
+/**
+ * A contended world: one or two flavors, every team in one cohort with quotas that split the fleet
+ * (nominal ≈ capacity / teams, borrowing and lending limits drawn), preemption on, submit-heavy events
+ * with mixed priorities. Here the queue outgrows the fleet, so within-team preemption and reclaim happen.
+ */
+export function arbContendedScenario(maxEvents = 16): fc.Arbitrary<Scenario> {
+  return arbCluster({ maxNodes: 10, maxTeams: 4, maxCohorts: 1 })
+    .map((c) => {
+      const flavors = c.flavors.slice(0, 2);
+      const names = new Set(flavors.map((f) => f.name));
+      return { flavors, nodes: c.nodes.filter((n) => names.has(n.flavor)) };
+    })
+    .filter((c) => c.nodes.length >= 2)
+    .chain((cluster) =>
+      fc.record({
+        cluster: fc.constant(cluster),
+        tenancy: arbTenancy(cluster.flavors, { maxNodes: 10, maxTeams: 4, maxCohorts: 1 }).map((t) => {
+          const capacity = new Map<string, number>();
+          for (const n of cluster.nodes) capacity.set(n.flavor, (capacity.get(n.flavor) ?? 0) + n.accelerators);
+          const share = (f: string): number => Math.floor((capacity.get(f) ?? 0) / t.teams.length);
+          const teams = t.teams.map((team, i) => (i === 0 || team.cohort !== null ? { ...team, cohort: 'cohort-0' } : team));
+          const quotas = teams.flatMap((team) =>
+            cluster.flavors.map((f, k) => {
+              const drawn = t.quotas.find((q) => q.team === team.name && q.flavor === f.name);
+              return {
+                team: team.name,
+                flavor: f.name,
+                nominal: share(f.name),
+                borrowingLimit: drawn?.borrowingLimit ?? null,
+                lendingLimit: k === 0 ? null : (drawn?.lendingLimit ?? null),
+              };
+            }),
+          );
+          return { cohorts: [{ name: 'cohort-0' }], teams, quotas };
+        }),
+        options: arbOptions().map((o) => ({ ...o, preemption: true, maxAdmissionsPerTeamPerCycle: null })),
+        events: fc.array(
+          fc.oneof(
+            { weight: 6, arbitrary: fc.record({ type: fc.constant('submit' as const), jobs: fc.array(arbJobDraw().map((j) => ({ ...j, replicas: Math.min(j.replicas, 2), acceleratorsPerReplica: Math.min(j.acceleratorsPerReplica, 4), flavors: [Math.max(0, j.flavors[0]!)] })), { minLength: 1, maxLength: 6 }) }) },
+            { weight: 1, arbitrary: arbEvent() },
+          ),
+          { minLength: 2, maxLength: maxEvents },
+        ),
+      }),
+    );
 }
