@@ -1,0 +1,118 @@
+import { describe, expect, it } from '@jest/globals';
+import type { V1Pod } from '@kubernetes/client-node';
+import { gangImportsFromPods, isGangImportCandidate, parseGangAnnotations } from './gang-import.js';
+import type { KubeFlavor } from './node-mapping.js';
+
+const flavors: KubeFlavor[] = [
+  { name: 'h100-80gb', resourceName: 'nvidia.com/gpu' },
+  { name: 'a100-80gb', resourceName: 'nvidia.com/gpu' },
+  { name: 'trn1', resourceName: 'aws.amazon.com/neuron' },
+];
+
+function foreign(name: string, annotations: Record<string, string>, options: { namespace?: string; gpus?: string; resource?: string; nodeName?: string } = {}): V1Pod {
+  return {
+    metadata: { name, namespace: options.namespace ?? 'ml', uid: `uid-${name}`, annotations },
+    spec: {
+      nodeName: options.nodeName,
+      containers: [
+        {
+          name: 'trainer',
+          image: 'registry.example/train:5',
+          command: ['python'],
+          args: ['train.py'],
+          env: [{ name: 'LR', value: '0.1' }, { name: 'FROM_SECRET', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
+          resources: {
+            requests: { cpu: '6', memory: '48Gi' },
+            limits: { [options.resource ?? 'nvidia.com/gpu']: options.gpus ?? '4' },
+          },
+        },
+      ],
+    },
+    status: { phase: 'Pending' },
+  };
+}
+
+const gang = { 'quartermaster.io/team': 'vision', 'quartermaster.io/gang': 'bert-sweep', 'quartermaster.io/gang-size': '2' };
+
+describe('gang import from annotated foreign pods', () => {
+  it('turns a complete gang into one job-shaped record', () => {
+    const pods = [foreign('worker-1', { ...gang, 'quartermaster.io/priority': '50' }, { nodeName: 'gpu-3' }), foreign('worker-0', { ...gang, 'quartermaster.io/priority': '50' })];
+    const { gangs, issues } = gangImportsFromPods(pods, flavors);
+    expect(issues).toEqual([]);
+    expect(gangs).toEqual([
+      {
+        key: 'ml/bert-sweep',
+        namespace: 'ml',
+        name: 'bert-sweep',
+        team: 'vision',
+        kind: 'training',
+        priority: 50,
+        preemptible: true,
+        replicas: 2,
+        minReplicas: 2,
+        acceleratorsPerReplica: 4,
+        flavors: ['h100-80gb', 'a100-80gb'],
+        topology: { level: 'none' },
+        expectedRuntimeSeconds: null,
+        template: { image: 'registry.example/train:5', command: ['python'], args: ['train.py'], env: { LR: '0.1' }, cpuMillis: 6000, memoryMiB: 49152 },
+        pods: [
+          { namespace: 'ml', name: 'worker-0', uid: 'uid-worker-0', nodeName: null, phase: 'Pending' },
+          { namespace: 'ml', name: 'worker-1', uid: 'uid-worker-1', nodeName: 'gpu-3', phase: 'Pending' },
+        ],
+        complete: true,
+      },
+    ]);
+  });
+
+  it('narrows to the annotated flavor, and reports a gang still being created as incomplete', () => {
+    const { gangs } = gangImportsFromPods([foreign('w0', { ...gang, 'quartermaster.io/flavor': 'a100-80gb' })], flavors);
+    expect(gangs[0]).toMatchObject({ flavors: ['a100-80gb'], complete: false, priority: 0 });
+  });
+
+  it('finds the flavor from the resource the pods request', () => {
+    const { gangs } = gangImportsFromPods([foreign('w0', { ...gang, 'quartermaster.io/gang-size': '1' }, { resource: 'aws.amazon.com/neuron', gpus: '16' })], flavors);
+    expect(gangs[0]).toMatchObject({ flavors: ['trn1'], acceleratorsPerReplica: 16 });
+  });
+
+  it('keeps gangs of the same name in different namespaces apart, sorted by key', () => {
+    const one = { ...gang, 'quartermaster.io/gang-size': '1' };
+    const { gangs } = gangImportsFromPods([foreign('a', one, { namespace: 'zeta' }), foreign('a', one, { namespace: 'alpha' })], flavors);
+    expect(gangs.map((g) => g.key)).toEqual(['alpha/bert-sweep', 'zeta/bert-sweep']);
+  });
+
+  it('ignores pods without the gang annotation and Quartermaster\'s own pods', () => {
+    const own: V1Pod = { ...foreign('own', gang), metadata: { name: 'own', namespace: 'ml', labels: { 'quartermaster.io/job-id': 'j1' }, annotations: gang } };
+    expect(isGangImportCandidate(own)).toBe(false);
+    expect(isGangImportCandidate(foreign('plain', {}))).toBe(false);
+    expect(gangImportsFromPods([own, foreign('plain', {})], flavors)).toEqual({ gangs: [], issues: [] });
+  });
+
+  it('reports every bad annotation of a pod with its field', () => {
+    const parsed = parseGangAnnotations(
+      foreign('bad', { 'quartermaster.io/gang': 'Bad Name', 'quartermaster.io/gang-size': 'two', 'quartermaster.io/priority': '1.5', 'quartermaster.io/flavor': 'H100' }),
+    );
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.issues.map((i) => i.field)).toEqual([
+      'quartermaster.io/team',
+      'quartermaster.io/gang',
+      'quartermaster.io/gang-size',
+      'quartermaster.io/flavor',
+      'quartermaster.io/priority',
+    ]);
+    expect(parsed.issues[0]).toEqual({ object: 'ml/bad', field: 'quartermaster.io/team', message: 'is required' });
+  });
+
+  it.each([
+    ['pods disagree on the gang size', [foreign('w0', gang), foreign('w1', { ...gang, 'quartermaster.io/gang-size': '3' })], /disagree: 2 vs 3/],
+    ['more pods than the gang size', [foreign('w0', gang), foreign('w1', gang), foreign('w2', gang)], /3 pods but declares gang-size 2/],
+    ['an unknown flavor', [foreign('w0', { ...gang, 'quartermaster.io/flavor': 'v100' })], /unknown flavor "v100"/],
+    ['no accelerator of a known flavor', [foreign('w0', gang, { resource: 'example.com/fpga' })], /requests no accelerator resource/],
+    ['different accelerator counts', [foreign('w0', gang, { gpus: '4' }), foreign('w1', gang, { gpus: '8' })], /different accelerator counts/],
+    ['a malformed quantity', [foreign('w0', gang, { gpus: 'lots' })], /invalid Kubernetes quantity "lots"/],
+  ])('does not import a gang with %s, and says why', (_case, pods, message) => {
+    const { gangs, issues } = gangImportsFromPods(pods, flavors);
+    expect(gangs).toEqual([]);
+    expect(issues.map((i) => i.message).join('\n')).toMatch(message);
+  });
+});

@@ -1,0 +1,11 @@
+// The only public door of libs/kube: the @kubernetes/client-node adapter (node/pod sync, binding,
+// eviction, leases) and the pure mappings between Kubernetes objects and the scheduling core's model.
+export * from './labels.js';
+export * from './quantity.js';
+export * from './pod-resources.js';
+export * from './node-mapping.js';
+export * from './pod-manifest.js';
+export * from './gang-import.js';
+export * from './lease.js';
+export * from './errors.js';
+export * from './kube-cluster.js';

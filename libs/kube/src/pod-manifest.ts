@@ -1,0 +1,185 @@
+import type { V1EnvVar, V1Pod } from '@kubernetes/client-node';
+import {
+  ANNOTATION_FLAVOR,
+  ANNOTATION_GANG_SIZE,
+  ANNOTATION_PRIORITY,
+  DEFAULT_SCHEDULER_NAME,
+  LABEL_GANG,
+  LABEL_JOB_ID,
+  LABEL_MANAGED_BY,
+  LABEL_REPLICA,
+  LABEL_TEAM,
+  MANAGED_BY_VALUE,
+} from './labels.js';
+
+/** The pod template of a job, as POST /v1/jobs takes it. */
+export interface JobPodTemplate {
+  image: string;
+  command?: string[];
+  args?: string[];
+  env?: Record<string, string>;
+  cpuMillis?: number;
+  memoryMiB?: number;
+}
+
+/** What a replica's pod is made from: an admitted job and its flavor. */
+export interface PodJob {
+  id: string;
+  name: string;
+  team: string;
+  priority?: number;
+  /** Admitted replica count (the gang's size). */
+  replicas: number;
+  acceleratorsPerReplica: number;
+  template: JobPodTemplate;
+  /** The admitted flavor: its name, extended resource, and node labels (used as nodeSelector). */
+  flavor: { name: string; resourceName: string; nodeLabels?: Record<string, string> };
+}
+
+export interface PodManifestOptions {
+  namespace?: string;
+  schedulerName?: string;
+}
+
+export class PodManifestError extends Error {
+  constructor(
+    readonly field: string,
+    reason: string,
+  ) {
+    super(`cannot build pod manifest: ${field} ${reason}`);
+    this.name = 'PodManifestError';
+  }
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+
+function sanitizeForName(value: string): string {
+  return value.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+/** `<job name, ≤ 40>-<job id>-<replica>`: deterministic, so creating it twice is idempotent. */
+export function podNameForReplica(job: Pick<PodJob, 'id' | 'name'>, replica: number): string {
+  const prefix = sanitizeForName(job.name).slice(0, 40).replace(/-+$/, '');
+  const id = sanitizeForName(job.id);
+  if (!id) throw new PodManifestError('job.id', 'has no character usable in a pod name');
+  const name = [prefix, id, String(replica)].filter((part) => part !== '').join('-');
+  if (name.length > 253) throw new PodManifestError('job.id', 'is too long for a pod name');
+  return name;
+}
+
+function requireInteger(field: string, value: number | undefined, min: number): void {
+  if (value === undefined) return;
+  if (!Number.isInteger(value) || value < min) throw new PodManifestError(field, `must be an integer ≥ ${min}`);
+}
+
+function validate(job: PodJob, replica: number, namespace: string): void {
+  requireInteger('job.replicas', job.replicas, 1);
+  requireInteger('replica', replica, 0);
+  if (replica >= job.replicas) throw new PodManifestError('replica', `must be < job.replicas (${job.replicas})`);
+  requireInteger('job.acceleratorsPerReplica', job.acceleratorsPerReplica, 0);
+  requireInteger('job.template.cpuMillis', job.template.cpuMillis, 0);
+  requireInteger('job.template.memoryMiB', job.template.memoryMiB, 0);
+  if (job.priority !== undefined && !Number.isInteger(job.priority)) {
+    throw new PodManifestError('job.priority', 'must be an integer');
+  }
+  if (!job.template.image?.trim()) throw new PodManifestError('job.template.image', 'must not be empty');
+  if (!DNS_LABEL.test(namespace)) throw new PodManifestError('namespace', 'must be a DNS label');
+  for (const [field, value] of [
+    ['job.id', job.id],
+    ['job.team', job.team],
+  ] as const) {
+    if (!value || value.length > 63 || !LABEL_VALUE.test(value)) {
+      throw new PodManifestError(field, 'must be a valid label value (≤ 63 alphanumerics, -, _ or .)');
+    }
+  }
+  for (const key of Object.keys(job.template.env ?? {})) {
+    if (!ENV_NAME.test(key)) throw new PodManifestError(`job.template.env.${key}`, 'is not a valid variable name');
+  }
+  if (!job.flavor.resourceName) throw new PodManifestError('job.flavor.resourceName', 'must not be empty');
+}
+
+/**
+ * The pod of one replica of an admitted gang. Pure: same input, same manifest.
+ *
+ * The pod names `quartermaster` (or `options.schedulerName`) as its scheduler, so the default scheduler
+ * leaves it alone; Quartermaster binds it through the pods/binding subresource. With `node`, the pod is
+ * created already bound (`spec.nodeName`), for callers that place pods without a separate binding step.
+ * Accelerators are requested (and limited, as Kubernetes requires for extended resources) in the flavor's
+ * resourceName; the pod tolerates the taint GPU/accelerator node pools conventionally carry for it and
+ * selects the flavor's node labels. Replica identity is also in the environment (`QM_JOB_ID`,
+ * `QM_REPLICA_INDEX`, `QM_GANG_SIZE`) for distributed launchers; the template's env wins on a clash.
+ */
+export function podManifestForReplica(
+  job: PodJob,
+  replica: number,
+  node?: string,
+  options: PodManifestOptions = {},
+): V1Pod {
+  const namespace = options.namespace ?? 'default';
+  validate(job, replica, namespace);
+  if (node !== undefined && !node) throw new PodManifestError('node', 'must not be empty when given');
+  const { template } = job;
+
+  const labels: Record<string, string> = {
+    [LABEL_MANAGED_BY]: MANAGED_BY_VALUE,
+    [LABEL_JOB_ID]: job.id,
+    [LABEL_TEAM]: job.team,
+    [LABEL_GANG]: job.id,
+    [LABEL_REPLICA]: String(replica),
+  };
+  const annotations: Record<string, string> = {
+    [LABEL_JOB_ID]: job.id,
+    [LABEL_TEAM]: job.team,
+    [LABEL_GANG]: job.id,
+    [LABEL_REPLICA]: String(replica),
+    [ANNOTATION_GANG_SIZE]: String(job.replicas),
+    [ANNOTATION_FLAVOR]: job.flavor.name,
+    ...(job.priority === undefined ? {} : { [ANNOTATION_PRIORITY]: String(job.priority) }),
+  };
+
+  const builtIn: Record<string, string> = {
+    QM_JOB_ID: job.id,
+    QM_REPLICA_INDEX: String(replica),
+    QM_GANG_SIZE: String(job.replicas),
+  };
+  const envMap = { ...builtIn, ...(template.env ?? {}) };
+  const env: V1EnvVar[] = Object.entries(envMap).map(([name, value]) => ({ name, value }));
+
+  const requests: Record<string, string> = {};
+  const limits: Record<string, string> = {};
+  if (template.cpuMillis) requests.cpu = `${template.cpuMillis}m`;
+  if (template.memoryMiB) requests.memory = `${template.memoryMiB}Mi`;
+  if (job.acceleratorsPerReplica > 0) {
+    requests[job.flavor.resourceName] = String(job.acceleratorsPerReplica);
+    limits[job.flavor.resourceName] = String(job.acceleratorsPerReplica);
+  }
+
+  const nodeSelector = job.flavor.nodeLabels ?? {};
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: podNameForReplica(job, replica), namespace, labels, annotations },
+    spec: {
+      schedulerName: options.schedulerName ?? DEFAULT_SCHEDULER_NAME,
+      restartPolicy: 'Never',
+      ...(node === undefined ? {} : { nodeName: node }),
+      ...(Object.keys(nodeSelector).length > 0 ? { nodeSelector: { ...nodeSelector } } : {}),
+      tolerations: [{ key: job.flavor.resourceName, operator: 'Exists', effect: 'NoSchedule' }],
+      containers: [
+        {
+          name: 'main',
+          image: template.image,
+          ...(template.command && template.command.length > 0 ? { command: [...template.command] } : {}),
+          ...(template.args && template.args.length > 0 ? { args: [...template.args] } : {}),
+          env,
+          resources: {
+            ...(Object.keys(requests).length > 0 ? { requests } : {}),
+            ...(Object.keys(limits).length > 0 ? { limits } : {}),
+          },
+        },
+      ],
+    },
+  };
+}
