@@ -215,6 +215,25 @@ describe('checkInvariants', () => {
       expect(codes(w.snapshot, w.result)).toEqual([]);
     });
 
+    it('does not blame a team for using its guaranteed share while a quota change left the cohort over-lent', () => {
+      const w = world();
+      quota(w.snapshot, 'vision', 'h100').lendingLimit = 0; // all 8 of vision's nominal is guaranteed
+      Object.assign(quota(w.snapshot, 'nlp', 'h100'), { nominal: 0, borrowingLimit: null }); // nlp now borrows 12
+      const visSmall = pending('vis-small', 'vision');
+      w.snapshot.pending.push(visSmall);
+      w.result = {
+        admissions: [admit(visSmall, 'h100', ['n4'])], // vision: 4 + 4 = 8, within its guarantee
+        preemptions: [],
+        reservations: [],
+        pending: ['nlp-c', 'vis-high', 'solo-tpu', 'vis-later'].map((jobId, i) => ({ jobId, code: 'QUOTA_EXCEEDED' as const, message: '', position: i + 1, estimatedStartAt: null })),
+        stats: { considered: 5, admitted: 1, preempted: 0, reserved: 0 },
+      };
+      expect(codes(w.snapshot, w.result)).toEqual([]);
+      // The same admission by a team that lends its nominal makes the over-lending worse: blamed.
+      quota(w.snapshot, 'vision', 'h100').lendingLimit = null;
+      expect(codes(w.snapshot, w.result)).toEqual(['COHORT_OVERLENT', 'COHORT_OVER_CAPACITY']);
+    });
+
     it('does not blame the cycle for a quota lowered below usage where it admitted nothing', () => {
       expect(broken((w) => { quota(w.snapshot, 'nlp', 'h100').borrowingLimit = 0; })).toEqual([]);
     });
@@ -267,6 +286,21 @@ describe('checkInvariants', () => {
       ['an admitted job is not pending', (w) => { w.result.admissions.push(admit(pending('ghost', 'nlp'), 'h100', ['n4'])); }, 'UNKNOWN_JOB'],
     ])('fails when %s', (_name, breakIt, want) => {
       expect(broken(breakIt)).toContain(want);
+    });
+
+    it('fails when a victim was not needed: the cycle still fits with it running (cheapest sufficient set)', () => {
+      const w = world();
+      w.snapshot.running.push(running('vis-spare', 'vision', ['n4'], { priority: 0 }));
+      // vision now uses 8 (vis-low + vis-spare); preempting both still leaves vis-high within nominal.
+      adm(w.result, 'vis-high').preempts.push('vis-spare');
+      w.result.preemptions.push({ victimJobId: 'vis-spare', victimTeam: 'vision', preemptorJobId: 'vis-high', kind: 'WithinTeam', message: '' });
+      w.result.stats.preempted = 3;
+      // With vis-spare back vision would use 12 > nominal 8 + unlimited borrowing, but nlp borrows nothing
+      // after the reclaim, so only vision's idle share counts: borrowing 4 of nlp's 0 idle → needed.
+      expect(codes(w.snapshot, w.result)).toEqual([]);
+      // Give the cohort room (nlp lends 8 more): now vis-spare could have stayed.
+      quota(w.snapshot, 'nlp', 'h100').nominal = 16;
+      expect(codes(w.snapshot, w.result)).toContain('VICTIM_UNNEEDED');
     });
 
     it('fails when a job preempts the job that preempted it in an earlier cycle', () => {

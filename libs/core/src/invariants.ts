@@ -9,6 +9,8 @@
  * lowered below current usage, a node's external usage grew). A capacity or quota rule is therefore
  * reported only where the cycle added load: a node that received a replica, a team × flavor that got an
  * admission, a cohort × flavor whose over-lending the cycle made worse or in which a borrower was admitted.
+ * A team may always use its guaranteed (non-lendable) share, even when a quota change left its cohort
+ * over-lent: that use changes neither the cohort's borrowing nor its lendable idle, and is not blamed.
  *
  * Rules (numbers as in DESIGN.md):
  * 1. capacity: no node over its allocatable accelerators / CPU / memory (running + external + new − victims);
@@ -23,7 +25,9 @@
  *    the flavor being admitted; within a team by the team's policy; across teams only from a team that is
  *    borrowing that flavor, by the preemptor team's reclaim policy, with the preemptor team ending within
  *    its nominal quota.
- * 5. consistency: no job both admitted and preempted; no job preempts its own preemptor (also across
+ * 5. cheapest sufficient victims: no victim could have kept running — with it put back, the cycle's
+ *    final state would still respect node capacity, its team's ceiling and its cohort's lending;
+ *    consistency: no job both admitted and preempted; no job preempts its own preemptor (also across
  *    cycles when `context.preemptedBy` is given); every preemption belongs to an admission that lists it.
  * 7. accounting: every pending job is either admitted or listed in `pending` exactly once, never both;
  *    positions are 1..n in order; stats match the lists.
@@ -71,6 +75,7 @@ export type ViolationCode =
   | 'VICTIM_NOT_BORROWING'
   | 'PREEMPTOR_BORROWS'
   // rule 5
+  | 'VICTIM_UNNEEDED'
   | 'ADMITTED_AND_PREEMPTED'
   | 'PREEMPTION_CYCLE'
   | 'PREEMPTION_UNLINKED'
@@ -106,6 +111,7 @@ export function checkInvariants(snapshot: Snapshot, result: CycleResult, context
   checkNodeCapacity(ix, result, decided.victims, out);
   checkQuotas(ix, result, decided.victims, out);
   checkPreemptionLegality(ix, result, context, out);
+  checkVictimsNeeded(ix, result, decided.victims, out);
   checkPendingAccounting(ix, result, decided.admitted, out);
   return out;
 }
@@ -445,7 +451,7 @@ function checkQuotas(ix: SnapshotIndex, result: CycleResult, victims: Map<string
         borrowerAdmitted,
       );
     }
-    if (after.used > after.nominal && (after.used > before.used || borrowerAdmitted !== undefined)) {
+    if (after.used > after.nominal && (worse || borrowerAdmitted !== undefined)) {
       violation(
         out, 3, 'COHORT_OVER_CAPACITY',
         `cohort ${cohort} uses ${after.used} ${flavor} after the cycle but its members' nominal quotas sum to ${after.nominal}`,
@@ -622,5 +628,87 @@ function checkPendingAccounting(ix: SnapshotIndex, result: CycleResult, admitted
   ];
   for (const [name, got, want] of counts) {
     if (got !== want) violation(out, 7, 'STATS_MISMATCH', `stats.${name} is ${got} but the result lists ${want}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 5: every victim was needed (the victim set is minimal with respect to the final state)
+// ---------------------------------------------------------------------------------------------
+
+/** Usage per team × flavor after the cycle: snapshot − victims + admissions. */
+function postUsage(ix: SnapshotIndex, result: CycleResult, victims: Map<string, RunningJob>): Map<string, number> {
+  const post = new Map(ix.usage);
+  for (const v of victims.values()) add(post, key(v.team, v.flavor), -acceleratorsOf(v));
+  for (const a of result.admissions) add(post, key(a.team, a.flavor), acceleratorsOf(a));
+  return post;
+}
+
+function checkVictimsNeeded(ix: SnapshotIndex, result: CycleResult, victims: Map<string, RunningJob>, out: Violation[]): void {
+  const admittedIds = new Set(result.admissions.map((a) => a.jobId));
+  const preemptorOf = new Map(result.preemptions.map((p) => [p.victimJobId, p.preemptorJobId]));
+  const judged = [...victims.values()].filter((v) => admittedIds.has(preemptorOf.get(v.id) ?? ''));
+  if (judged.length === 0) return;
+  // Final load of every node a victim occupied.
+  const load = new Map<string, { accelerators: number; cpuMillis: number; memoryMiB: number }>();
+  for (const v of judged) for (const p of v.placement) load.set(p.node, { accelerators: 0, cpuMillis: 0, memoryMiB: 0 });
+  const charge = (p: { node: string; accelerators: number; cpuMillis: number; memoryMiB: number }): void => {
+    const l = load.get(p.node);
+    if (!l) return;
+    l.accelerators += p.accelerators;
+    l.cpuMillis += p.cpuMillis;
+    l.memoryMiB += p.memoryMiB;
+  };
+  for (const j of ix.snapshot.running) if (!victims.has(j.id)) j.placement.forEach(charge);
+  for (const a of result.admissions) a.placement.forEach(charge);
+  const post = postUsage(ix, result, victims);
+
+  for (const v of judged) {
+    // Nodes: would v's replicas still fit beside everything that runs after the cycle?
+    const need = new Map<string, { accelerators: number; cpuMillis: number; memoryMiB: number }>();
+    for (const p of v.placement) {
+      const n = need.get(p.node) ?? { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
+      n.accelerators += p.accelerators;
+      n.cpuMillis += p.cpuMillis;
+      n.memoryMiB += p.memoryMiB;
+      need.set(p.node, n);
+    }
+    let nodesFit = true;
+    for (const [name, n] of need) {
+      const node = ix.nodes.get(name);
+      const l = load.get(name)!;
+      const ext = node?.external ?? { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
+      if (
+        !node ||
+        l.accelerators + ext.accelerators + n.accelerators > node.accelerators ||
+        l.cpuMillis + ext.cpuMillis + n.cpuMillis > node.cpuMillis ||
+        l.memoryMiB + ext.memoryMiB + n.memoryMiB > node.memoryMiB
+      ) {
+        nodesFit = false;
+        break;
+      }
+    }
+    if (!nodesFit) continue;
+    // Team ceiling of the victim's team with v back.
+    const vk = key(v.team, v.flavor);
+    const team = ix.teams.get(v.team);
+    const quota = ix.quotas.get(vk);
+    const acc = acceleratorsOf(v);
+    if (!team || !quota) continue;
+    const ceiling = quota.nominal + (team.cohort === null ? 0 : (quota.borrowingLimit ?? Infinity));
+    if ((post.get(vk) ?? 0) + acc > ceiling) continue;
+    // Cohort lending with v back.
+    if (team.cohort !== null) {
+      post.set(vk, (post.get(vk) ?? 0) + acc);
+      const l = cohortLedger(ix, ix.cohortMembers.get(team.cohort) ?? [], v.flavor, post);
+      post.set(vk, (post.get(vk) ?? 0) - acc);
+      if (l.borrowed > l.lendable) continue;
+    }
+    const by = preemptorOf.get(v.id) ?? '?';
+    violation(
+      out, 5, 'VICTIM_UNNEEDED',
+      `job ${v.id} (team ${v.team}, ${acc} ${v.flavor}) was preempted for ${by}, but everything the cycle decided still fits with it running ` +
+        `(its nodes ${[...need.keys()].join(', ')} have room, team ${v.team} stays within ${ceiling}${team.cohort === null ? '' : `, cohort ${team.cohort} within its lending`})`,
+      v.id,
+    );
   }
 }
