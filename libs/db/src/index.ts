@@ -24,3 +24,8 @@ export { dropDatabase, ensureDatabase } from './migrate/ensure-database.js';
 export { MIGRATION_LOCK_KEY, migrateDatabase, type MigrateOptions, type MigrateResult } from './migrate/migrate-database.js';
 export { createTestDatabase, type TestDatabase, type TestDatabaseOptions } from './testing/test-database.js';
 export { diffMigrationsToSchema, migratedSchema, schemaCreationScript, type DiffOptions } from './migrate/diff.js';
+export type { SqlHandle } from './scheduling/sql-handle.js';
+export { FencingError, InvalidCycleResultError } from './scheduling/errors.js';
+export { acquireOrRenewLease, readLease, releaseLease, type LeaseState } from './scheduling/lease.js';
+export { loadSnapshot, loadSnapshotWithVersions, type SnapshotWithVersions } from './scheduling/load-snapshot.js';
+export { commitCycle, nextCycleNumber, type CommitCycleInput, type CommitCycleOutcome } from './scheduling/commit-cycle.js';

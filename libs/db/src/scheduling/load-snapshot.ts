@@ -1,0 +1,276 @@
+import type {
+  ClusterNode,
+  Cohort,
+  Flavor,
+  FlavorKind,
+  FlavorSelection,
+  JobKind,
+  JobSpec,
+  PendingJob,
+  Quota,
+  ReclaimPolicy,
+  ReplicaPlacement,
+  RunningJob,
+  SchedulerOptions,
+  Snapshot,
+  Team,
+  TopologyLevel,
+  WithinTeamPolicy,
+} from '#core';
+import type { PoolClient } from 'pg';
+import type { SqlHandle } from './sql-handle.js';
+
+/** A snapshot plus the `version` of every job in it, for commitCycle's optimistic checks. */
+export interface SnapshotWithVersions {
+  snapshot: Snapshot;
+  /** jobId → jobs.version as read. */
+  versions: Map<string, number>;
+}
+
+/**
+ * Builds the core's Snapshot from Postgres in 7 set-based queries inside one REPEATABLE READ,
+ * READ ONLY transaction, so every part (nodes, quotas, running jobs with their allocations, the
+ * queue) is of the same instant. `now` (epoch ms) and `options` are passed through.
+ *
+ * Orders (the core is deterministic given its input): flavors, nodes, cohorts, teams by name; quotas
+ * by team, flavor; running jobs by admission time, id; placements by replica; pending by submission
+ * time, id.
+ */
+export async function loadSnapshot(db: SqlHandle, now: number, options: SchedulerOptions): Promise<Snapshot> {
+  return (await loadSnapshotWithVersions(db, now, options)).snapshot;
+}
+
+export async function loadSnapshotWithVersions(
+  db: SqlHandle,
+  now: number,
+  options: SchedulerOptions,
+): Promise<SnapshotWithVersions> {
+  const client = await db.pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const flavors = await readFlavors(client);
+    const nodes = await readNodes(client);
+    const cohorts = await readCohorts(client);
+    const teams = await readTeams(client);
+    const quotas = await readQuotas(client);
+    const versions = new Map<string, number>();
+    const running = await readRunning(client, versions);
+    const pending = await readPending(client, versions);
+    await client.query('COMMIT');
+    return { snapshot: { now, flavors, nodes, cohorts, teams, quotas, running, pending, options }, versions };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+async function readFlavors(client: PoolClient): Promise<Flavor[]> {
+  const { rows } = await client.query<{
+    name: string;
+    kind: FlavorKind;
+    resource_name: string;
+    relative_speed: number;
+    cost_per_hour: number;
+    memory_gib: number | null;
+  }>(
+    `SELECT name, kind::text AS kind, resource_name, relative_speed, cost_per_hour, memory_gib
+     FROM flavors ORDER BY name`,
+  );
+  return rows.map((r) => {
+    const flavor: Flavor = {
+      name: r.name,
+      kind: r.kind,
+      resourceName: r.resource_name,
+      relativeSpeed: r.relative_speed,
+      costPerHour: r.cost_per_hour,
+    };
+    if (r.memory_gib !== null) flavor.memoryGiB = r.memory_gib;
+    return flavor;
+  });
+}
+
+async function readNodes(client: PoolClient): Promise<ClusterNode[]> {
+  const { rows } = await client.query<{
+    name: string;
+    flavor: string;
+    accelerators: number;
+    cpu_millis: number;
+    memory_mib: number;
+    zone: string | null;
+    block: string | null;
+    domain: string | null;
+    tpu_shape: string | null;
+    schedulable: boolean;
+    external_accelerators: number;
+    external_cpu_millis: number;
+    external_memory_mib: number;
+  }>(
+    `SELECT name, flavor, accelerators, cpu_millis, memory_mib, zone, block, domain, tpu_shape, schedulable,
+            external_accelerators, external_cpu_millis, external_memory_mib
+     FROM nodes ORDER BY name`,
+  );
+  return rows.map((r) => {
+    const node: ClusterNode = {
+      name: r.name,
+      flavor: r.flavor,
+      accelerators: r.accelerators,
+      cpuMillis: r.cpu_millis,
+      memoryMiB: r.memory_mib,
+      topology: {},
+      schedulable: r.schedulable,
+    };
+    if (r.zone !== null) node.topology.zone = r.zone;
+    if (r.block !== null) node.topology.block = r.block;
+    if (r.domain !== null) node.topology.domain = r.domain;
+    if (r.tpu_shape !== null) node.topology.tpuShape = r.tpu_shape;
+    if (r.external_accelerators !== 0 || r.external_cpu_millis !== 0 || r.external_memory_mib !== 0) {
+      node.external = {
+        accelerators: r.external_accelerators,
+        cpuMillis: r.external_cpu_millis,
+        memoryMiB: r.external_memory_mib,
+      };
+    }
+    return node;
+  });
+}
+
+async function readCohorts(client: PoolClient): Promise<Cohort[]> {
+  const { rows } = await client.query<{ name: string }>('SELECT name FROM cohorts ORDER BY name');
+  return rows.map((r) => ({ name: r.name }));
+}
+
+async function readTeams(client: PoolClient): Promise<Team[]> {
+  const { rows } = await client.query<{
+    name: string;
+    cohort: string | null;
+    fair_share_weight: number;
+    within_team: WithinTeamPolicy;
+    reclaim_within_cohort: ReclaimPolicy;
+  }>(
+    `SELECT name, cohort, fair_share_weight, within_team::text AS within_team,
+            reclaim_within_cohort::text AS reclaim_within_cohort
+     FROM teams ORDER BY name`,
+  );
+  return rows.map((r) => ({
+    name: r.name,
+    cohort: r.cohort,
+    fairShareWeight: r.fair_share_weight,
+    preemption: { withinTeam: r.within_team, reclaimWithinCohort: r.reclaim_within_cohort },
+  }));
+}
+
+async function readQuotas(client: PoolClient): Promise<Quota[]> {
+  const { rows } = await client.query<{
+    team: string;
+    flavor: string;
+    nominal: number;
+    borrowing_limit: number | null;
+    lending_limit: number | null;
+  }>('SELECT team, flavor, nominal, borrowing_limit, lending_limit FROM quotas ORDER BY team, flavor');
+  return rows.map((r) => ({
+    team: r.team,
+    flavor: r.flavor,
+    nominal: r.nominal,
+    borrowingLimit: r.borrowing_limit,
+    lendingLimit: r.lending_limit,
+  }));
+}
+
+/** Columns of jobs that make a JobSpec (plus version), as one select list. */
+const JOB_COLUMNS = `j.id::text AS id, j.name, j.team, j.kind::text AS kind, j.priority, j.preemptible, j.replicas,
+  j.min_replicas, j.accelerators_per_replica, j.cpu_millis_per_replica, j.memory_mib_per_replica, j.flavors,
+  j.flavor_selection::text AS flavor_selection, j.speeds, j.topology_level::text AS topology_level, j.tpu_shape,
+  j.expected_runtime_seconds, j.submitted_at, j.queued_at, j.version`;
+
+interface JobColumns {
+  id: string;
+  name: string;
+  team: string;
+  kind: JobKind;
+  priority: number;
+  preemptible: boolean;
+  replicas: number;
+  min_replicas: number;
+  accelerators_per_replica: number;
+  cpu_millis_per_replica: number;
+  memory_mib_per_replica: number;
+  flavors: string[];
+  flavor_selection: FlavorSelection;
+  speeds: Record<string, number> | null;
+  topology_level: TopologyLevel;
+  tpu_shape: string | null;
+  expected_runtime_seconds: number | null;
+  submitted_at: Date;
+  queued_at: Date;
+  version: number;
+}
+
+function jobSpec(r: JobColumns): JobSpec {
+  const spec: JobSpec = {
+    id: r.id,
+    name: r.name,
+    team: r.team,
+    kind: r.kind,
+    priority: r.priority,
+    preemptible: r.preemptible,
+    replicas: r.replicas,
+    minReplicas: r.min_replicas,
+    acceleratorsPerReplica: r.accelerators_per_replica,
+    cpuMillisPerReplica: r.cpu_millis_per_replica,
+    memoryMiBPerReplica: r.memory_mib_per_replica,
+    flavors: r.flavors,
+    flavorSelection: r.flavor_selection,
+    topology: r.tpu_shape === null ? { level: r.topology_level } : { level: r.topology_level, tpuShape: r.tpu_shape },
+    expectedRuntimeSeconds: r.expected_runtime_seconds,
+    submittedAt: r.submitted_at.getTime(),
+  };
+  if (r.speeds !== null) spec.speeds = r.speeds;
+  return spec;
+}
+
+async function readRunning(client: PoolClient, versions: Map<string, number>): Promise<RunningJob[]> {
+  const jobs = await client.query<JobColumns & { flavor: string | null; admitted_at: Date }>(
+    `SELECT ${JOB_COLUMNS},
+            COALESCE(j.flavor, (SELECT a.flavor FROM allocations a WHERE a.job_id = j.id LIMIT 1)) AS flavor,
+            COALESCE(j.admitted_at, j.updated_at) AS admitted_at
+     FROM jobs j
+     WHERE j.state IN ('ADMITTED', 'BINDING', 'RUNNING')
+     ORDER BY COALESCE(j.admitted_at, j.updated_at), j.id`,
+  );
+  const allocations = await client.query<{
+    job_id: string;
+    replica: number;
+    node: string;
+    accelerators: number;
+    cpu_millis: number;
+    memory_mib: number;
+  }>(
+    `SELECT a.job_id::text AS job_id, a.replica, a.node, a.accelerators, a.cpu_millis, a.memory_mib
+     FROM allocations a JOIN jobs j ON j.id = a.job_id
+     WHERE j.state IN ('ADMITTED', 'BINDING', 'RUNNING')
+     ORDER BY a.job_id, a.replica`,
+  );
+  const placements = new Map<string, ReplicaPlacement[]>();
+  for (const a of allocations.rows) {
+    let list = placements.get(a.job_id);
+    if (!list) placements.set(a.job_id, (list = []));
+    list.push({ replica: a.replica, node: a.node, accelerators: a.accelerators, cpuMillis: a.cpu_millis, memoryMiB: a.memory_mib });
+  }
+  return jobs.rows.map((r) => {
+    versions.set(r.id, r.version);
+    const placement = placements.get(r.id) ?? [];
+    return { ...jobSpec(r), flavor: r.flavor ?? '', placement, admittedAt: r.admitted_at.getTime() };
+  });
+}
+
+async function readPending(client: PoolClient, versions: Map<string, number>): Promise<PendingJob[]> {
+  const { rows } = await client.query<JobColumns>(
+    `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.state = 'PENDING' ORDER BY j.submitted_at, j.id`,
+  );
+  return rows.map((r) => {
+    versions.set(r.id, r.version);
+    return { ...jobSpec(r), queuedAt: r.queued_at.getTime() };
+  });
+}
