@@ -92,6 +92,9 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
   let slowestCycleMillis = 0;
   let slowestCyclePending = 0;
   let done = 0;
+  /** Time with at least one job waiting, and the accelerators allocated meanwhile (× ms). */
+  let queuedMs = 0;
+  let queuedAllocatedMs = 0;
   let lastPending: CycleResult['pending'] = [];
   const total = states.size;
 
@@ -199,6 +202,10 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
   let events = 0;
   for (let event = queue.pop(); event !== undefined; event = queue.pop()) {
     if (event.at < now) throw new Error(`virtual clock would go back from ${now} to ${event.at}`);
+    if (pending.size > 0 && event.at > now) {
+      queuedMs += event.at - now;
+      queuedAllocatedMs += (event.at - now) * allocated;
+    }
     now = event.at;
     events += 1;
     switch (event.kind) {
@@ -258,6 +265,8 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     maxPending,
     slowestCycleMillis,
     slowestCyclePending,
+    queuedSeconds: queuedMs / MS,
+    utilizationWhileQueued: queuedMs > 0 && capacity > 0 ? queuedAllocatedMs / (queuedMs * capacity) : 0,
   };
 }
 

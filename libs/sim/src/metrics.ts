@@ -36,6 +36,8 @@ export interface Metrics {
     /** Accelerator-time held ÷ (capacity × makespan). */
     utilization: number;
     utilizationByFlavor: Record<string, number>;
+    /** Allocated fraction while at least one job waited (see SimResult.utilizationWhileQueued). */
+    utilizationWhileQueued: number;
     preemptions: number;
     lostAcceleratorHours: number;
     largeGang: { minAccelerators: number; jobs: number; longestWaitSeconds: number; meanWaitSeconds: number };
@@ -169,6 +171,7 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
       jctSeconds: distribution(collect(jobs, jct)),
       utilization: makespan > 0 && result.capacity > 0 ? heldTotal / (result.capacity * makespan) : 0,
       utilizationByFlavor,
+      utilizationWhileQueued: result.utilizationWhileQueued,
       preemptions,
       lostAcceleratorHours: lost / 3600,
       largeGang: { minAccelerators: LARGE_GANG, jobs: large.length, longestWaitSeconds: largeDist.max, meanWaitSeconds: largeDist.mean },

@@ -120,6 +120,10 @@ export interface SimResult {
   /** Slowest cycles: wall ms and pending size, for performance reports. */
   slowestCycleMillis: number;
   slowestCyclePending: number;
+  /** Virtual seconds during which at least one job was waiting. */
+  queuedSeconds: number;
+  /** Mean fraction of accelerators allocated while at least one job was waiting (idle capacity despite demand lowers it). */
+  utilizationWhileQueued: number;
 }
 
 /** The scheduling core's entry point (`runCycle` from `#core`); injectable for tests of the engine. */
