@@ -24,6 +24,8 @@ export { dropDatabase, ensureDatabase } from './migrate/ensure-database.js';
 export { MIGRATION_LOCK_KEY, migrateDatabase, type MigrateOptions, type MigrateResult } from './migrate/migrate-database.js';
 export { createTestDatabase, type TestDatabase, type TestDatabaseOptions } from './testing/test-database.js';
 export { diffMigrationsToSchema, migratedSchema, schemaCreationScript, type DiffOptions } from './migrate/diff.js';
+// Repositories over the Database for the API (owned by the API engineer).
+export * from './repositories/index.js';
 export type { SqlHandle } from './scheduling/sql-handle.js';
 export { FencingError, InvalidCycleResultError } from './scheduling/errors.js';
 export { acquireOrRenewLease, readLease, releaseLease, type LeaseState } from './scheduling/lease.js';

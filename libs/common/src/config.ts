@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { accessSync, constants } from 'node:fs';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A setting that is missing or wrong. The message is one line: which setting, what is wrong, how to fix it. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The documented settings, their defaults and meaning (also printed in docs/api-quickstart.md). */
+export const CONFIG_DEFAULTS = {
+  PORT: '8080',
+  HOST: '0.0.0.0',
+  DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/quartermaster',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  LOG_LEVEL: 'info',
+  QM_DB_POOL_SIZE: '16',
+  QM_READY_TIMEOUT_MS: '1000',
+  QM_BODY_LIMIT_BYTES: '1048576',
+  QM_TOKEN_CACHE_TTL_MS: '5000',
+} as const;
+
+/** Removes the password from a connection URL, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<unparseable URL>';
+  }
+}
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** The values of a Config (without its methods). */
+export type ConfigValues = { readonly [K in keyof Config as Config[K] extends (...args: never[]) => unknown ? never : K]: Config[K] };
+
+/**
+ * The whole configuration of a Quartermaster process, validated once at start-up. Nothing else reads
+ * `process.env`: the entry point passes the environment to `Config.fromEnv` and hands the result around.
+ */
+export class Config {
+  /** HTTP port; 0 picks a free one (tests). */
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  /** sha256 (hex) of QM_ADMIN_TOKEN; the token itself is not kept. */
+  readonly adminTokenHash: string;
+  /** Kubernetes mode when set: path of a readable kubeconfig file. */
+  readonly kubeconfig: string | null;
+  readonly logLevel: LogLevel;
+  readonly dbPoolSize: number;
+  /** Timeout of each dependency check of /readyz and of the start-up checks. */
+  readonly readyTimeoutMs: number;
+  readonly bodyLimitBytes: number;
+  /** How long a resolved API token is cached in memory before its row is read again. */
+  readonly tokenCacheTtlMs: number;
+
+  private constructor(values: ConfigValues) {
+    this.port = values.port;
+    this.host = values.host;
+    this.databaseUrl = values.databaseUrl;
+    this.redisUrl = values.redisUrl;
+    this.adminTokenHash = values.adminTokenHash;
+    this.kubeconfig = values.kubeconfig;
+    this.logLevel = values.logLevel;
+    this.dbPoolSize = values.dbPoolSize;
+    this.readyTimeoutMs = values.readyTimeoutMs;
+    this.bodyLimitBytes = values.bodyLimitBytes;
+    this.tokenCacheTtlMs = values.tokenCacheTtlMs;
+  }
+
+  /** Reads and validates every setting; throws ConfigError (one line) on the first bad one. */
+  static fromEnv(env: Env): Config {
+    const read = (name: keyof typeof CONFIG_DEFAULTS): string => {
+      const v = env[name];
+      return v === undefined || v.trim() === '' ? CONFIG_DEFAULTS[name] : v.trim();
+    };
+    const adminToken = env.QM_ADMIN_TOKEN?.trim() ?? '';
+    if (adminToken === '') {
+      throw new ConfigError(
+        'QM_ADMIN_TOKEN is not set: set it to a secret of at least 16 characters, e.g. export QM_ADMIN_TOKEN=$(openssl rand -hex 24)',
+      );
+    }
+    if (adminToken.length < 16) {
+      throw new ConfigError(`QM_ADMIN_TOKEN is too short (${adminToken.length} characters): use at least 16, e.g. $(openssl rand -hex 24)`);
+    }
+    const kubeconfig = env.KUBECONFIG?.trim() ? env.KUBECONFIG.trim() : null;
+    if (kubeconfig !== null) {
+      try {
+        accessSync(kubeconfig, constants.R_OK);
+      } catch {
+        throw new ConfigError(`KUBECONFIG=${kubeconfig} is not a readable file: fix the path, or unset KUBECONFIG to run without Kubernetes`);
+      }
+    }
+    const logLevel = read('LOG_LEVEL');
+    if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+      throw new ConfigError(`LOG_LEVEL=${logLevel} is not a level: use one of ${LOG_LEVELS.join(', ')}`);
+    }
+    return new Config({
+      port: int(read('PORT'), 'PORT', 0, 65535),
+      host: read('HOST'),
+      databaseUrl: url(read('DATABASE_URL'), 'DATABASE_URL', ['postgres:', 'postgresql:'], true),
+      redisUrl: url(read('REDIS_URL'), 'REDIS_URL', ['redis:', 'rediss:'], false),
+      adminTokenHash: sha256Hex(adminToken),
+      kubeconfig,
+      logLevel: logLevel as LogLevel,
+      dbPoolSize: int(read('QM_DB_POOL_SIZE'), 'QM_DB_POOL_SIZE', 1, 500),
+      readyTimeoutMs: int(read('QM_READY_TIMEOUT_MS'), 'QM_READY_TIMEOUT_MS', 10, 120_000),
+      bodyLimitBytes: int(read('QM_BODY_LIMIT_BYTES'), 'QM_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024),
+      tokenCacheTtlMs: int(read('QM_TOKEN_CACHE_TTL_MS'), 'QM_TOKEN_CACHE_TTL_MS', 0, 3_600_000),
+    });
+  }
+
+  /** A copy with some values replaced (tests: another database, port 0). */
+  with(overrides: Partial<ConfigValues>): Config {
+    const current: ConfigValues = { ...this };
+    return new Config({ ...current, ...overrides });
+  }
+}
+
+function int(raw: string, name: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name}=${raw} is not a whole number: set it to an integer from ${min} to ${max}`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name}=${raw} is out of range: set it to an integer from ${min} to ${max}`);
+  return n;
+}
+
+function url(raw: string, name: string, protocols: string[], needsPath: boolean): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a URL (${redactUrl(raw)}): use e.g. ${CONFIG_DEFAULTS[name as keyof typeof CONFIG_DEFAULTS]}`);
+  }
+  if (!protocols.includes(u.protocol)) {
+    throw new ConfigError(`${name}=${redactUrl(raw)} must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  if (needsPath && u.pathname.replace(/^\//, '') === '') {
+    throw new ConfigError(`${name}=${redactUrl(raw)} names no database: add one, e.g. ${CONFIG_DEFAULTS.DATABASE_URL}`);
+  }
+  return raw;
+}

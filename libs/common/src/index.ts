@@ -1,0 +1,7 @@
+// The only public door of libs/common: configuration, error codes, problem+json, logging, names.
+export * from './config.js';
+export * from './error-codes.js';
+export * from './problem.js';
+export * from './problem.filter.js';
+export * from './logger.js';
+export * from './names.js';

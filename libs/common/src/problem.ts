@@ -1,0 +1,125 @@
+import { HttpException } from '@nestjs/common';
+import { AppError, type ErrorCode, type FieldError } from './error-codes.js';
+
+/** RFC 9457 problem details, as every error response of the API carries them. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** The machine-readable error code (an extension member). */
+  code: ErrorCode;
+  errors: FieldError[];
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/**
+ * The one mapping from error code to HTTP status. The switch is exhaustive: a new ErrorCode does not
+ * compile until it gets a status here.
+ */
+export function httpStatusOf(code: ErrorCode): number {
+  switch (code) {
+    case 'VALIDATION_FAILED':
+    case 'MALFORMED_REQUEST':
+      return 400;
+    case 'UNAUTHENTICATED':
+      return 401;
+    case 'FORBIDDEN':
+      return 403;
+    case 'NOT_FOUND':
+      return 404;
+    case 'IDEMPOTENCY_KEY_REUSED':
+    case 'FLAVOR_IN_USE':
+    case 'INVALID_TRANSITION':
+    case 'CONFLICT':
+      return 409;
+    case 'PAYLOAD_TOO_LARGE':
+      return 413;
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return 415;
+    case 'UNKNOWN_REFERENCE':
+      return 422;
+    case 'UNAVAILABLE':
+      return 503;
+    case 'INTERNAL':
+      return 500;
+    default: {
+      const unmapped: never = code;
+      throw new Error(`error code ${String(unmapped)} has no HTTP status`);
+    }
+  }
+}
+
+const TITLES: Record<ErrorCode, string> = {
+  VALIDATION_FAILED: 'The request has invalid fields',
+  MALFORMED_REQUEST: 'The request could not be read',
+  UNAUTHENTICATED: 'Missing or invalid token',
+  FORBIDDEN: 'Not allowed',
+  NOT_FOUND: 'Not found',
+  IDEMPOTENCY_KEY_REUSED: 'Idempotency-Key reused with another request',
+  FLAVOR_IN_USE: 'Flavor in use',
+  INVALID_TRANSITION: 'Invalid state transition',
+  CONFLICT: 'Conflict',
+  UNKNOWN_REFERENCE: 'Unknown referenced object',
+  PAYLOAD_TOO_LARGE: 'Request body too large',
+  UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
+  UNAVAILABLE: 'Service unavailable',
+  INTERNAL: 'Internal error',
+};
+
+export function problemOf(error: AppError): Problem {
+  return {
+    type: `urn:quartermaster:problem:${error.code.toLowerCase().replaceAll('_', '-')}`,
+    title: TITLES[error.code],
+    status: httpStatusOf(error.code),
+    detail: error.detail,
+    code: error.code,
+    errors: error.errors,
+  };
+}
+
+/** Fastify's own errors (body parsing, limits) carry a `code` like FST_ERR_CTP_BODY_TOO_LARGE and a statusCode. */
+interface FrameworkError {
+  code?: unknown;
+  statusCode?: unknown;
+  message?: unknown;
+}
+
+/**
+ * Turns anything thrown into an AppError: AppErrors pass through; Nest HttpExceptions and Fastify errors
+ * become the code of their status; everything else is INTERNAL (and `internal` is true, to be logged).
+ */
+export function toAppError(error: unknown): { error: AppError; internal: boolean } {
+  if (error instanceof AppError) return { error, internal: false };
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    return { error: new AppError(codeOfStatus(status), status === 404 ? 'no such route' : error.message), internal: status >= 500 };
+  }
+  if (typeof error === 'object' && error !== null) {
+    const e = error as FrameworkError;
+    const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
+    const message = typeof e.message === 'string' ? e.message : 'request rejected';
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { error: new AppError('PAYLOAD_TOO_LARGE', message), internal: false };
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return { error: new AppError('UNSUPPORTED_MEDIA_TYPE', `${message}; send Content-Type: application/json`), internal: false };
+    }
+    if (status !== undefined && status >= 400 && status < 500) {
+      return { error: new AppError(codeOfStatus(status), message), internal: false };
+    }
+  }
+  return { error: new AppError('INTERNAL', 'an internal error occurred; it has been logged'), internal: true };
+}
+
+function codeOfStatus(status: number): ErrorCode {
+  if (status === 401) return 'UNAUTHENTICATED';
+  if (status === 403) return 'FORBIDDEN';
+  if (status === 404 || status === 405) return 'NOT_FOUND';
+  if (status === 409) return 'CONFLICT';
+  if (status === 413) return 'PAYLOAD_TOO_LARGE';
+  if (status === 415) return 'UNSUPPORTED_MEDIA_TYPE';
+  if (status === 422) return 'UNKNOWN_REFERENCE';
+  if (status === 503) return 'UNAVAILABLE';
+  if (status >= 400 && status < 500) return 'MALFORMED_REQUEST';
+  return 'INTERNAL';
+}

@@ -1,0 +1,13 @@
+// Repositories over the database (raw SQL on the Database's pg pool; see README of libs/db).
+export * from './db-handle.js';
+export * from './tenancy.records.js';
+export * from './job.records.js';
+export * from './token.repository.js';
+export * from './flavor.repository.js';
+export * from './cohort.repository.js';
+export * from './team.repository.js';
+export * from './quota.repository.js';
+export * from './node.repository.js';
+export * from './job.repository.js';
+export * from './scheduler-state.repository.js';
+export * from './usage.repository.js';

@@ -1,0 +1,60 @@
+/** Rows of the tenancy tables as the repositories return them (API spellings of enums). */
+export type FlavorKindName = 'nvidia-gpu' | 'aws-trainium' | 'intel-gaudi' | 'google-tpu';
+
+export interface FlavorRecord {
+  name: string;
+  kind: FlavorKindName;
+  resourceName: string;
+  nodeLabels: Record<string, string>;
+  memoryGiB: number | null;
+  relativeSpeed: number;
+  costPerHour: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CohortRecord {
+  name: string;
+  description: string;
+  members: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface TeamRecord {
+  name: string;
+  cohort: string | null;
+  fairShareWeight: number;
+  withinTeam: 'Never' | 'LowerPriority' | 'LowerOrNewerEqualPriority';
+  reclaimWithinCohort: 'Never' | 'LowerPriority' | 'Any';
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface QuotaRecord {
+  team: string;
+  flavor: string;
+  nominal: number;
+  borrowingLimit: number | null;
+  lendingLimit: number | null;
+}
+
+export interface NodeRecord {
+  name: string;
+  flavor: string;
+  accelerators: number;
+  cpuMillis: number;
+  memoryMiB: number;
+  topology: { zone?: string; block?: string; domain?: string; tpuShape?: string };
+  schedulable: boolean;
+  source: 'api' | 'kubernetes';
+  external: { accelerators: number; cpuMillis: number; memoryMiB: number };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Result of an upsert: the row after, and whether it was created (201) or replaced (200). */
+export interface Upserted<T> {
+  record: T;
+  created: boolean;
+}
