@@ -2,3 +2,21 @@
 export * from './model.js';
 export * from './lifecycle.js';
 export * from './invariants.js';
+export { runCycle } from './cycle.js';
+export { teamUsage, type TeamFlavorUsage } from './usage.js';
+export {
+  type Amount,
+  UNLIMITED,
+  addAmount,
+  formatAmount,
+  fromLimit,
+  isQuantity,
+  isUnlimited,
+  minAmount,
+  replicasWithin,
+  subAmount,
+} from './amount.js';
+export { QuotaBook, type QuotaEntry, borrowedOf, cohortIdle, maxAddable, quotaCeiling } from './quota.js';
+export { compareWithinTeam } from './ordering.js';
+export { effectiveSpeed, flavorOrder, seededRandom } from './flavor-selection.js';
+export { compareCandidates, reclaimAllows, withinTeamAllows } from './preemptor.js';

@@ -1,0 +1,251 @@
+/**
+ * Everything one cycle knows and mutates: node capacity (ClusterState), quota usage (QuotaBook),
+ * fair-share usage, the jobs holding capacity (running, and admitted during this cycle), each flavor's
+ * release timeline, and the reservations made so far. `hold` and `release` are exact inverses and the
+ * only way capacity changes hands, so preemption can try victim sets and undo them.
+ */
+import { ClusterState } from './cluster-state.js';
+import { FairShare } from './fair-share.js';
+import type { Flavor, JobSpec, RunningJob, Snapshot, Team } from './model.js';
+import { QuotaBook } from './quota.js';
+import { ReservationBook } from './reservations.js';
+
+export interface HeldReplica {
+  node: number;
+  a: number;
+  c: number;
+  m: number;
+}
+
+/** A job holding capacity: running at snapshot time or admitted in this cycle. */
+export interface Holding {
+  job: JobSpec;
+  flavor: string;
+  replicas: HeldReplica[];
+  /** Σ accelerators over replicas. */
+  accelerators: number;
+  admittedAt: number;
+  /** Expected end, epoch ms (never before `now`). */
+  end: number;
+  admittedThisCycle: boolean;
+  removed: boolean;
+  /** Preempted for good in this cycle (not a tentative release). */
+  evicted?: boolean;
+  /** Already in the per-team and timeline lists (they keep removed entries, flagged). */
+  indexed?: boolean;
+}
+
+/** A team's possible victims on one flavor, in candidate order (priority ascending first). */
+export interface VictimList {
+  list: readonly Holding[];
+  /** Entries before `start` were evicted for good. */
+  start: number;
+  /** prefix[i] = Σ accelerators of list[0..i). */
+  prefix: number[];
+}
+
+/** Upper bound of the accelerators in `v` from `start` whose priority passes `below` (list sorted by priority). */
+export function victimBound(v: VictimList, below: (priority: number) => boolean): number {
+  let lo = v.start;
+  let hi = v.list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (below(v.list[mid]!.job.priority)) lo = mid + 1;
+    else hi = mid;
+  }
+  return v.prefix[lo]! - v.prefix[v.start]!;
+}
+
+const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const byId = <T extends { id: string }>(a: T, b: T): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+export const tfKey = (team: string, flavor: string): string => `${team}\u0000${flavor}`;
+
+/** Seconds → ms end time, from `start`; null runtime uses the default; never before `now`. */
+export function expectedEnd(start: number, runtimeSeconds: number | null, defaultSeconds: number, now: number): number {
+  const rt = runtimeSeconds ?? defaultSeconds;
+  return Math.max(now, start + rt * 1000);
+}
+
+export class CycleState {
+  readonly now: number;
+  readonly cluster: ClusterState;
+  readonly quota: QuotaBook;
+  readonly share: FairShare;
+  readonly flavors = new Map<string, Flavor>();
+  readonly teams = new Map<string, Team>();
+  readonly reservations = new ReservationBook();
+  private readonly byTeamFlavor = new Map<string, Holding[]>();
+  private readonly timelines = new Map<string, Holding[]>();
+  private readonly shareListeners: ((team: string) => void)[] = [];
+  private building = true;
+  private readonly sortedVictims = new Map<string, VictimList>();
+  private readonly epochs = new Map<string, number>();
+  /** Reservation requests that cannot fit even after every known job ends (reservations.ts). */
+  readonly failedReservations = new Map<string, { count: number; minK: number }>();
+  /** Preemption attempts that failed (preemptor.ts), by team, flavor and request shape. */
+  readonly failedPreemptions = new Map<string, { epoch: number; priority: number; submittedAt: number; minK: number }>();
+
+  constructor(readonly snapshot: Snapshot) {
+    this.now = snapshot.now;
+    const flavors = [...snapshot.flavors].sort(byName);
+    const teams = [...snapshot.teams].sort(byName);
+    for (const f of flavors) if (!this.flavors.has(f.name)) this.flavors.set(f.name, f);
+    for (const t of teams) if (!this.teams.has(t.name)) this.teams.set(t.name, t);
+    const quotas = [...snapshot.quotas].sort(
+      (a, b) => (a.team < b.team ? -1 : a.team > b.team ? 1 : 0) || (a.flavor < b.flavor ? -1 : a.flavor > b.flavor ? 1 : 0),
+    );
+    this.cluster = new ClusterState([...snapshot.nodes].sort(byName), [...this.flavors.values()]);
+    this.quota = new QuotaBook([...this.teams.values()], quotas);
+    const capacity = new Map<string, number>();
+    for (const f of this.flavors.keys()) capacity.set(f, this.cluster.flavor(f)?.fleetCapacity ?? 0);
+    this.share = new FairShare(
+      capacity,
+      new Map([...this.teams.values()].map((t) => [t.name, t.fairShareWeight])),
+    );
+    // Running jobs: the first of duplicate ids (by a stable sort on id) wins; usage is commutative,
+    // so without duplicates the input order does not matter and no sort is needed.
+    const seen = new Set<string>();
+    let running: readonly RunningJob[] = snapshot.running;
+    for (const r of running) {
+      if (seen.has(r.id)) {
+        running = [...snapshot.running].sort(byId);
+        break;
+      }
+      seen.add(r.id);
+    }
+    seen.clear();
+    const defaultRuntime = snapshot.options.defaultExpectedRuntimeSeconds;
+    for (const r of running) {
+      if (seen.has(r.id)) continue;
+      seen.add(r.id);
+      const replicas: HeldReplica[] = [];
+      let accelerators = 0;
+      for (const p of r.placement ?? []) {
+        accelerators += p.accelerators;
+        const node = this.cluster.index.get(p.node);
+        if (node === undefined) continue;
+        replicas.push({ node, a: p.accelerators, c: p.cpuMillis, m: p.memoryMiB });
+      }
+      const h: Holding = {
+        job: r,
+        flavor: r.flavor,
+        replicas,
+        accelerators,
+        admittedAt: r.admittedAt,
+        end: expectedEnd(r.admittedAt, r.expectedRuntimeSeconds, defaultRuntime, this.now),
+        admittedThisCycle: false,
+        removed: true,
+      };
+      this.hold(h);
+    }
+    this.cluster.seal();
+    for (const tl of this.timelines.values()) tl.sort(byEnd);
+    this.building = false;
+  }
+
+  /** Called with a team whenever its usage (and so its fair share) changes. */
+  onShareChange(fn: (team: string) => void): void {
+    this.shareListeners.push(fn);
+  }
+
+  /** Puts `h` on its nodes, quota and timeline (new admission, or undoing a tentative preemption). */
+  hold(h: Holding): void {
+    if (!h.removed) return;
+    h.removed = false;
+    for (const r of h.replicas) this.cluster.apply(r.node, -r.a, -r.c, -r.m);
+    this.quota.add(h.job.team, h.flavor, h.accelerators);
+    this.share.add(h.job.team, h.flavor, h.accelerators);
+    if (h.indexed !== true) {
+      h.indexed = true;
+      const k = tfKey(h.job.team, h.flavor);
+      const list = this.byTeamFlavor.get(k);
+      if (list === undefined) this.byTeamFlavor.set(k, [h]);
+      else list.push(h);
+      let tl = this.timelines.get(h.flavor);
+      if (tl === undefined) {
+        tl = [];
+        this.timelines.set(h.flavor, tl);
+      }
+      if (this.building) tl.push(h);
+      else insertSorted(tl, h);
+    }
+    if (this.building) return;
+    this.reservations.onHold(h);
+    const e = this.quota.get(h.job.team, h.flavor);
+    // More usage never helps a preemptor, except that a team starting to borrow becomes reclaimable.
+    if (e !== undefined && e.used > e.nominal && e.used - h.accelerators <= e.nominal) this.bumpEpoch(h.flavor);
+    for (const fn of this.shareListeners) fn(h.job.team);
+  }
+
+  /** Takes `h` off (preemption). Its entry stays in the lists, flagged removed, so `hold` can undo. */
+  release(h: Holding): void {
+    if (h.removed) return;
+    h.removed = true;
+    for (const r of h.replicas) this.cluster.apply(r.node, r.a, r.c, r.m);
+    this.quota.remove(h.job.team, h.flavor, h.accelerators);
+    this.share.remove(h.job.team, h.flavor, h.accelerators);
+    this.reservations.onRelease(h);
+    this.bumpEpoch(h.flavor);
+    for (const fn of this.shareListeners) fn(h.job.team);
+  }
+
+  /** Live holdings of `team` on `flavor`. */
+  holdingsOf(team: string, flavor: string): Holding[] {
+    return (this.byTeamFlavor.get(tfKey(team, flavor)) ?? []).filter((h) => !h.removed);
+  }
+
+  /**
+   * Holdings of `team` on `flavor` present at snapshot time (the only possible preemption victims),
+   * sorted once by `order`; entries may be flagged removed.
+   */
+  victimsOf(team: string, flavor: string, order: (x: Holding, y: Holding) => number): VictimList {
+    const k = tfKey(team, flavor);
+    let v = this.sortedVictims.get(k);
+    if (v === undefined) {
+      const list = (this.byTeamFlavor.get(k) ?? []).filter((h) => !h.admittedThisCycle).sort(order);
+      const prefix = [0];
+      for (const h of list) prefix.push(prefix[prefix.length - 1]! + h.accelerators);
+      v = { list, start: 0, prefix };
+      this.sortedVictims.set(k, v);
+    }
+    while (v.start < v.list.length && v.list[v.start]!.evicted === true) v.start++;
+    return v;
+  }
+
+  /**
+   * Changes whenever capacity is released (preemption) or a team's usage of `flavor` grows: a
+   * preemption attempt that failed at one epoch fails again for an equal or lesser request at the same epoch.
+   */
+  epoch(flavor: string): number {
+    return this.epochs.get(flavor) ?? 0;
+  }
+
+  private bumpEpoch(flavor: string): void {
+    this.epochs.set(flavor, this.epoch(flavor) + 1);
+  }
+
+  /** Undoes epoch bumps of a tentative change that was fully undone (preemptor.ts). */
+  restoreEpoch(flavor: string, epoch: number): void {
+    this.epochs.set(flavor, epoch);
+  }
+
+  /** Live holdings of `flavor` in order of expected end (then id). */
+  timeline(flavor: string): readonly Holding[] {
+    return this.timelines.get(flavor) ?? [];
+  }
+}
+
+function byEnd(a: Holding, b: Holding): number {
+  return a.end - b.end || (a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0);
+}
+
+function insertSorted(tl: Holding[], h: Holding): void {
+  let lo = 0;
+  let hi = tl.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (byEnd(tl[mid]!, h) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  tl.splice(lo, 0, h);
+}

@@ -1,0 +1,96 @@
+/**
+ * Whether a job starts now on one flavor, without preemption: quota first (cheap), then the
+ * reservations it must not delay, then node placement. Returns the largest replica count (elastic
+ * gangs) that fits all three, or why it does not.
+ */
+import { replicasWithin } from './amount.js';
+import { backfillLimits } from './backfill.js';
+import type { CycleState } from './cycle-state.js';
+import { type GangFit, type GangRequest, type ReplicaShape, placeGang } from './gang-placer.js';
+import type { PendingJob } from './model.js';
+import { maxAddable, quotaCeiling } from './quota.js';
+import {
+  type FlavorFailure,
+  capacityMessage,
+  ceilingMessage,
+  fleetMessage,
+  noQuotaMessage,
+  quotaMessage,
+  reservationBlockMessage,
+} from './reasons.js';
+
+export type FitOutcome = { ok: true; flavor: string; nodes: number[] } | { ok: false; failure: FlavorFailure };
+
+export function shapeOf(job: PendingJob): ReplicaShape {
+  return { a: job.acceleratorsPerReplica, c: job.cpuMillisPerReplica, m: job.memoryMiBPerReplica };
+}
+
+const fail = (flavor: string, code: FlavorFailure['code'], message: string): FitOutcome => ({
+  ok: false,
+  failure: { flavor, code, message },
+});
+
+/** Static checks: the job can never fit this flavor (quota ceiling or fleet too small). */
+export function neverFits(st: CycleState, job: PendingJob, flavor: string): FitOutcome | undefined {
+  const e = st.quota.get(job.team, flavor);
+  if (e === undefined || e.implicit) return fail(flavor, 'NO_QUOTA', noQuotaMessage(job.team, flavor));
+  const a = job.acceleratorsPerReplica;
+  const need = a * job.minReplicas;
+  const ceiling = quotaCeiling(e);
+  if (need > ceiling) return fail(flavor, 'UNSATISFIABLE', ceilingMessage(e, need, ceiling));
+  const fl = st.cluster.flavor(flavor)!;
+  if (a > fl.maxAllocatable || need > fl.totalAllocatable) {
+    return fail(flavor, 'UNSATISFIABLE', fleetMessage(flavor, job.minReplicas, a, fl.maxAllocatable, fl.totalAllocatable));
+  }
+  return undefined;
+}
+
+/** Quota, reservations and placement for `job` on `flavor`, now. Does not change the state. */
+export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitOutcome {
+  const never = neverFits(st, job, flavor);
+  if (never !== undefined) return never;
+  const e = st.quota.get(job.team, flavor)!;
+  const shape = shapeOf(job);
+  const minK = job.minReplicas;
+
+  // 1. Quota now.
+  const kq = replicasWithin(maxAddable(e), shape.a, job.replicas);
+  if (kq < minK) {
+    const v = st.quota.check(job.team, flavor, shape.a * minK);
+    const code = v.ok ? 'QUOTA_EXCEEDED' : v.code === 'NO_QUOTA' ? 'QUOTA_EXCEEDED' : v.code;
+    return fail(flavor, code, quotaMessage(code, e, shape.a * minK));
+  }
+
+  // 2. Reservations of earlier jobs it must not delay.
+  const limits = backfillLimits(st, job, flavor);
+  let maxK = kq;
+  if (limits.slack !== undefined) {
+    maxK = Math.min(maxK, replicasWithin(Math.max(0, limits.slack.quotaSlack), shape.a, job.replicas));
+    if (maxK < minK) return blocked(flavor, limits.slack);
+  }
+
+  // 3. Nodes.
+  const req: GangRequest = { flavor, shape, minK, maxK, topology: job.topology, caps: limits.caps };
+  const fit = placeGang(st.cluster, req);
+  if (fit.ok) return { ok: true, flavor, nodes: fit.nodes };
+  if (limits.caps !== undefined) {
+    const free = placeGang(st.cluster, { ...req, caps: undefined });
+    if (free.ok) return blocked(flavor, limits.overlapping[0]!);
+    return capacityFailure(st, job, flavor, free);
+  }
+  return capacityFailure(st, job, flavor, fit);
+}
+
+function blocked(flavor: string, r: { job: PendingJob; startAt: number }): FitOutcome {
+  return fail(flavor, 'BLOCKED_BY_RESERVATION', reservationBlockMessage(r.job, flavor, r.startAt));
+}
+
+function capacityFailure(st: CycleState, job: PendingJob, flavor: string, fit: GangFit): FitOutcome {
+  if (fit.ok) throw new Error('capacityFailure called with a fit');
+  const fl = st.cluster.flavor(flavor)!;
+  const code =
+    fit.grouping === 'none' || job.acceleratorsPerReplica * job.minReplicas > fl.totalFree
+      ? 'INSUFFICIENT_CAPACITY'
+      : 'TOPOLOGY_UNSATISFIABLE';
+  return fail(flavor, code, capacityMessage(flavor, job.minReplicas, job.acceleratorsPerReplica, fit, fl.totalFree));
+}

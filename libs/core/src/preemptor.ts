@@ -1,0 +1,312 @@
+/**
+ * Choosing preemption victims (pure: it tries victim sets on the cycle state and undoes them; the
+ * caller commits). Only when `options.preemption` and only after every flavor failed without it.
+ *
+ * Who may be a victim of job J (team T) on flavor f:
+ * - never a non-preemptible job, one admitted less than minRuntimeBeforePreemptionSeconds ago, or one
+ *   admitted in this very cycle; victims are whole gangs;
+ * - within T, by T's `withinTeam` policy: LowerPriority → victim.priority < J.priority;
+ *   LowerOrNewerEqualPriority → also equal priority when the victim was submitted later;
+ * - in another team S of T's cohort, by T's `reclaimWithinCohort` policy (LowerPriority → lower
+ *   priority; Any → any priority), only while S borrows f (used_S > nominal_S) and only if T stays
+ *   within its own nominal after admitting J (reclaiming, never borrowing, by preemption).
+ *
+ * Candidates, cheapest first:
+ *   1. lowest priority; 2. most recently admitted; 3. fewest accelerators; 4. id.
+ * Victims are added in that order (skipping a cross-team candidate whose team stopped borrowing)
+ * until J fits (quota AND node placement, respecting reservations); then every victim that is not
+ * needed is put back, latest first. These rules exclude cycles: a within-team victim has lower (or
+ * equal and newer) priority, so it can never preempt its preemptor back; a cross-team victim's team
+ * borrows while the preemptor's team stays within nominal, so the preemptor is never reclaimable.
+ */
+import { replicasWithin } from './amount.js';
+import { backfillLimits } from './backfill.js';
+import { type CycleState, type Holding, victimBound } from './cycle-state.js';
+import { shapeOf } from './fit.js';
+import { groupSlots, placeGang, shapeKey } from './gang-placer.js';
+import type { NodeGroup } from './cluster-state.js';
+import { groupingOf } from './topology.js';
+import type { PendingJob, Preemption, PreemptionKind, ReclaimPolicy, WithinTeamPolicy } from './model.js';
+import { maxAddable } from './quota.js';
+import { jobLabel } from './reasons.js';
+
+export interface PreemptionPlan {
+  flavor: string;
+  nodes: number[];
+  victims: Holding[];
+  preemptions: Preemption[];
+}
+
+export function withinTeamAllows(policy: WithinTeamPolicy, victim: Holding, job: PendingJob): boolean {
+  switch (policy) {
+    case 'Never':
+      return false;
+    case 'LowerPriority':
+      return victim.job.priority < job.priority;
+    case 'LowerOrNewerEqualPriority':
+      return (
+        victim.job.priority < job.priority ||
+        (victim.job.priority === job.priority && victim.job.submittedAt > job.submittedAt)
+      );
+  }
+}
+
+export function reclaimAllows(policy: ReclaimPolicy, victim: Holding, job: PendingJob): boolean {
+  switch (policy) {
+    case 'Never':
+      return false;
+    case 'LowerPriority':
+      return victim.job.priority < job.priority;
+    case 'Any':
+      return true;
+  }
+}
+
+/** Cheapest first: 1. lowest priority, 2. most recently admitted, 3. fewest accelerators, 4. id. */
+export function compareCandidates(x: Holding, y: Holding): number {
+  return (
+    x.job.priority - y.job.priority ||
+    y.admittedAt - x.admittedAt ||
+    x.accelerators - y.accelerators ||
+    (x.job.id < y.job.id ? -1 : x.job.id > y.job.id ? 1 : 0)
+  );
+}
+
+function preemptible(st: CycleState, h: Holding): boolean {
+  const minRuntimeMs = st.snapshot.options.minRuntimeBeforePreemptionSeconds * 1000;
+  return !h.removed && !h.admittedThisCycle && h.job.preemptible && st.now - h.admittedAt >= minRuntimeMs;
+}
+
+function isBorrowing(st: CycleState, team: string, flavor: string): boolean {
+  const e = st.quota.get(team, flavor);
+  return e !== undefined && e.used > e.nominal;
+}
+
+/**
+ * Whether the eligible candidates could possibly free `capacityGap` accelerators and `quotaGap` of
+ * quota (each victim frees at most its size of both). Consumes the sources; the caller rewinds them.
+ */
+function enoughCandidates(st: CycleState, sources: Source[], capacityGap: number, quotaGap: number): boolean {
+  let sum = 0;
+  const gap = Math.max(capacityGap, quotaGap);
+  if (gap <= 0) return true;
+  for (let c = nextCandidate(st, sources); c !== undefined; c = nextCandidate(st, sources)) {
+    sum += c.h.accelerators;
+    if (sum >= gap) return true;
+  }
+  return false;
+}
+
+/** A sorted victim list of one team, consumed lazily in candidate order. */
+interface Source {
+  list: readonly Holding[];
+  /** First entry not evicted for good. */
+  start: number;
+  next: number;
+  crossTeam: boolean;
+  allows: (h: Holding) => boolean;
+  /** For priority-bounded policies: the list (sorted by priority) is done once this is false. */
+  stillEligible: (h: Holding) => boolean;
+}
+
+/** The next candidate over all sources, cheapest first (a lazy k-way merge). */
+function nextCandidate(st: CycleState, sources: Source[]): { h: Holding; src: Source } | undefined {
+  let best: { h: Holding; src: Source } | undefined;
+  for (const src of sources) {
+    while (src.next < src.list.length) {
+      const h = src.list[src.next]!;
+      if (!src.stillEligible(h)) {
+        src.next = src.list.length;
+        break;
+      }
+      if (preemptible(st, h) && src.allows(h)) break;
+      src.next++;
+    }
+    const h = src.list[src.next];
+    if (h !== undefined && (best === undefined || compareCandidates(h, best.h) < 0)) best = { h, src };
+  }
+  if (best !== undefined) best.src.next++;
+  return best;
+}
+
+/** Finds, and leaves applied on `st`, the cheapest sufficient victim set for `job` on `flavor`. */
+export function planPreemption(st: CycleState, job: PendingJob, flavor: string): PreemptionPlan | undefined {
+  const team = st.teams.get(job.team);
+  const e = st.quota.get(job.team, flavor);
+  const fl = st.cluster.flavor(flavor);
+  if (team === undefined || e === undefined || e.implicit || fl === undefined) return undefined;
+  const shape = shapeOf(job);
+  const need = shape.a * job.minReplicas;
+  // A failed attempt of the same team and shape, at the same epoch, by a job that had at least the
+  // candidates this one has (higher priority, or equal and submitted no later) and needed no more.
+  const memoKey = `${job.team}|${flavor}|${shapeKey({ flavor, shape, minK: 0, maxK: 0, topology: job.topology })}`;
+  const prev = st.failedPreemptions.get(memoKey);
+  if (
+    prev !== undefined &&
+    prev.epoch === st.epoch(flavor) &&
+    prev.minK <= job.minReplicas &&
+    (prev.priority > job.priority || (prev.priority === job.priority && prev.submittedAt <= job.submittedAt))
+  ) {
+    return undefined;
+  }
+  const remember = (): undefined => {
+    st.failedPreemptions.set(memoKey, { epoch: st.epoch(flavor), priority: job.priority, submittedAt: job.submittedAt, minK: job.minReplicas });
+    return undefined;
+  };
+
+  // 1. Candidate sources: the own team, and teams of the cohort that borrow the flavor.
+  const sources: Source[] = [];
+  const within = team.preemption.withinTeam;
+  // Upper bound of what the candidates could free (prefix sums over priority-sorted lists).
+  let freeable = 0;
+  if (within !== 'Never') {
+    const v = st.victimsOf(job.team, flavor, compareCandidates);
+    const below = within === 'LowerPriority' ? (p: number) => p < job.priority : (p: number) => p <= job.priority;
+    freeable += victimBound(v, below);
+    sources.push({
+      list: v.list,
+      start: v.start,
+      next: v.start,
+      crossTeam: false,
+      allows: (h) => withinTeamAllows(within, h, job),
+      stillEligible: (h) => below(h.job.priority),
+    });
+  }
+  const reclaim = team.preemption.reclaimWithinCohort;
+  if (team.cohort !== null && reclaim !== 'Never' && e.used + need <= e.nominal) {
+    for (const other of st.quota.members(team.cohort, flavor)) {
+      if (other.team === job.team || other.used <= other.nominal) continue;
+      const v = st.victimsOf(other.team, flavor, compareCandidates);
+      freeable += victimBound(v, reclaim === 'Any' ? () => true : (p) => p < job.priority);
+      sources.push({
+        list: v.list,
+        start: v.start,
+        next: v.start,
+        crossTeam: true,
+        allows: (h) => reclaimAllows(reclaim, h, job),
+        stillEligible: reclaim === 'Any' ? () => true : (h) => h.job.priority < job.priority,
+      });
+    }
+  }
+  if (sources.length === 0) return undefined;
+  // Fast bounds: even freeing every candidate leaves too few accelerators, or too little quota.
+  if (fl.totalFree + freeable < need || maxAddable(e) + freeable < need) return remember();
+  // Dry run: sum the eligible candidates (without releasing anything) until they could cover the job.
+  if (!enoughCandidates(st, sources, need - fl.totalFree, need - maxAddable(e))) return remember();
+  for (const src of sources) src.next = src.start;
+
+  // 2. Add victims, cheapest first, until the job fits. Placement is the expensive check, so it runs
+  // only once quota and the flavor's free total allow the job; and for topology requests, once it has
+  // failed, only the groups holding newly released nodes are re-examined (nothing else changed).
+  const grouping = groupingOf(job.topology);
+  const baseReq = { flavor, shape, minK: job.minReplicas, maxK: job.minReplicas, topology: job.topology };
+  let knownFailure = false;
+  let touched: Holding[] = [];
+  let lastGood: NodeGroup | undefined;
+  const cheapChecks = (victims: readonly Holding[]): ReturnType<typeof backfillLimits> | undefined => {
+    if (fl.totalFree < need || maxAddable(e) < need) return undefined;
+    if (e.used + need > e.nominal && victims.some((v) => v.job.team !== job.team)) return undefined;
+    const limits = backfillLimits(st, job, flavor);
+    if (limits.slack !== undefined && limits.slack.quotaSlack < need) return undefined;
+    return limits;
+  };
+  const inGroup = (g: NodeGroup, caps: Map<number, number> | undefined): boolean =>
+    g.freeSum >= need && groupSlots(st.cluster, g, { ...baseReq, caps }) >= job.minReplicas;
+  const placementFits = (caps: Map<number, number> | undefined): boolean => {
+    if (grouping === 'none') return placeGang(st.cluster, { ...baseReq, caps }).ok;
+    if (lastGood !== undefined && inGroup(lastGood, caps)) return true;
+    if (knownFailure) {
+      const seen = new Set<NodeGroup>();
+      for (const h of touched) {
+        for (const rep of h.replicas) {
+          for (const g of st.cluster.groupsOfNode(rep.node, grouping)) {
+            if (seen.has(g)) continue;
+            seen.add(g);
+            if (inGroup(g, caps)) return (lastGood = g) !== undefined;
+          }
+        }
+      }
+      touched = [];
+      return false;
+    }
+    const ok = placeGang(st.cluster, { ...baseReq, caps }).ok;
+    if (!ok) {
+      knownFailure = true;
+      touched = [];
+    }
+    return ok;
+  };
+  const fits = (victims: readonly Holding[]): boolean => {
+    const limits = cheapChecks(victims);
+    return limits !== undefined && placementFits(limits.caps);
+  };
+  const epochBefore = st.epoch(flavor);
+  const failuresBefore = st.cluster.savedFailures(flavor);
+  const undo = (victims: Holding[]): void => {
+    for (const v of [...victims].reverse()) st.hold(v);
+    st.restoreEpoch(flavor, epochBefore);
+    st.cluster.restoreFailures(flavor, failuresBefore);
+  };
+  const victims: Holding[] = [];
+  let ok = false;
+  for (let c = nextCandidate(st, sources); c !== undefined; c = nextCandidate(st, sources)) {
+    if (c.src.crossTeam && !isBorrowing(st, c.h.job.team, flavor)) continue;
+    st.release(c.h);
+    victims.push(c.h);
+    touched.push(c.h);
+    if (fits(victims)) {
+      ok = true;
+      break;
+    }
+  }
+  if (!ok) {
+    undo(victims);
+    return remember();
+  }
+
+  // 3. Walk back: put back every victim that is not needed, latest added first. (Capacity shrinks
+  // here, so placement is checked in full, starting with the group that fitted last.)
+  knownFailure = false;
+  for (let i = victims.length - 2; i >= 0; i--) {
+    const v = victims[i]!;
+    st.hold(v);
+    const rest = victims.filter((_, j) => j !== i);
+    if (fits(rest)) victims.splice(i, 1);
+    else st.release(v);
+    knownFailure = false;
+  }
+
+  // 4. Place the job (largest elastic count the freed capacity allows).
+  const limits = backfillLimits(st, job, flavor);
+  let maxK = replicasWithin(maxAddable(e), shape.a, job.replicas);
+  if (limits.slack !== undefined) maxK = Math.min(maxK, replicasWithin(Math.max(0, limits.slack.quotaSlack), shape.a, job.replicas));
+  const req = { flavor, shape, minK: job.minReplicas, maxK: Math.max(maxK, job.minReplicas), topology: job.topology, caps: limits.caps };
+  const fit = placeGang(st.cluster, req);
+  if (!fit.ok) {
+    undo(victims);
+    return undefined;
+  }
+  for (const v of victims) v.evicted = true;
+  return { flavor, nodes: fit.nodes, victims, preemptions: victims.map((v) => explainPreemption(v, job, flavor)) };
+}
+
+function explainPreemption(v: Holding, job: PendingJob, flavor: string): Preemption {
+  const kind: PreemptionKind = v.job.team === job.team ? 'WithinTeam' : 'ReclaimWithinCohort';
+  const cmp =
+    v.job.priority < job.priority
+      ? `priority ${job.priority} > ${v.job.priority}`
+      : v.job.priority === job.priority
+        ? `priority ${job.priority} = ${v.job.priority}, submitted earlier`
+        : `priority ${job.priority} < ${v.job.priority}, reclaim policy Any`;
+  const why =
+    kind === 'WithinTeam'
+      ? `to free ${v.accelerators} ${flavor} within team ${job.team}`
+      : `to reclaim ${v.accelerators} ${flavor} lent to team ${v.job.team}`;
+  return {
+    victimJobId: v.job.id,
+    victimTeam: v.job.team,
+    preemptorJobId: job.id,
+    kind,
+    message: `preempted by ${jobLabel(job)} (${cmp}) ${why}`,
+  };
+}

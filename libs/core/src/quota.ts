@@ -1,0 +1,200 @@
+/**
+ * Quota arithmetic (one level of cohorts, Kueue-like). For team t and flavor f:
+ *
+ *   lendable_t   = min(lendingLimit ?? nominal, nominal)     part of t's nominal others may use when idle
+ *   guaranteed_t = nominal − lendable_t                      part nobody else can ever use
+ *   pool_f       = Σ_{t in cohort} lendable_t                the cohort's shared pool
+ *   overflow_f   = Σ_{t in cohort} max(0, used_t − guaranteed_t)   what is drawn from the pool
+ *
+ * Team t may add x accelerators iff
+ *   (1) used_t + x ≤ nominal_t + (borrowingLimit ?? ∞)      (no cohort: used_t + x ≤ nominal_t), and
+ *   (2) the pool is not overdrawn by the change: the increase of overflow ≤ max(0, pool − overflow).
+ * (2) lets a team always use its guaranteed part, even when a stale snapshot shows the pool overdrawn.
+ * A team with no Quota row for a flavor cannot use it (NO_QUOTA); running work on such a flavor is still
+ * counted (as an implicit zero quota) so that it occupies the pool.
+ */
+import { type Amount, UNLIMITED, addAmount, fromLimit, minAmount, subAmount } from './amount.js';
+import type { Quota, Team } from './model.js';
+
+export interface CohortPool {
+  cohort: string;
+  flavor: string;
+  pool: Amount;
+  overflow: Amount;
+}
+
+export interface QuotaEntry {
+  team: string;
+  flavor: string;
+  nominal: Amount;
+  borrowingLimit: Amount;
+  lendingLimit: Amount;
+  lendable: Amount;
+  guaranteed: Amount;
+  used: Amount;
+  /** Null when the team has no cohort. */
+  pool: CohortPool | null;
+  /** True when no Quota row exists (only running work put it here): pending jobs get NO_QUOTA. */
+  implicit: boolean;
+}
+
+export type QuotaVerdict =
+  | { ok: true }
+  | { ok: false; code: 'NO_QUOTA' | 'QUOTA_EXCEEDED' | 'COHORT_EXHAUSTED'; entry: QuotaEntry | undefined };
+
+const key = (a: string, b: string): string => `${a}\u0000${b}`;
+
+/** Over-the-guarantee part of a usage: what it draws from the cohort pool. */
+function overflowOf(used: Amount, guaranteed: Amount): Amount {
+  return used > guaranteed ? used - guaranteed : 0;
+}
+
+/** Most `e`'s team could ever hold of the flavor (its quota ceiling), regardless of current usage. */
+export function quotaCeiling(e: QuotaEntry): Amount {
+  if (e.pool === null) return e.nominal;
+  return minAmount(addAmount(e.nominal, e.borrowingLimit), addAmount(e.guaranteed, e.pool.pool));
+}
+
+/** Largest x the team may add now (rules (1) and (2) above). */
+export function maxAddable(e: QuotaEntry): Amount {
+  if (e.implicit) return 0;
+  if (e.pool === null) return subAmount(e.nominal, e.used);
+  const byLimit = subAmount(addAmount(e.nominal, e.borrowingLimit), e.used);
+  const idle = subAmount(e.pool.pool, e.pool.overflow);
+  const byPool = addAmount(subAmount(e.guaranteed, e.used), idle);
+  return minAmount(byLimit, byPool);
+}
+
+/** Accelerators the team uses above its nominal. */
+export function borrowedOf(e: QuotaEntry): Amount {
+  return subAmount(e.used, e.nominal);
+}
+
+/** Idle capacity of the cohort pool. */
+export function cohortIdle(e: QuotaEntry): Amount {
+  return e.pool === null ? 0 : subAmount(e.pool.pool, e.pool.overflow);
+}
+
+export class QuotaBook {
+  private readonly entries = new Map<string, Map<string, QuotaEntry>>();
+  private readonly ordered: QuotaEntry[] = [];
+  private readonly pools = new Map<string, CohortPool>();
+  private readonly cohortOf = new Map<string, string | null>();
+  private readonly poolMembers = new Map<CohortPool, QuotaEntry[]>();
+
+  /** `teams` and `quotas` must already be sorted (by name, then team/flavor) for determinism. */
+  constructor(teams: readonly Team[], quotas: readonly Quota[]) {
+    for (const t of teams) this.cohortOf.set(t.name, t.cohort);
+    for (const q of quotas) {
+      if (!this.cohortOf.has(q.team) || this.get(q.team, q.flavor) !== undefined) continue;
+      this.create(q.team, q.flavor, q.nominal, fromLimit(q.borrowingLimit), fromLimit(q.lendingLimit), false);
+    }
+  }
+
+  private create(
+    team: string,
+    flavor: string,
+    nominal: Amount,
+    borrowingLimit: Amount,
+    lendingLimit: Amount,
+    implicit: boolean,
+  ): QuotaEntry {
+    const cohort = this.cohortOf.get(team) ?? null;
+    let pool: CohortPool | null = null;
+    if (cohort !== null) {
+      const pk = key(cohort, flavor);
+      pool = this.pools.get(pk) ?? { cohort, flavor, pool: 0, overflow: 0 };
+      this.pools.set(pk, pool);
+    }
+    const lendable = cohort === null ? 0 : minAmount(lendingLimit, nominal);
+    const e: QuotaEntry = {
+      team,
+      flavor,
+      nominal,
+      borrowingLimit,
+      lendingLimit,
+      lendable,
+      guaranteed: nominal - lendable,
+      used: 0,
+      pool,
+      implicit,
+    };
+    if (pool !== null) pool.pool += lendable;
+    let byFlavor = this.entries.get(team);
+    if (byFlavor === undefined) {
+      byFlavor = new Map();
+      this.entries.set(team, byFlavor);
+    }
+    byFlavor.set(flavor, e);
+    this.ordered.push(e);
+    const members = pool === null ? undefined : this.poolMembers.get(pool);
+    if (pool !== null) {
+      if (members === undefined) this.poolMembers.set(pool, [e]);
+      else members.push(e);
+    }
+    return e;
+  }
+
+  get(team: string, flavor: string): QuotaEntry | undefined {
+    return this.entries.get(team)?.get(flavor);
+  }
+
+  /** Every entry, in creation order (Quota rows sorted by team/flavor, then implicit ones). */
+  all(): QuotaEntry[] {
+    return [...this.ordered];
+  }
+
+  /** Whether `team` may add `x` of `flavor` now. */
+  check(team: string, flavor: string, x: Amount): QuotaVerdict {
+    const e = this.get(team, flavor);
+    if (e === undefined || e.implicit) return { ok: false, code: 'NO_QUOTA', entry: e };
+    if (x <= maxAddable(e)) return { ok: true };
+    const byLimit = e.pool === null ? subAmount(e.nominal, e.used) : subAmount(addAmount(e.nominal, e.borrowingLimit), e.used);
+    return { ok: false, code: x > byLimit ? 'QUOTA_EXCEEDED' : 'COHORT_EXHAUSTED', entry: e };
+  }
+
+  /** Records usage (running or newly admitted work). Unknown teams are ignored. */
+  add(team: string, flavor: string, x: Amount): void {
+    if (!this.cohortOf.has(team)) return;
+    const e = this.get(team, flavor) ?? this.create(team, flavor, 0, 0, 0, true);
+    this.setUsed(e, e.used + x);
+  }
+
+  remove(team: string, flavor: string, x: Amount): void {
+    const e = this.get(team, flavor);
+    if (e !== undefined) this.setUsed(e, Math.max(0, e.used - x));
+  }
+
+  private setUsed(e: QuotaEntry, used: Amount): void {
+    if (e.pool !== null) e.pool.overflow += overflowOf(used, e.guaranteed) - overflowOf(e.used, e.guaranteed);
+    e.used = used;
+  }
+
+  /** Teams of `cohort` (sorted by name) holding an entry for `flavor`. */
+  members(cohort: string, flavor: string): QuotaEntry[] {
+    const pool = this.pools.get(key(cohort, flavor));
+    const list = pool === undefined ? [] : (this.poolMembers.get(pool) ?? []);
+    return [...list].sort((a, b) => (a.team < b.team ? -1 : a.team > b.team ? 1 : 0));
+  }
+}
+
+/**
+ * What `maxAddable` would be for `e` if the usages changed by `delta` (team → accelerators released,
+ * positive = less used). Used to evaluate quota at a future time (reservations) without mutating.
+ */
+export function maxAddableAfterRelease(e: QuotaEntry, releasedOwn: Amount, overflowDrop: Amount): Amount {
+  if (e.implicit) return 0;
+  const used = Math.max(0, e.used - releasedOwn);
+  if (e.pool === null) return subAmount(e.nominal, used);
+  const byLimit = subAmount(addAmount(e.nominal, e.borrowingLimit), used);
+  const overflow = Math.max(0, e.pool.overflow - overflowDrop);
+  const byPool = addAmount(subAmount(e.guaranteed, used), subAmount(e.pool.pool, overflow));
+  return minAmount(byLimit, byPool);
+}
+
+/** Drop of the cohort overflow when a team using `used` (guaranteed `g`) releases `r`. */
+export function overflowDropOnRelease(used: Amount, g: Amount, r: Amount): Amount {
+  return overflowOf(used, g) - overflowOf(Math.max(0, used - r), g);
+}
+
+export { UNLIMITED };

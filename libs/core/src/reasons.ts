@@ -1,0 +1,95 @@
+/**
+ * Why a job is still pending, in words an ML researcher can act on. Every message names the team,
+ * the flavor and the figures; `explain` picks the most useful failure across the flavors tried and
+ * appends the reserved start when the job has one.
+ */
+import { type Amount, formatAmount } from './amount.js';
+import type { GangFit } from './gang-placer.js';
+import type { JobSpec, PendingCode } from './model.js';
+import type { QuotaEntry } from './quota.js';
+import { cohortIdle } from './quota.js';
+import { describeGrouping } from './topology.js';
+
+/** Why a job could not start on one flavor. */
+export interface FlavorFailure {
+  flavor: string;
+  code: PendingCode;
+  message: string;
+}
+
+export const jobLabel = (job: Pick<JobSpec, 'team' | 'name'>): string => `${job.team}/${job.name}`;
+export const isoTime = (ms: number): string => new Date(ms).toISOString();
+
+export function noQuotaMessage(team: string, flavor: string): string {
+  return `team ${team} has no quota for ${flavor}`;
+}
+
+export function quotaMessage(code: 'QUOTA_EXCEEDED' | 'COHORT_EXHAUSTED', e: QuotaEntry, need: Amount): string {
+  const base = `team ${e.team} uses ${e.used} of ${e.nominal} nominal ${e.flavor}`;
+  if (code === 'COHORT_EXHAUSTED') {
+    return `${base}; cohort ${e.pool?.cohort ?? '-'} has ${cohortIdle(e)} idle; needs ${need}`;
+  }
+  const limit = e.pool === null ? ' (no cohort to borrow from)' : ` and may borrow ${formatAmount(e.borrowingLimit)}`;
+  return `${base}${limit}; needs ${need} more`;
+}
+
+export function ceilingMessage(e: QuotaEntry, need: Amount, ceiling: Amount): string {
+  return `needs ${need} ${e.flavor} but team ${e.team} can never hold more than ${formatAmount(ceiling)} (nominal ${e.nominal}, borrowing limit ${formatAmount(e.borrowingLimit)})`;
+}
+
+export function fleetMessage(flavor: string, replicas: number, perReplica: number, largestNode: number, total: number): string {
+  if (perReplica > largestNode) {
+    return `needs ${perReplica} ${flavor} per replica; the largest schedulable ${flavor} node has ${largestNode}`;
+  }
+  return `needs ${replicas * perReplica} ${flavor}; all schedulable ${flavor} nodes together have ${total}`;
+}
+
+export function capacityMessage(flavor: string, replicas: number, perReplica: number, fit: GangFit & { ok: false }, totalFree: number): string {
+  if (fit.grouping === 'none') {
+    return `needs ${replicas} × ${perReplica} free ${flavor}; room for ${fit.best} now (${totalFree} ${flavor} free in total)`;
+  }
+  const level = describeGrouping(fit.grouping);
+  if (fit.groups === 0) return `needs ${replicas} × ${perReplica} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}`;
+  return `needs ${replicas} × ${perReplica} free ${flavor} in one ${level}; best ${level} has room for ${fit.best}`;
+}
+
+export function reservationBlockMessage(holder: JobSpec, flavor: string, startAt: number): string {
+  return `fits now but would delay the reservation of ${jobLabel(holder)} (${flavor} from ${isoTime(startAt)})`;
+}
+
+export function fifoMessage(blocker: JobSpec, flavor: string): string {
+  return `waits behind ${jobLabel(blocker)} on ${flavor} (strict FIFO: backfill is off)`;
+}
+
+export function admissionLimitMessage(team: string, limit: number): string {
+  return `team ${team} reached its limit of ${limit} admission${limit === 1 ? '' : 's'} this cycle`;
+}
+
+/** Most actionable first: what is closest to starting. */
+const RANK: Record<PendingCode, number> = {
+  BLOCKED_BY_RESERVATION: 0,
+  INSUFFICIENT_CAPACITY: 1,
+  TOPOLOGY_UNSATISFIABLE: 1,
+  COHORT_EXHAUSTED: 2,
+  QUOTA_EXCEEDED: 3,
+  ADMISSION_LIMIT: 4,
+  UNSATISFIABLE: 5,
+  NO_QUOTA: 6,
+  INVALID: 7,
+};
+
+/** The code and message for a job that failed on every flavor it tried. */
+export function explain(
+  failures: readonly FlavorFailure[],
+  reservation: { flavor: string; startAt: number; nodes: number } | undefined,
+): { code: PendingCode; message: string } {
+  let primary = failures[0];
+  for (const f of failures) if (primary === undefined || RANK[f.code] < RANK[primary.code]) primary = f;
+  if (primary === undefined) return { code: 'INVALID', message: 'no acceptable flavor to try' };
+  let message = primary.message;
+  for (const f of failures) if (f !== primary) message += `; on ${f.flavor}: ${f.message}`;
+  if (reservation !== undefined) {
+    message += `; reserved to start at ${isoTime(reservation.startAt)} on ${reservation.nodes} ${reservation.flavor} node${reservation.nodes === 1 ? '' : 's'}`;
+  }
+  return { code: primary.code, message };
+}
