@@ -43,7 +43,8 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
   const checkpointMs = Math.round(config.checkpointIntervalSeconds * MS);
   const minRuntimeMs = config.options.preemption ? config.options.minRuntimeBeforePreemptionSeconds * MS : 0;
 
-  const rejected: Rejected[] = [];
+  // Rows the parser rejected, then jobs that cannot run on this cluster/tenancy: all reported, none dropped silently.
+  const rejected: Rejected[] = [...input.trace.rejected];
   const states = new Map<string, JobState>();
   const queue = new EventQueue();
   const bound = bindJobs(input.trace.jobs, cluster, tenancy);
