@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// `qm`: the Quartermaster command-line client (built to dist/apps/cli/src/main.js, the package's bin).
+import { runCycle } from '#core';
+import { runCli } from './cli.js';
+import { findRepoRoot } from './repo-root.js';
+
+process.exitCode = runCli(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  repoRoot: findRepoRoot(),
+  cwd: process.cwd(),
+  env: process.env,
+  scheduler: runCycle,
+});

@@ -1,0 +1,313 @@
+import { writeFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { DEFAULT_OPTIONS } from '#core';
+import {
+  POLICY_NAMES,
+  changeNodes,
+  changeQuota,
+  deriveTenancy,
+  gavelCluster,
+  isPolicyName,
+  loadGavel,
+  loadPhilly,
+  parseClusterFile,
+  parseTenancyFile,
+  parseVcNodes,
+  phillyCluster,
+  readText,
+  renderHtmlReport,
+  simulatePolicy,
+  tracesDir,
+  whatIfDiff,
+  type ClusterSpec,
+  type PolicyName,
+  type PolicyRun,
+  type Rejected,
+  type Scheduler,
+  type SimInput,
+  type TenancySpec,
+  type Trace,
+  type WhatIfDiff,
+} from '#sim';
+import { ProgressBar, type ProgressStream } from './progress.js';
+import { formatTable, hours, signed } from './table.js';
+
+export class UsageError extends Error {}
+
+export interface SimulateFlags {
+  trace: string;
+  traceFile?: string[];
+  throughputs?: string;
+  cluster?: string;
+  tenancy?: string;
+  policy?: string;
+  policies?: string;
+  cycleInterval: number;
+  checkpointInterval: number;
+  reservationDepth?: number;
+  minRuntime?: number;
+  limit?: number;
+  seed: number;
+  quota: string[];
+  nodes: string[];
+  fromDb?: boolean;
+  since?: string;
+  json?: boolean;
+  out?: string;
+  report?: string;
+  progress: boolean;
+}
+
+export interface CliIo {
+  stdout: ProgressStream;
+  stderr: ProgressStream;
+  repoRoot: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  scheduler: Scheduler;
+}
+
+interface Change {
+  label: string;
+  apply: (cluster: ClusterSpec, tenancy: TenancySpec) => { cluster: ClusterSpec; tenancy: TenancySpec };
+}
+
+/** `vision/h100-80gb=48` → a quota change. */
+export function parseQuotaChange(text: string): Change {
+  const m = /^([^/=\s]+)\/([^/=\s]+)=(\d+)$/.exec(text);
+  if (m === null) throw new UsageError(`--quota '${text}': expected TEAM/FLAVOR=NOMINAL, e.g. vision/h100-80gb=48`);
+  const [, team, flavor, n] = m as unknown as [string, string, string, string];
+  return { label: `quota ${team}/${flavor}=${n}`, apply: (cluster, tenancy) => ({ cluster, tenancy: changeQuota(tenancy, team, flavor, Number(n), cluster) }) };
+}
+
+/** `h100-80gb=+16` (add 16 nodes) or `h100-80gb=-4` (remove 4). */
+export function parseNodesChange(text: string): Change {
+  const m = /^([^=\s]+)=([+-]\d+)$/.exec(text);
+  if (m === null) throw new UsageError(`--nodes '${text}': expected FLAVOR=+N or FLAVOR=-N, e.g. h100-80gb=+16`);
+  const [, flavor, delta] = m as unknown as [string, string, string];
+  return { label: `nodes ${flavor}${delta}`, apply: (cluster, tenancy) => ({ cluster: changeNodes(cluster, flavor, Number(delta)), tenancy }) };
+}
+
+function selectPolicies(flags: SimulateFlags): PolicyName[] {
+  if (flags.policies !== undefined && flags.policy !== undefined) throw new UsageError('use either --policy or --policies, not both');
+  const list = flags.policies === undefined ? [flags.policy ?? 'full'] : flags.policies === 'all' ? [...POLICY_NAMES] : flags.policies.split(',').map((p) => p.trim());
+  const out: PolicyName[] = [];
+  for (const p of list) {
+    if (!isPolicyName(p)) throw new UsageError(`unknown policy '${p}' (known: ${POLICY_NAMES.join(', ')}, or 'all')`);
+    if (!out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
+interface Loaded {
+  trace: Trace;
+  cluster: ClusterSpec;
+  tenancy: TenancySpec;
+  epochMs: number;
+  description: string;
+}
+
+function load(flags: SimulateFlags, io: CliIo): Loaded {
+  const dir = tracesDir(io.repoRoot, io.env);
+  const at = (p: string): string => resolve(io.cwd, p);
+  const vcNodes = (): Record<string, number> => {
+    const path = join(dir, 'helios', 'philly_vc_nodes.csv');
+    return parseVcNodes(readText(path, 'Philly VC node counts'), basename(path));
+  };
+  let cluster: ClusterSpec;
+  let trace: Trace;
+  let epochMs = Date.UTC(2017, 0, 1);
+  let description: string;
+  if (flags.trace === 'philly') {
+    cluster = flags.cluster !== undefined ? parseClusterFile(readText(at(flags.cluster), 'cluster file'), basename(flags.cluster)) : phillyCluster(vcNodes());
+    if ((flags.traceFile?.length ?? 0) > 1) throw new UsageError('--trace philly takes one --trace-file');
+    const file = flags.traceFile?.[0] !== undefined ? at(flags.traceFile[0]) : join(dir, 'philly', 'philly.csv');
+    const philly = loadPhilly(file, cluster.flavors);
+    trace = philly;
+    epochMs = philly.epochMs;
+    description = `Philly ${basename(file)}`;
+  } else if (flags.trace === 'gavel') {
+    cluster = flags.cluster !== undefined ? parseClusterFile(readText(at(flags.cluster), 'cluster file'), basename(flags.cluster)) : gavelCluster();
+    const files = flags.traceFile?.map(at) ?? [join(dir, 'gavel', 'msr_seed0')];
+    const throughputs = flags.throughputs !== undefined ? at(flags.throughputs) : join(dir, 'gavel', 'simulation_throughputs.json');
+    trace = loadGavel(files, throughputs);
+    description = `Gavel ${files.map((f) => basename(f)).join(', ')}`;
+  } else {
+    throw new UsageError(`unknown trace kind '${flags.trace}' (philly or gavel)`);
+  }
+  if (flags.limit !== undefined) {
+    const sorted = [...trace.jobs].sort((a, b) => a.submitSeconds - b.submitSeconds || (a.id < b.id ? -1 : 1));
+    trace = { jobs: sorted.slice(0, flags.limit), rejected: trace.rejected };
+  }
+  const teams = trace.jobs.map((j) => j.team);
+  const tenancy =
+    flags.tenancy !== undefined ? parseTenancyFile(readText(at(flags.tenancy), 'tenancy file'), basename(flags.tenancy), cluster) : deriveTenancy(teams, vcNodes(), cluster);
+  return { trace, cluster, tenancy, epochMs, description };
+}
+
+export interface SimulateOutput {
+  input: { trace: string; jobs: number; accelerators: number; flavors: Record<string, number>; teams: number; cycleIntervalSeconds: number; checkpointIntervalSeconds: number };
+  rejected: Rejected[];
+  runs: { policy: PolicyName; wallSeconds: number; metrics: Omit<PolicyRun['metrics'], 'rejected'> }[];
+  whatIf?: { policy: PolicyName; diff: WhatIfDiff }[];
+}
+
+export function simulateCommand(flags: SimulateFlags, io: CliIo): number {
+  if (flags.fromDb === true) throw new UsageError('--from-db is not available yet: the simulator cannot read the job history from Postgres in this build');
+  if (flags.since !== undefined) throw new UsageError('--since only applies with --from-db');
+  const policies = selectPolicies(flags);
+  const changes = [...flags.quota.map(parseQuotaChange), ...flags.nodes.map(parseNodesChange)];
+  const loaded = load(flags, io);
+  const options = { ...DEFAULT_OPTIONS };
+  if (flags.reservationDepth !== undefined) options.reservationDepth = flags.reservationDepth;
+  if (flags.minRuntime !== undefined) options.minRuntimeBeforePreemptionSeconds = flags.minRuntime;
+  const input: SimInput = {
+    trace: loaded.trace,
+    cluster: loaded.cluster,
+    tenancy: loaded.tenancy,
+    config: { cycleIntervalSeconds: flags.cycleInterval, checkpointIntervalSeconds: flags.checkpointInterval, seriesBucketSeconds: 0, options },
+    epochMs: loaded.epochMs,
+  };
+  let changed: SimInput | undefined;
+  if (changes.length > 0) {
+    let { cluster, tenancy } = input;
+    for (const c of changes) ({ cluster, tenancy } = c.apply(cluster, tenancy));
+    changed = { ...input, cluster, tenancy };
+  }
+
+  for (const r of loaded.trace.rejected.slice(0, 5)) io.stderr.write(`warning: ${r.source}:${r.line}: ${r.reason} (job rejected)\n`);
+  const runs: PolicyRun[] = [];
+  const whatIf: { policy: PolicyName; diff: WhatIfDiff }[] = [];
+  let rejected: Rejected[] = [];
+  for (const policy of policies) {
+    const run = (label: string, inp: SimInput): PolicyRun => {
+      const bar = new ProgressBar(io.stderr, label);
+      const useBar = flags.progress && bar.enabled;
+      const result = simulatePolicy(inp, policy, io.scheduler, useBar ? { onProgress: (d, t) => bar.update(d, t) } : {}, flags.seed);
+      bar.finish();
+      return result;
+    };
+    const base = run(policy, input);
+    runs.push(base);
+    rejected = base.metrics.rejected;
+    if (changed !== undefined) {
+      const after = run(`${policy} (what-if)`, changed);
+      whatIf.push({ policy, diff: whatIfDiff(changes.map((c) => c.label), base.metrics, after.metrics) });
+    }
+  }
+  const extra = rejected.length - loaded.trace.rejected.length;
+  if (loaded.trace.rejected.length > 5) io.stderr.write(`warning: ${loaded.trace.rejected.length} rows rejected in all (see "rejected" in the JSON output)\n`);
+  if (extra > 0) {
+    for (const r of rejected.slice(loaded.trace.rejected.length, loaded.trace.rejected.length + 5)) io.stderr.write(`warning: ${r.source}:${r.line}: ${r.reason} (job rejected)\n`);
+    if (extra > 5) io.stderr.write(`warning: ${extra} jobs rejected against the cluster in all (see "rejected" in the JSON output)\n`);
+  }
+
+  const flavors: Record<string, number> = {};
+  for (const n of input.cluster.nodes) flavors[n.flavor] = (flavors[n.flavor] ?? 0) + n.accelerators;
+  const output: SimulateOutput = {
+    input: {
+      trace: loaded.description,
+      jobs: loaded.trace.jobs.length,
+      accelerators: Object.values(flavors).reduce((a, b) => a + b, 0),
+      flavors,
+      teams: input.tenancy.teams.length,
+      cycleIntervalSeconds: flags.cycleInterval,
+      checkpointIntervalSeconds: flags.checkpointInterval,
+    },
+    rejected,
+    runs: runs.map((r) => {
+      const { rejected: _r, ...metrics } = r.metrics;
+      return { policy: r.policy, wallSeconds: r.wallSeconds, metrics };
+    }),
+    ...(whatIf.length > 0 ? { whatIf } : {}),
+  };
+  const json = JSON.stringify(output, null, 2) + '\n';
+  if (flags.out !== undefined) writeOut(resolve(io.cwd, flags.out), json, 'metrics JSON');
+  if (flags.report !== undefined) {
+    const html = renderHtmlReport(`Quartermaster simulation — ${loaded.description}`, runs.map((r) => ({ policy: r.policy, result: r.result, metrics: r.metrics })), [
+      `${output.input.jobs} jobs, ${output.input.accelerators} accelerators (${Object.entries(flavors).map(([f, n]) => `${n} ${f}`).join(', ')}), ${output.input.teams} teams; cycle every ${flags.cycleInterval} s of virtual time.`,
+    ]);
+    writeOut(resolve(io.cwd, flags.report), html, 'HTML report');
+  }
+  if (flags.json === true) io.stdout.write(json);
+  else io.stdout.write(summary(output));
+  return 0;
+}
+
+function writeOut(path: string, text: string, what: string): void {
+  try {
+    writeFileSync(path, text);
+  } catch (e) {
+    throw new Error(`cannot write ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
+  }
+}
+
+export function comparisonTable(runs: SimulateOutput['runs']): string {
+  return formatTable(
+    ['policy', 'done', 'util%', 'util% queued', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'JCT p50 h', 'preempt', 'lost GPU-h', '>=32 max wait h', '>=32 mean wait h', 'Jain', 'wall s'],
+    runs.map(({ policy, metrics: { overall: o }, wallSeconds }) => [
+      policy,
+      `${o.completed}/${o.jobs}`,
+      (100 * o.utilization).toFixed(1),
+      (100 * o.utilizationWhileQueued).toFixed(1),
+      hours(o.queueingDelaySeconds.mean),
+      o.queueingDelaySeconds.median.toFixed(0),
+      hours(o.queueingDelaySeconds.p99),
+      hours(o.jctSeconds.mean),
+      hours(o.jctSeconds.median),
+      String(o.preemptions),
+      o.lostAcceleratorHours.toFixed(0),
+      hours(o.largeGang.longestWaitSeconds),
+      hours(o.largeGang.meanWaitSeconds),
+      o.jainFairness.toFixed(3),
+      wallSeconds.toFixed(1),
+    ]),
+  );
+}
+
+function summary(out: SimulateOutput): string {
+  const parts: string[] = [];
+  parts.push(`${out.input.trace}: ${out.input.jobs} jobs (${out.rejected.length} rejected), ${out.input.accelerators} accelerators, ${out.input.teams} teams\n\n`);
+  parts.push(comparisonTable(out.runs));
+  if (out.runs.length === 1) {
+    const teams = out.runs[0]!.metrics.teams;
+    parts.push('\n');
+    parts.push(
+      formatTable(
+        ['team', 'jobs', 'done', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'GPU-h', 'usage/quota', 'preempt'],
+        Object.entries(teams).map(([team, t]) => [
+          team,
+          String(t.jobs),
+          String(t.completed),
+          hours(t.queueingDelaySeconds.mean),
+          t.queueingDelaySeconds.median.toFixed(0),
+          hours(t.queueingDelaySeconds.p99),
+          hours(t.jctSeconds.mean),
+          t.acceleratorHours.toFixed(0),
+          t.usageOverQuotaShare === null ? '-' : t.usageOverQuotaShare.toFixed(2),
+          String(t.preemptions),
+        ]),
+      ),
+    );
+  }
+  for (const w of out.whatIf ?? []) {
+    parts.push(`\nwhat-if (${w.diff.changes.join(', ')}), policy ${w.policy}: changed − unchanged\n`);
+    parts.push(
+      formatTable(
+        ['team', 'wait mean h', 'Δ wait mean h', 'wait p99 h', 'Δ wait p99 h', 'JCT mean h', 'Δ JCT mean h', 'Δ GPU-h', 'Δ done'],
+        [w.diff.overall, ...w.diff.teams].map((d) => [
+          d.team,
+          hours(d.changed.meanWaitSeconds),
+          signed(d.delta.meanWaitSeconds / 3600),
+          hours(d.changed.p99WaitSeconds),
+          signed(d.delta.p99WaitSeconds / 3600),
+          hours(d.changed.meanJctSeconds),
+          signed(d.delta.meanJctSeconds / 3600),
+          signed(d.delta.acceleratorHours, 0),
+          signed(d.delta.completed, 0),
+        ]),
+      ),
+    );
+  }
+  return parts.join('');
+}

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCycle } from '#core';
+import { runCli } from '../../../apps/cli/src/cli.js';
+
+/** Runs `qm` in-process (its main function with argv) against the real scheduling core. */
+function qm(args: string[], cwd: string): { code: number; stdout: string; stderr: string } {
+  let stdout = '';
+  let stderr = '';
+  const code = runCli(args, {
+    stdout: { write: (s: string) => ((stdout += s), true) },
+    stderr: { write: (s: string) => ((stderr += s), true) },
+    repoRoot: cwd,
+    cwd,
+    env: { QM_TRACES_DIR: join(cwd, 'traces') },
+    scheduler: runCycle,
+  });
+  return { code, stdout, stderr };
+}
+
+const HEADER = 'timestamp,duration,num_gpus,gpu_time,cluster';
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'qm-cli-'));
+  writeFileSync(
+    join(dir, 'cluster.yaml'),
+    'flavors:\n  - { name: gpu }\n  - { name: h100-80gb, relativeSpeed: 2 }\nnodeGroups:\n  - { flavor: gpu, count: 2, acceleratorsPerNode: 8 }\n  - { flavor: h100-80gb, count: 1, acceleratorsPerNode: 8 }\n',
+  );
+  writeFileSync(join(dir, 'tenancy.yaml'), 'cohorts: [all]\nteams:\n  - { name: a, cohort: all, quotas: { gpu: 8, h100-80gb: 4 } }\n  - { name: b, cohort: all, quotas: { gpu: 8, h100-80gb: 4 } }\n');
+  writeFileSync(join(dir, 'bad-tenancy.yaml'), 'teams:\n  - { name: a, quotas: { tpu-v5: 8 } }\n');
+  writeFileSync(
+    join(dir, 'trace.csv'),
+    [
+      HEADER,
+      '2017-10-01 00:00:00,100.0,8,800.0,a',
+      '2017-10-01 00:00:00,50.0,8,400.0,b',
+      '2017-10-01 00:00:10,-40.0,8,-320.0,a',
+      '2017-10-01 00:00:20,30,4',
+      '2017-10-01 00:00:30,60,64,3840,b',
+      '2017-10-01 00:00:40,60,4,240,a',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(dir, 'noheader.csv'), '2017-10-01 00:00:00,100.0,8,800.0,a\n');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const base = (): string[] => ['simulate', '--trace-file', 'trace.csv', '--cluster', 'cluster.yaml', '--tenancy', 'tenancy.yaml', '--no-progress'];
+
+describe('qm simulate: bad inputs', () => {
+  it('reports malformed rows, negative durations and a gang larger than the cluster by line, and still simulates the rest', () => {
+    const r = qm([...base(), '--json'], dir);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.rejected).toEqual([
+      { line: 4, source: 'trace.csv', reason: 'duration -40.0 is negative' },
+      { line: 5, source: 'trace.csv', reason: 'expected 5 comma-separated fields, found 3' },
+      {
+        line: 6,
+        source: 'trace.csv',
+        reason: 'gang of 8 × 8 = 64 accelerators is larger than the cluster (gpu: 16 accelerators, room for 2 replicas; h100-80gb: 8 accelerators, room for 1 replicas)',
+      },
+    ]);
+    expect(out.runs[0].metrics.overall).toMatchObject({ jobs: 3, completed: 3, rejected: 3 });
+    expect(r.stderr).toContain('warning: trace.csv:4: duration -40.0 is negative (job rejected)');
+    expect(r.stderr).toContain('warning: trace.csv:6: gang of 8 × 8 = 64 accelerators is larger than the cluster');
+  });
+
+  it('fails with exit 1 and the path when a file cannot be read', () => {
+    const r = qm(['simulate', '--trace-file', 'missing.csv', '--cluster', 'cluster.yaml', '--tenancy', 'tenancy.yaml'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`qm: cannot read Philly trace ${join(dir, 'missing.csv')}: no such file\n`);
+  });
+
+  it('fails with exit 1 on a CSV without the Philly header', () => {
+    const r = qm(['simulate', '--trace-file', 'noheader.csv', '--cluster', 'cluster.yaml', '--tenancy', 'tenancy.yaml'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("qm: noheader.csv:1: expected the header 'timestamp,duration,num_gpus,gpu_time,cluster'");
+  });
+
+  it('fails with exit 1 naming the field when the tenancy references an unknown flavor', () => {
+    const r = qm(['simulate', '--trace-file', 'trace.csv', '--cluster', 'cluster.yaml', '--tenancy', 'bad-tenancy.yaml'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("qm: bad-tenancy.yaml: teams[0].quotas.tpu-v5: unknown flavor 'tpu-v5' (cluster has gpu, h100-80gb)\n");
+  });
+
+  it.each([
+    [['--cycle-interval', 'soon'], "option '--cycle-interval <seconds>' argument 'soon' is invalid. must be a non-negative number"],
+    [['--limit', '0'], "option '--limit <n>' argument '0' is invalid. must be a positive integer"],
+    [['--policies', 'full,lottery'], "qm: unknown policy 'lottery' (known: full, fifo, one-per-queue, hetero-agnostic, no-preemption, no-reservation, or 'all')"],
+    [['--trace', 'alibaba'], "option '--trace <kind>' argument 'alibaba' is invalid. Allowed choices are philly, gavel."],
+    [['--quota', 'a=4'], "qm: --quota 'a=4': expected TEAM/FLAVOR=NOMINAL, e.g. vision/h100-80gb=48"],
+    [['--nodes', 'h100-80gb=16'], "qm: --nodes 'h100-80gb=16': expected FLAVOR=+N or FLAVOR=-N, e.g. h100-80gb=+16"],
+    [['--frobnicate'], "unknown option '--frobnicate'"],
+  ])('rejects bad flags %j with exit 2', (flags, message) => {
+    const r = qm([...base(), ...flags], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('fails with exit 1 when a what-if names an unknown flavor', () => {
+    const r = qm([...base(), '--nodes', 'tpu=+4'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("qm: --nodes: unknown flavor 'tpu' (cluster has gpu, h100-80gb)\n");
+  });
+});
+
+describe('qm simulate: runs', () => {
+  it('compares policies in a table and writes the JSON and a self-contained HTML report', () => {
+    const r = qm([...base(), '--policies', 'full,fifo,hetero-agnostic', '--out', 'out.json', '--report', 'report.html'], dir);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.find((l) => l.startsWith('policy '))).toContain('util%');
+    for (const p of ['full', 'fifo', 'hetero-agnostic']) expect(lines.some((l) => l.startsWith(`${p} `))).toBe(true);
+    const out = JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8'));
+    expect(out.runs.map((x: { policy: string }) => x.policy)).toEqual(['full', 'fifo', 'hetero-agnostic']);
+    const html = readFileSync(join(dir, 'report.html'), 'utf8');
+    expect(html).toContain('<svg');
+    expect(html).toContain('Queueing delay CDF per team');
+    expect(html).not.toMatch(/<script|<link|src="http/);
+  });
+
+  it('answers a what-if on the fleet with the difference per team', () => {
+    const r = qm([...base(), '--nodes', 'h100-80gb=+1', '--json'], dir);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.whatIf[0].diff.changes).toEqual(['nodes h100-80gb+1']);
+    expect(out.whatIf[0].diff.teams.map((t: { team: string }) => t.team)).toEqual(['a', 'b']);
+  });
+
+  it('refuses --from-db clearly while the job history is not readable', () => {
+    const r = qm(['simulate', '--from-db', '--since', '7d'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--from-db is not available yet');
+  });
+});
