@@ -9,7 +9,7 @@ const forbiddenInCore = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/db/src/generated/**', '.cache/**', 'jest.config.js', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/db/src/generated/**', '.cache/**', 'jest.config.js', 'eslint.config.js', 'apps/scheduler/dev/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

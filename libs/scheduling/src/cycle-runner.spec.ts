@@ -5,6 +5,12 @@ import { CycleRunner, NotLeaderError, type CycleReport } from './cycle-runner.js
 import type { CommitCycleInput, CycleStore, FencingSource } from './cycle-store.js';
 
 const emptyResult: CycleResult = { admissions: [], preemptions: [], reservations: [], pending: [], stats: { considered: 0, admitted: 0, preempted: 0, reserved: 0 } };
+/** One job left waiting: something to write. */
+const oneWaiting: CycleResult = {
+  ...emptyResult,
+  pending: [{ jobId: 'j1', code: 'INSUFFICIENT_CAPACITY', message: 'no node has 8 free h100-80gb', position: 1, estimatedStartAt: null }],
+  stats: { considered: 1, admitted: 0, preempted: 0, reserved: 0 },
+};
 
 /** Records the order of store calls; the lock is a promise chain, like a real mutex. */
 class RecordingStore implements CycleStore {
@@ -48,7 +54,7 @@ describe('CycleRunner', () => {
   it('runs snapshot → schedule → commit inside the lock, with the fencing token and a cycle number', async () => {
     const store = new RecordingStore();
     const reports: CycleReport[] = [];
-    const runner = new CycleRunner(store, leader, () => emptyResult, silent, [{ onCycle: (r) => reports.push(r) }], () => 1000);
+    const runner = new CycleRunner(store, leader, () => oneWaiting, silent, [{ onCycle: (r) => reports.push(r) }], () => 1000);
     const report = await runner.runOnce(['tick']);
     expect(store.calls).toEqual(['lock', 'snapshot', 'commit', 'unlock']);
     expect(store.commits[0]).toMatchObject({ now: 1000, cycleNumber: 1, leader: 'a', fencing: { leaseName: 'scheduler', token: 3n } });
@@ -58,10 +64,18 @@ describe('CycleRunner', () => {
 
   it('never overlaps two cycles started together (the loop and a manual cycle)', async () => {
     const store = new RecordingStore();
-    const runner = new CycleRunner(store, leader, () => emptyResult, silent);
+    const runner = new CycleRunner(store, leader, () => oneWaiting, silent);
     const [first, second] = await Promise.all([runner.runOnce(['tick']), runner.runOnce(['manual'])]);
     expect(store.calls).toEqual(['lock', 'snapshot', 'commit', 'unlock', 'lock', 'snapshot', 'commit', 'unlock']);
     expect([first.cycle, second.cycle]).toEqual([1, 2]);
+  });
+
+  it('writes nothing for an idle cycle (no pending job, no decision)', async () => {
+    const store = new RecordingStore();
+    const runner = new CycleRunner(store, leader, () => emptyResult, silent);
+    const report = await runner.runOnce(['tick']);
+    expect(report.committed).toBe(false);
+    expect(store.calls).toEqual(['lock', 'snapshot', 'unlock']);
   });
 
   it('commits nothing and says so when there is no lease', async () => {
@@ -75,7 +89,7 @@ describe('CycleRunner', () => {
     const store = new RecordingStore();
     store.failCommit = true;
     const failed: string[] = [];
-    const runner = new CycleRunner(store, leader, () => emptyResult, silent, [{ onCycle: () => {}, onCycleFailed: (phase) => failed.push(phase) }]);
+    const runner = new CycleRunner(store, leader, () => oneWaiting, silent, [{ onCycle: () => {}, onCycleFailed: (phase) => failed.push(phase) }]);
     await expect(runner.runOnce()).rejects.toThrow(/stale/);
     expect(failed).toEqual(['commit']);
   });

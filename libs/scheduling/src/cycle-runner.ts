@@ -16,6 +16,8 @@ export interface CycleReport {
   outbox: OutboxRef[];
   /** The snapshot the decisions were made on (for metrics; not serialised). */
   snapshot: Snapshot;
+  /** False for an idle cycle (no pending job, no decision): nothing was written. */
+  committed: boolean;
 }
 
 export class NotLeaderError extends Error {
@@ -58,52 +60,89 @@ export class CycleRunner {
     let phase: CyclePhase | 'unknown' = 'lock';
     let cycleNumber: number | null = null;
     try {
-      const report = await timer.time('lock', () =>
-        this.store.withCycleLock(async () => {
-          const fence = await this.fencing.current();
-          if (!fence) throw new NotLeaderError('this process does not hold the scheduler lease');
-          const cycle = await this.store.nextCycleNumber();
-          cycleNumber = cycle;
-          const log = this.logger.child({ cycle });
-          const startedAt = this.clock();
-          log.debug({ trigger, phase: '0-lock', ms: timer.ms('lock') }, 'cycle started');
+      const lockRequestedAt = performance.now();
+      const report = await this.store.withCycleLock(async () => {
+        timer.record('lock', performance.now() - lockRequestedAt);
+        const fence = await this.fencing.current();
+        if (!fence) throw new NotLeaderError('this process does not hold the scheduler lease');
+        const cycle = await this.store.nextCycleNumber();
+        cycleNumber = cycle;
+        const log = this.logger.child({ cycle });
+        const startedAt = this.clock();
+        log.debug({ trigger, phase: '0-lock', ms: timer.ms('lock') }, 'cycle started');
 
-          phase = 'snapshot';
-          const snapshot = await timer.time('snapshot', () => this.store.loadSnapshot(startedAt));
-          log.debug({ phase: '1-snapshot', ms: timer.ms('snapshot'), pending: snapshot.pending.length, running: snapshot.running.length, nodes: snapshot.nodes.length }, 'snapshot loaded');
+        phase = 'snapshot';
+        const snapshot = await timer.time('snapshot', () => this.store.loadSnapshot(startedAt));
+        log.debug(
+          {
+            phase: '1-snapshot',
+            ms: timer.ms('snapshot'),
+            pending: snapshot.pending.length,
+            running: snapshot.running.length,
+            nodes: snapshot.nodes.length,
+          },
+          'snapshot loaded',
+        );
 
-          phase = 'schedule';
-          const result = await timer.time('schedule', () => this.schedule(snapshot));
-          log.debug({ phase: '2-schedule', ms: timer.ms('schedule'), ...result.stats }, 'decisions made');
+        phase = 'schedule';
+        const result = await timer.time('schedule', () => this.schedule(snapshot));
+        log.debug({ phase: '2-schedule', ms: timer.ms('schedule'), ...result.stats }, 'decisions made');
 
-          phase = 'commit';
-          const { outbox } = await timer.time('commit', () =>
-            this.store.commitCycle({
-              result,
-              now: startedAt,
-              fencing: { leaseName: fence.leaseName, token: fence.token },
-              cycleNumber: cycle,
-              leader: fence.holder,
-              durationMs: Math.round(timer.totalMs()),
-            }),
-          );
-          log.debug({ phase: '3-commit', ms: timer.ms('commit'), outbox: outbox.length }, 'decisions committed');
-          return { cycle, startedAt, result, outbox, snapshot };
-        }),
-      );
+        phase = 'commit';
+        if (isEmpty(result)) {
+          // Nothing waits and nothing changes: no transaction, no cycle row (an idle tick costs one snapshot).
+          log.debug({ phase: '3-commit', skipped: true }, 'nothing to commit');
+          return { cycle, startedAt, result, outbox: [], snapshot, committed: false };
+        }
+        const { outbox } = await timer.time('commit', () =>
+          this.store.commitCycle({
+            result,
+            now: startedAt,
+            fencing: { leaseName: fence.leaseName, token: fence.token },
+            cycleNumber: cycle,
+            leader: fence.holder,
+            durationMs: Math.round(timer.totalMs()),
+          }),
+        );
+        log.debug(
+          { phase: '3-commit', ms: timer.ms('commit'), outbox: outbox.length },
+          'decisions committed',
+        );
+        return { cycle, startedAt, result, outbox, snapshot, committed: true };
+      });
       const full: CycleReport = { ...report, phasesMs: timer.all(), totalMs: timer.totalMs() };
-      this.logger.info(
-        { cycle: full.cycle, trigger, phasesMs: full.phasesMs, totalMs: full.totalMs, ...full.result.stats, pending: full.result.pending.length },
-        'cycle committed',
+      const level = full.committed ? 'info' : 'debug';
+      this.logger[level](
+        {
+          cycle: full.cycle,
+          trigger,
+          phasesMs: full.phasesMs,
+          totalMs: full.totalMs,
+          ...full.result.stats,
+          pending: full.result.pending.length,
+        },
+        full.committed ? 'cycle committed' : 'idle cycle',
       );
       for (const observer of this.observers) observer.onCycle(full);
       return full;
     } catch (error) {
       if (!(error instanceof NotLeaderError)) {
-        this.logger.error({ cycle: cycleNumber, trigger, phase, err: error }, 'cycle failed; nothing of it was committed');
+        this.logger.error(
+          { cycle: cycleNumber, trigger, phase, err: error },
+          'cycle failed; nothing of it was committed',
+        );
       }
       for (const observer of this.observers) observer.onCycleFailed?.(phase, error);
       throw error;
     }
   }
+}
+
+function isEmpty(result: CycleResult): boolean {
+  return (
+    result.admissions.length === 0 &&
+    result.preemptions.length === 0 &&
+    result.reservations.length === 0 &&
+    result.pending.length === 0
+  );
 }

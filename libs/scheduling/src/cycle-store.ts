@@ -19,6 +19,8 @@ export interface CommitCycleInput {
 /** What the commit wrote: the outbox entries it created, so the relay can enqueue them right away. */
 export interface CommitCycleOutcome {
   outbox: OutboxRef[];
+  /** Decisions not written because their job moved on since the snapshot (cancelled meanwhile, ...). */
+  skipped?: { jobId: string; reason: string }[];
 }
 
 /**

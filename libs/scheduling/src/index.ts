@@ -23,3 +23,6 @@ export * from './scheduler-runtime.js';
 export * from './pg/pg-cycle-lock.js';
 export * from './pg/pg-outbox.store.js';
 export * from './pg/pg-reconcile.store.js';
+export * from './manual-cycle.js';
+export * from './pg/pg-cycle.store.js';
+export * from './pg/pg-lease.store.js';

@@ -17,6 +17,11 @@ export class PhaseTimer<P extends string> {
     }
   }
 
+  /** Records a duration measured elsewhere (e.g. time spent waiting for a lock). */
+  record(phase: P, ms: number): void {
+    this.durations.set(phase, (this.durations.get(phase) ?? 0) + ms);
+  }
+
   ms(phase: P): number {
     return round(this.durations.get(phase) ?? 0);
   }

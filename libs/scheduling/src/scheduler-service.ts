@@ -7,6 +7,9 @@ import type { OutboxRelay } from './outbox-relay.js';
 import type { Reconciler } from './reconciler.js';
 import type { SchedulerMetrics } from './scheduler-metrics.js';
 
+/** Triggers whose API change may have written outbox entries of its own (cancel, status report). */
+const API_OUTBOX_REASONS = new Set(['job.cancelled', 'job.finished', 'job.status']);
+
 export interface SchedulerStatus {
   leader: boolean;
   holder: string;
@@ -99,7 +102,10 @@ export class SchedulerService {
       const report = await this.runner.runOnce(reasons);
       this.lastCycle = report;
       this.lastCycleError = null;
-      await this.relay.enqueueCommitted(report.outbox).catch((error: unknown) => {
+      // Entries written by the API (cancel → delete) ride along when an API event triggered this cycle.
+      const fromApi = reasons.some((reason) => API_OUTBOX_REASONS.has(reason));
+      const enqueue = fromApi ? this.relay.enqueueAllDue(new Date(this.clock())) : this.relay.enqueueCommitted(report.outbox);
+      await enqueue.catch((error: unknown) => {
         // Reconcile re-offers every pending entry, so a Redis hiccup here delays effects but loses none.
         this.logger.warn({ cycle: report.cycle, err: error }, 'could not enqueue side effects; reconcile will');
       });

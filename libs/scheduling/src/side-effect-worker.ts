@@ -74,6 +74,9 @@ export class SideEffectWorker {
       prefix: queueSettings.prefix,
       concurrency: options.concurrency,
       autorun: false,
+      // A worker that dies mid-entry: its job is re-delivered after at most ~lockDuration + stalledInterval.
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
     });
     this.worker.on('failed', (job, error) => {
       if (job) void this.onFailed(job, error);

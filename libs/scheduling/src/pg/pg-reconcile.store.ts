@@ -1,14 +1,11 @@
 import type { Pool, PoolClient } from 'pg';
+import { FencingError } from '#db';
 import type { RequeuedJob, ReconcileStore } from '../reconciler.js';
 import type { JobStateCount } from '../scheduler-metrics.js';
 import type { PgCycleLock } from './pg-cycle-lock.js';
 
 /** Reason prefix of the transition written when a gang did not start in time (also counts requeues). */
 export const GANG_TIMEOUT_REASON = 'gang-timeout';
-
-export class FencingError extends Error {
-  readonly code = 'FENCING_TOKEN_STALE' as const;
-}
 
 /**
  * Reconcile's writes. Each runs under the cycle lock, so it never interleaves with a cycle's
@@ -53,7 +50,7 @@ export class PgReconcileStore implements ReconcileStore {
         const reason = `${GANG_TIMEOUT_REASON}: admitted but not RUNNING within the gang timeout; requeue #${requeues}, not before ${notBefore.toISOString()}`;
         await client.query('DELETE FROM allocations WHERE job_id = $1', [row.id]);
         await client.query(
-          `UPDATE jobs SET state = 'PENDING', admitted_replicas = NULL, admitted_at = NULL, queued_at = $2,
+          `UPDATE jobs SET state = 'PENDING', flavor = NULL, admitted_replicas = NULL, admitted_at = NULL, started_at = NULL, queued_at = $2,
                   pending_code = NULL, pending_message = $3, pending_position = NULL, pending_estimated_start_at = $2,
                   version = version + 1, updated_at = $4
            WHERE id = $1`,
@@ -101,12 +98,13 @@ export class PgReconcileStore implements ReconcileStore {
 }
 
 async function assertFencing(client: PoolClient, fencing: { leaseName: string; token: bigint }): Promise<void> {
-  const { rows } = await client.query<{ fencing_token: string }>(
-    'SELECT fencing_token::text AS fencing_token FROM scheduler_leases WHERE name = $1 FOR SHARE',
+  // FOR UPDATE, like commitCycle: a takeover waits for this transaction, then bumps the token.
+  const { rows } = await client.query<{ holder: string; fencing_token: string }>(
+    'SELECT holder, fencing_token::text AS fencing_token FROM scheduler_leases WHERE name = $1 FOR UPDATE',
     [fencing.leaseName],
   );
-  const current = rows[0]?.fencing_token;
-  if (current !== fencing.token.toString()) {
-    throw new FencingError(`lease ${fencing.leaseName} has fencing token ${current ?? 'none'}, not ${fencing.token}: this process is no longer the leader`);
+  const row = rows[0];
+  if (!row || BigInt(row.fencing_token) !== fencing.token) {
+    throw new FencingError(fencing.leaseName, fencing.token, row ? { holder: row.holder, fencingToken: BigInt(row.fencing_token) } : null);
   }
 }
