@@ -25,8 +25,9 @@
  *    the flavor being admitted; within a team by the team's policy; across teams only from a team that is
  *    borrowing that flavor, by the preemptor team's reclaim policy, with the preemptor team ending within
  *    its nominal quota.
- * 5. cheapest sufficient victims: no victim could have kept running — with it put back, the cycle's
- *    final state would still respect node capacity, its team's ceiling and its cohort's lending;
+ * 5. cheapest sufficient victims: no victim could have kept running — put back right after the admission
+ *    it was preempted for, its nodes (reserved accelerators counted as taken), its team's ceiling and its
+ *    cohort's lending would all still hold;
  *    consistency: no job both admitted and preempted; no job preempts its own preemptor (also across
  *    cycles when `context.preemptedBy` is given); every preemption belongs to an admission that lists it.
  * 7. accounting: every pending job is either admitted or listed in `pending` exactly once, never both;
@@ -632,83 +633,104 @@ function checkPendingAccounting(ix: SnapshotIndex, result: CycleResult, admitted
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rule 5: every victim was needed (the victim set is minimal with respect to the final state)
+// Rule 5: every victim was needed by the admission it was preempted for
 // ---------------------------------------------------------------------------------------------
 
-/** Usage per team × flavor after the cycle: snapshot − victims + admissions. */
-function postUsage(ix: SnapshotIndex, result: CycleResult, victims: Map<string, RunningJob>): Map<string, number> {
-  const post = new Map(ix.usage);
-  for (const v of victims.values()) add(post, key(v.team, v.flavor), -acceleratorsOf(v));
-  for (const a of result.admissions) add(post, key(a.team, a.flavor), acceleratorsOf(a));
-  return post;
+interface Resources {
+  accelerators: number;
+  cpuMillis: number;
+  memoryMiB: number;
 }
 
+/**
+ * Replays the admissions in order. Right after admission k (its victims removed, its replicas placed),
+ * each of its victims is put back: if every node it held still has room (reserved accelerators count
+ * as taken), its team stays within its ceiling and its cohort within its lending, the victim was not
+ * needed — the set was not the cheapest sufficient one. Later admissions are not taken into account,
+ * so a victim that only a later preemption made unnecessary is not reported.
+ */
 function checkVictimsNeeded(ix: SnapshotIndex, result: CycleResult, victims: Map<string, RunningJob>, out: Violation[]): void {
-  const admittedIds = new Set(result.admissions.map((a) => a.jobId));
-  const preemptorOf = new Map(result.preemptions.map((p) => [p.victimJobId, p.preemptorJobId]));
-  const judged = [...victims.values()].filter((v) => admittedIds.has(preemptorOf.get(v.id) ?? ''));
-  if (judged.length === 0) return;
-  // Final load of every node a victim occupied.
-  const load = new Map<string, { accelerators: number; cpuMillis: number; memoryMiB: number }>();
-  for (const v of judged) for (const p of v.placement) load.set(p.node, { accelerators: 0, cpuMillis: 0, memoryMiB: 0 });
-  const charge = (p: { node: string; accelerators: number; cpuMillis: number; memoryMiB: number }): void => {
+  if (victims.size === 0) return;
+  const byPreemptor = new Map<string, RunningJob[]>();
+  for (const p of result.preemptions) {
+    const v = victims.get(p.victimJobId);
+    if (!v) continue;
+    const list = byPreemptor.get(p.preemptorJobId);
+    if (list) list.push(v);
+    else byPreemptor.set(p.preemptorJobId, [v]);
+  }
+  // Load of every node a victim occupies: external + reservations + everything running before the cycle.
+  const load = new Map<string, Resources>();
+  for (const v of victims.values()) {
+    for (const p of v.placement) {
+      const ext = ix.nodes.get(p.node)?.external;
+      load.set(p.node, { accelerators: ext?.accelerators ?? 0, cpuMillis: ext?.cpuMillis ?? 0, memoryMiB: ext?.memoryMiB ?? 0 });
+    }
+  }
+  const charge = (p: { node: string } & Resources, sign: number): void => {
     const l = load.get(p.node);
     if (!l) return;
-    l.accelerators += p.accelerators;
-    l.cpuMillis += p.cpuMillis;
-    l.memoryMiB += p.memoryMiB;
+    l.accelerators += sign * p.accelerators;
+    l.cpuMillis += sign * p.cpuMillis;
+    l.memoryMiB += sign * p.memoryMiB;
   };
-  for (const j of ix.snapshot.running) if (!victims.has(j.id)) j.placement.forEach(charge);
-  for (const a of result.admissions) a.placement.forEach(charge);
-  const post = postUsage(ix, result, victims);
+  for (const j of ix.snapshot.running) for (const p of j.placement) charge(p, 1);
+  for (const r of result.reservations) for (const n of r.nodes) charge({ node: n.node, accelerators: n.accelerators, cpuMillis: 0, memoryMiB: 0 }, 1);
+  const live = new Map(ix.usage);
 
-  for (const v of judged) {
-    // Nodes: would v's replicas still fit beside everything that runs after the cycle?
-    const need = new Map<string, { accelerators: number; cpuMillis: number; memoryMiB: number }>();
-    for (const p of v.placement) {
-      const n = need.get(p.node) ?? { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
-      n.accelerators += p.accelerators;
-      n.cpuMillis += p.cpuMillis;
-      n.memoryMiB += p.memoryMiB;
-      need.set(p.node, n);
+  for (const a of result.admissions) {
+    const mine = byPreemptor.get(a.jobId) ?? [];
+    for (const v of mine) {
+      for (const p of v.placement) charge(p, -1);
+      add(live, key(v.team, v.flavor), -acceleratorsOf(v));
     }
-    let nodesFit = true;
-    for (const [name, n] of need) {
-      const node = ix.nodes.get(name);
-      const l = load.get(name)!;
-      const ext = node?.external ?? { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
-      if (
-        !node ||
-        l.accelerators + ext.accelerators + n.accelerators > node.accelerators ||
-        l.cpuMillis + ext.cpuMillis + n.cpuMillis > node.cpuMillis ||
-        l.memoryMiB + ext.memoryMiB + n.memoryMiB > node.memoryMiB
-      ) {
-        nodesFit = false;
-        break;
+    for (const p of a.placement) charge(p, 1);
+    add(live, key(a.team, a.flavor), acceleratorsOf(a));
+    for (const v of mine) {
+      if (couldStay(ix, v, load, live)) {
+        violation(
+          out, 5, 'VICTIM_UNNEEDED',
+          `job ${v.id} (team ${v.team}, ${acceleratorsOf(v)} ${v.flavor}) was preempted for ${a.jobId}, but ${a.jobId} fits with it still running ` +
+            `(nodes ${[...new Set(v.placement.map((p) => p.node))].join(', ')} have room and quotas allow it)`,
+          v.id,
+        );
       }
     }
-    if (!nodesFit) continue;
-    // Team ceiling of the victim's team with v back.
-    const vk = key(v.team, v.flavor);
-    const team = ix.teams.get(v.team);
-    const quota = ix.quotas.get(vk);
-    const acc = acceleratorsOf(v);
-    if (!team || !quota) continue;
-    const ceiling = quota.nominal + (team.cohort === null ? 0 : (quota.borrowingLimit ?? Infinity));
-    if ((post.get(vk) ?? 0) + acc > ceiling) continue;
-    // Cohort lending with v back.
-    if (team.cohort !== null) {
-      post.set(vk, (post.get(vk) ?? 0) + acc);
-      const l = cohortLedger(ix, ix.cohortMembers.get(team.cohort) ?? [], v.flavor, post);
-      post.set(vk, (post.get(vk) ?? 0) - acc);
-      if (l.borrowed > l.lendable) continue;
-    }
-    const by = preemptorOf.get(v.id) ?? '?';
-    violation(
-      out, 5, 'VICTIM_UNNEEDED',
-      `job ${v.id} (team ${v.team}, ${acc} ${v.flavor}) was preempted for ${by}, but everything the cycle decided still fits with it running ` +
-        `(its nodes ${[...need.keys()].join(', ')} have room, team ${v.team} stays within ${ceiling}${team.cohort === null ? '' : `, cohort ${team.cohort} within its lending`})`,
-      v.id,
-    );
   }
+}
+
+/** Whether running job `v` could be put back on its nodes given the current loads and usage. */
+function couldStay(ix: SnapshotIndex, v: RunningJob, load: Map<string, Resources>, live: Map<string, number>): boolean {
+  const need = new Map<string, Resources>();
+  for (const p of v.placement) {
+    const n = need.get(p.node) ?? { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
+    n.accelerators += p.accelerators;
+    n.cpuMillis += p.cpuMillis;
+    n.memoryMiB += p.memoryMiB;
+    need.set(p.node, n);
+  }
+  for (const [name, n] of need) {
+    const node = ix.nodes.get(name);
+    const l = load.get(name)!;
+    if (
+      !node ||
+      l.accelerators + n.accelerators > node.accelerators ||
+      l.cpuMillis + n.cpuMillis > node.cpuMillis ||
+      l.memoryMiB + n.memoryMiB > node.memoryMiB
+    ) {
+      return false;
+    }
+  }
+  const vk = key(v.team, v.flavor);
+  const team = ix.teams.get(v.team);
+  const quota = ix.quotas.get(vk);
+  if (!team || !quota) return false;
+  const acc = acceleratorsOf(v);
+  const ceiling = quota.nominal + (team.cohort === null ? 0 : (quota.borrowingLimit ?? Infinity));
+  if ((live.get(vk) ?? 0) + acc > ceiling) return false;
+  if (team.cohort === null) return true;
+  add(live, vk, acc);
+  const l = cohortLedger(ix, ix.cohortMembers.get(team.cohort) ?? [], v.flavor, live);
+  add(live, vk, -acc);
+  return l.borrowed <= l.lendable;
 }
