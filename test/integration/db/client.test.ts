@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Database, createTestDatabase, flavorKindFromDb, flavorKindToDb, jobKindToDb, type TestDatabase } from '#db';
+
+// Databases are created and migrated per test on a shared, sometimes busy server: no 5 s default.
+jest.setTimeout(60_000);
 
 let testDb: TestDatabase;
 let db: Database;

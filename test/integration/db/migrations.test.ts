@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import {
   createTestDatabase,
@@ -13,9 +13,12 @@ import {
 } from '#db';
 import { readCatalog } from './catalog.js';
 
+// Databases are created and migrated per test on a shared, sometimes busy server: no 5 s default.
+jest.setTimeout(60_000);
+
 const created: TestDatabase[] = [];
 async function freshDatabase(label: string, migrate = true): Promise<TestDatabase> {
-  const db = await createTestDatabase({ label, migrate });
+  const db = await createTestDatabase({ label, mode: migrate ? 'migrate' : 'empty' });
   created.push(db);
   return db;
 }
@@ -107,6 +110,16 @@ describe('migrations', () => {
     expect([a.createdDatabase, b.createdDatabase].filter(Boolean)).toHaveLength(1);
     const rows = await query<{ n: string }>(target.url, 'SELECT count(*)::text AS n FROM _prisma_migrations');
     expect(rows[0]?.n).toBe(String(names.length));
+  });
+
+  it('createTestDatabase clones a migrated template: same catalogs and history as a migrated database', async () => {
+    const migrated = await freshDatabase('mig_ref');
+    const cloned = await createTestDatabase({ label: 'mig_clone' });
+    created.push(cloned);
+    expect(await readCatalog(cloned.url)).toEqual(await readCatalog(migrated.url));
+    const history = await query<{ migration_name: string }>(cloned.url, 'SELECT migration_name FROM _prisma_migrations ORDER BY 1');
+    expect(history.map((r) => r.migration_name)).toEqual(await migrationNames());
+    expect(await migrateDatabase(cloned.url)).toEqual({ createdDatabase: false, applied: [] });
   });
 
   it('rejects a non-postgres URL with a clear error', async () => {

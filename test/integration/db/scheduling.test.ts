@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_OPTIONS, checkInvariants, runCycle, type CycleResult, type Snapshot } from '#core';
 import {
   Database,
@@ -14,6 +14,9 @@ import {
   type TestDatabase,
 } from '#db';
 import { ID, T0, fingerprint, seedFleet } from './seed.js';
+
+// Databases are created and migrated per test on a shared, sometimes busy server: no 5 s default.
+jest.setTimeout(60_000);
 
 let testDb: TestDatabase;
 let db: Database;
