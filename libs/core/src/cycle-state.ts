@@ -29,6 +29,8 @@ export interface Holding {
   end: number;
   admittedThisCycle: boolean;
   removed: boolean;
+  /** Ids this job preempted when admitted (RunningJob.preempted): never its victims. */
+  preempted?: readonly string[];
   /** Preempted for good in this cycle (not a tentative release). */
   evicted?: boolean;
   /** Already in the per-team and timeline lists (they keep removed entries, flagged). */
@@ -135,6 +137,7 @@ export class CycleState {
         end: expectedEnd(r.admittedAt, r.expectedRuntimeSeconds, defaultRuntime, this.now),
         admittedThisCycle: false,
         removed: true,
+        preempted: r.preempted,
       };
       this.hold(h);
     }

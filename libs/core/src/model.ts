@@ -150,6 +150,12 @@ export interface RunningJob extends JobSpec {
   placement: ReplicaPlacement[];
   /** Epoch ms of admission. The minimum-runtime rule for preemption counts from here. */
   admittedAt: number;
+  /**
+   * Ids of the jobs this job preempted when it was admitted (its `Admission.preempts`, kept by the app).
+   * Optional. The core never picks this job as a victim for one of them, so no job ever preempts its
+   * own preemptor back, even when quotas or usage changed in between.
+   */
+  preempted?: string[];
 }
 
 export interface SchedulerOptions {

@@ -3,8 +3,9 @@
  * caller commits). Only when `options.preemption` and only after every flavor failed without it.
  *
  * Who may be a victim of job J (team T) on flavor f:
- * - never a non-preemptible job, one admitted less than minRuntimeBeforePreemptionSeconds ago, or one
- *   admitted in this very cycle; victims are whole gangs;
+ * - never a non-preemptible job, one admitted less than minRuntimeBeforePreemptionSeconds ago, one
+ *   admitted in this very cycle, or one that itself preempted J (`RunningJob.preempted`); victims are
+ *   whole gangs;
  * - within T, by T's `withinTeam` policy: LowerPriority → victim.priority < J.priority;
  *   LowerOrNewerEqualPriority → also equal priority when the victim was submitted later;
  * - in another team S of T's cohort, by T's `reclaimWithinCohort` policy (LowerPriority → lower
@@ -17,7 +18,8 @@
  * until J fits (quota AND node placement, respecting reservations); then every victim that is not
  * needed is put back, latest first. These rules exclude cycles: a within-team victim has lower (or
  * equal and newer) priority, so it can never preempt its preemptor back; a cross-team victim's team
- * borrows while the preemptor's team stays within nominal, so the preemptor is never reclaimable.
+ * borrows while the preemptor's team stays within nominal, so the preemptor is not reclaimable then —
+ * and should later usage make it so, `RunningJob.preempted` still forbids the victim to strike back.
  */
 import { replicasWithin } from './amount.js';
 import { backfillLimits } from './backfill.js';
@@ -72,9 +74,15 @@ export function compareCandidates(x: Holding, y: Holding): number {
   );
 }
 
-function preemptible(st: CycleState, h: Holding): boolean {
+function preemptible(st: CycleState, h: Holding, job: PendingJob): boolean {
   const minRuntimeMs = st.snapshot.options.minRuntimeBeforePreemptionSeconds * 1000;
-  return !h.removed && !h.admittedThisCycle && h.job.preemptible && st.now - h.admittedAt >= minRuntimeMs;
+  return (
+    !h.removed &&
+    !h.admittedThisCycle &&
+    h.job.preemptible &&
+    st.now - h.admittedAt >= minRuntimeMs &&
+    !(h.preempted?.includes(job.id) ?? false)
+  );
 }
 
 function isBorrowing(st: CycleState, team: string, flavor: string): boolean {
@@ -86,11 +94,11 @@ function isBorrowing(st: CycleState, team: string, flavor: string): boolean {
  * Whether the eligible candidates could possibly free `capacityGap` accelerators and `quotaGap` of
  * quota (each victim frees at most its size of both). Consumes the sources; the caller rewinds them.
  */
-function enoughCandidates(st: CycleState, sources: Source[], capacityGap: number, quotaGap: number): boolean {
+function enoughCandidates(st: CycleState, job: PendingJob, sources: Source[], capacityGap: number, quotaGap: number): boolean {
   let sum = 0;
   const gap = Math.max(capacityGap, quotaGap);
   if (gap <= 0) return true;
-  for (let c = nextCandidate(st, sources); c !== undefined; c = nextCandidate(st, sources)) {
+  for (let c = nextCandidate(st, sources, job); c !== undefined; c = nextCandidate(st, sources, job)) {
     sum += c.h.accelerators;
     if (sum >= gap) return true;
   }
@@ -110,7 +118,7 @@ interface Source {
 }
 
 /** The next candidate over all sources, cheapest first (a lazy k-way merge). */
-function nextCandidate(st: CycleState, sources: Source[]): { h: Holding; src: Source } | undefined {
+function nextCandidate(st: CycleState, sources: Source[], job: PendingJob): { h: Holding; src: Source } | undefined {
   let best: { h: Holding; src: Source } | undefined;
   for (const src of sources) {
     while (src.next < src.list.length) {
@@ -119,7 +127,7 @@ function nextCandidate(st: CycleState, sources: Source[]): { h: Holding; src: So
         src.next = src.list.length;
         break;
       }
-      if (preemptible(st, h) && src.allows(h)) break;
+      if (preemptible(st, h, job) && src.allows(h)) break;
       src.next++;
     }
     const h = src.list[src.next];
@@ -192,7 +200,7 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   // Fast bounds: even freeing every candidate leaves too few accelerators, or too little quota.
   if (fl.totalFree + freeable < need || maxAddable(e) + freeable < need) return remember();
   // Dry run: sum the eligible candidates (without releasing anything) until they could cover the job.
-  if (!enoughCandidates(st, sources, need - fl.totalFree, need - maxAddable(e))) return remember();
+  if (!enoughCandidates(st, job, sources, need - fl.totalFree, need - maxAddable(e))) return remember();
   for (const src of sources) src.next = src.start;
 
   // 2. Add victims, cheapest first, until the job fits. Placement is the expensive check, so it runs
@@ -249,7 +257,7 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   };
   const victims: Holding[] = [];
   let ok = false;
-  for (let c = nextCandidate(st, sources); c !== undefined; c = nextCandidate(st, sources)) {
+  for (let c = nextCandidate(st, sources, job); c !== undefined; c = nextCandidate(st, sources, job)) {
     if (c.src.crossTeam && !isBorrowing(st, c.h.job.team, flavor)) continue;
     st.release(c.h);
     victims.push(c.h);
@@ -276,9 +284,13 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
     knownFailure = false;
   }
 
-  // 4. Place the job (largest elastic count the freed capacity allows).
+  // 4. Place the job (largest elastic count the freed capacity allows). After a reclaim the team
+  // must stay within its nominal, so an elastic gang grows no further than that.
   const limits = backfillLimits(st, job, flavor);
   let maxK = replicasWithin(maxAddable(e), shape.a, job.replicas);
+  if (victims.some((v) => v.job.team !== job.team)) {
+    maxK = Math.min(maxK, replicasWithin(Math.max(0, e.nominal - e.used), shape.a, job.replicas));
+  }
   if (limits.slack !== undefined) maxK = Math.min(maxK, replicasWithin(Math.max(0, limits.slack.quotaSlack), shape.a, job.replicas));
   const req = { flavor, shape, minK: job.minReplicas, maxK: Math.max(maxK, job.minReplicas), topology: job.topology, caps: limits.caps };
   const fit = placeGang(st.cluster, req);

@@ -1,0 +1,233 @@
+import { describe, expect, it } from '@jest/globals';
+import { MINUTE, T0, makeJob, makeNode, makeNodes, makeQuota, makeTeam, snapshot } from '#testing';
+import type { ReclaimPolicy, RunningJob, WithinTeamPolicy } from './model.js';
+import { runCycle } from './cycle.js';
+
+const H100 = 'h100-80gb';
+
+/** One 8-accelerator node full with `victim` (team vision), and `job` of team vision wanting it. */
+function withinTeam(policy: WithinTeamPolicy, victimPriority: number, jobPriority: number, victimSubmittedLater: boolean) {
+  return snapshot()
+    .nodes(makeNode('n1'))
+    .teams(makeTeam('vision').withinTeam(policy))
+    .quotas(makeQuota('vision', H100).nominal(8))
+    .running(
+      makeJob('victim')
+        .priority(victimPriority)
+        .accelerators(8)
+        .submittedAt(victimSubmittedLater ? T0 - MINUTE : T0 - 10 * MINUTE)
+        .runsOn('n1'),
+    )
+    .pending(makeJob('llama-ft-7').priority(jobPriority).accelerators(8).submittedAt(T0 - 5 * MINUTE))
+    .build();
+}
+
+describe('preemption within a team', () => {
+  it.each([
+    { name: 'LowerPriority preempts a lower-priority job', policy: 'LowerPriority', vp: 10, jp: 100, later: false, want: ['victim'] },
+    { name: 'LowerPriority spares an equal-priority job', policy: 'LowerPriority', vp: 10, jp: 10, later: true, want: [] },
+    { name: 'LowerOrNewerEqualPriority preempts an equal-priority job submitted later', policy: 'LowerOrNewerEqualPriority', vp: 10, jp: 10, later: true, want: ['victim'] },
+    { name: 'LowerOrNewerEqualPriority spares an equal-priority job submitted earlier', policy: 'LowerOrNewerEqualPriority', vp: 10, jp: 10, later: false, want: [] },
+    { name: 'Never preempts nothing', policy: 'Never', vp: 0, jp: 100, later: false, want: [] },
+    { name: 'a higher-priority job is never preempted', policy: 'LowerOrNewerEqualPriority', vp: 100, jp: 10, later: true, want: [] },
+  ] as { name: string; policy: WithinTeamPolicy; vp: number; jp: number; later: boolean; want: string[] }[])('$name', ({ policy, vp, jp, later, want }) => {
+    const r = runCycle(withinTeam(policy, vp, jp, later));
+    expect(r.preemptions.map((p) => p.victimJobId)).toEqual(want);
+    expect(r.admissions.map((a) => a.preempts)).toEqual(want.length > 0 ? [want] : []);
+  });
+
+  it('explains the preemption with both priorities, and the preemptor is admitted in the same cycle', () => {
+    const r = runCycle(withinTeam('LowerPriority', 10, 100, false));
+    expect(r.preemptions).toEqual([
+      {
+        victimJobId: 'victim',
+        victimTeam: 'vision',
+        preemptorJobId: 'llama-ft-7',
+        kind: 'WithinTeam',
+        message: 'preempted by vision/llama-ft-7 (priority 100 > 10) to free 8 h100-80gb within team vision',
+      },
+    ]);
+    expect(r.admissions[0]).toMatchObject({ jobId: 'llama-ft-7', placement: [{ node: 'n1', accelerators: 8 }] });
+  });
+
+  it('never preempts with options.preemption off', () => {
+    const s = withinTeam('LowerPriority', 10, 100, false);
+    expect(runCycle({ ...s, options: { ...s.options, preemption: false } }).preemptions).toEqual([]);
+  });
+
+  it.each([
+    { name: 'a non-preemptible job is never a victim', nonPreemptible: true, admittedAgo: 60 * MINUTE, minRuntime: 0 },
+    { name: 'a job admitted less than minRuntimeBeforePreemptionSeconds ago is never a victim', nonPreemptible: false, admittedAgo: 5 * MINUTE, minRuntime: 600 },
+  ])('$name', ({ nonPreemptible, admittedAgo, minRuntime }) => {
+    let victim = makeJob('victim').priority(0).accelerators(8).runsOn('n1').admittedAt(T0 - admittedAgo);
+    if (nonPreemptible) victim = victim.nonPreemptible();
+    const r = runCycle(
+      snapshot()
+        .nodes(makeNode('n1'))
+        .quotas(makeQuota('vision', H100).nominal(8))
+        .running(victim)
+        .pending(makeJob('j').priority(100).accelerators(8))
+        .options({ minRuntimeBeforePreemptionSeconds: minRuntime })
+        .build(),
+    );
+    expect(r.preemptions).toEqual([]);
+    expect(r.admissions).toEqual([]);
+  });
+
+  it('a job admitted just long enough ago can be preempted', () => {
+    const r = runCycle(
+      snapshot()
+        .nodes(makeNode('n1'))
+        .quotas(makeQuota('vision', H100).nominal(8))
+        .running(makeJob('victim').priority(0).accelerators(8).runsOn('n1').admittedAt(T0 - 10 * MINUTE))
+        .pending(makeJob('j').priority(100).accelerators(8))
+        .options({ minRuntimeBeforePreemptionSeconds: 600 })
+        .build(),
+    );
+    expect(r.preemptions.map((p) => p.victimJobId)).toEqual(['victim']);
+  });
+});
+
+describe('victim choice', () => {
+  it('picks the cheapest sufficient set: the lowest priority that frees a whole node, dropping victims not needed', () => {
+    // n1: 4 used by low-1 (priority 1) and 4 by low-3 (priority 3); n2: 8 used by low-2 (priority 2).
+    // The 8-accelerator job first adds low-1 (not enough), then low-2 (n2 is free): low-1 is dropped.
+    const r = runCycle(
+      snapshot()
+        .nodes(makeNode('n1'), makeNode('n2'))
+        .quotas(makeQuota('vision', H100).nominal(16))
+        .running(
+          makeJob('low-1').priority(1).accelerators(4).runsOn('n1'),
+          makeJob('low-3').priority(3).accelerators(4).runsOn('n1'),
+          makeJob('low-2').priority(2).accelerators(8).runsOn('n2'),
+        )
+        .pending(makeJob('big').priority(10).accelerators(8))
+        .build(),
+    );
+    expect(r.admissions[0]).toMatchObject({ jobId: 'big', preempts: ['low-2'], placement: [{ node: 'n2' }] });
+  });
+
+  it('among equal priorities the most recently admitted goes first, then the smaller one', () => {
+    const r = runCycle(
+      snapshot()
+        .nodes(makeNode('n1'), makeNode('n2'), makeNode('n3'))
+        .quotas(makeQuota('vision', H100).nominal(24))
+        .running(
+          makeJob('older').accelerators(8).runsOn('n1').admittedAt(T0 - 50 * MINUTE),
+          makeJob('newer').accelerators(8).runsOn('n2').admittedAt(T0 - 5 * MINUTE),
+          makeJob('oldest').accelerators(8).runsOn('n3').admittedAt(T0 - 90 * MINUTE),
+        )
+        .pending(makeJob('j').priority(5).accelerators(8))
+        .build(),
+    );
+    expect(r.admissions[0]!.preempts).toEqual(['newer']);
+  });
+
+  it('evicts whole gangs only and frees exactly what the preemptor needs (quota AND placement)', () => {
+    const r = runCycle(
+      snapshot()
+        .nodes(...makeNodes('n', 4))
+        .quotas(makeQuota('vision', H100).nominal(32))
+        .running(
+          makeJob('gang').priority(0).replicas(2).accelerators(8).runsOn('n-0', 'n-1'),
+          makeJob('single').priority(1).accelerators(8).runsOn('n-2'),
+          makeJob('other').priority(1).accelerators(8).runsOn('n-3'),
+        )
+        .pending(makeJob('j').priority(9).replicas(2).accelerators(8).topology('none'))
+        .build(),
+    );
+    expect(r.admissions[0]!.preempts).toEqual(['gang']);
+    expect(r.preemptions).toHaveLength(1);
+  });
+});
+
+describe('reclaim within a cohort', () => {
+  /** research cohort: vision (nominal 16) lends to nlp (nominal 8), which runs nlp-own (priority 500) and borrows 8 with `borrow`. */
+  function cohort(reclaim: ReclaimPolicy, opts: { borrowPriority?: number; jobAccelerators?: number; visionUsed?: number } = {}) {
+    const running = [
+      makeJob('borrow').team('nlp').priority(opts.borrowPriority ?? 0).accelerators(8).runsOn('n2'),
+      makeJob('nlp-own').team('nlp').priority(500).accelerators(8).runsOn('n3'),
+    ];
+    if ((opts.visionUsed ?? 0) > 0) running.push(makeJob('vision-own').team('vision').accelerators(opts.visionUsed!).runsOn('n1'));
+    return snapshot()
+      .nodes(makeNode('n1').accelerators(8), makeNode('n2'), makeNode('n3'))
+      .teams(makeTeam('vision').cohort('research').reclaim(reclaim), makeTeam('nlp').cohort('research'))
+      .quotas(makeQuota('vision', H100).nominal(16), makeQuota('nlp', H100).nominal(8))
+      .running(...running)
+      .pending(makeJob('llama-ft-7').team('vision').priority(100).accelerators(opts.jobAccelerators ?? 8).replicas(2))
+      .build();
+  }
+
+  it('reclaims capacity lent to a borrowing team, and says so', () => {
+    const r = runCycle(cohort('LowerPriority', { borrowPriority: 10, jobAccelerators: 8 }));
+    expect(r.preemptions).toEqual([
+      {
+        victimJobId: 'borrow',
+        victimTeam: 'nlp',
+        preemptorJobId: 'llama-ft-7',
+        kind: 'ReclaimWithinCohort',
+        message: 'preempted by vision/llama-ft-7 (priority 100 > 10) to reclaim 8 h100-80gb lent to team nlp',
+      },
+    ]);
+    expect(r.admissions[0]).toMatchObject({ jobId: 'llama-ft-7', borrowed: 0, preempts: ['borrow'] });
+  });
+
+  it('never touches the borrower job that runs inside its nominal once the team stops borrowing', () => {
+    const r = runCycle(cohort('Any'));
+    expect(r.preemptions.map((p) => p.victimJobId)).toEqual(['borrow']);
+  });
+
+  it.each([
+    { name: 'LowerPriority spares a higher-priority borrower', reclaim: 'LowerPriority', borrowPriority: 1000, want: [] },
+    { name: 'Any reclaims whatever the priority (cheapest first: nlp-own, priority 500 < 1000)', reclaim: 'Any', borrowPriority: 1000, want: ['nlp-own'] },
+    { name: 'Never reclaims nothing', reclaim: 'Never', borrowPriority: 0, want: [] },
+  ] as { name: string; reclaim: ReclaimPolicy; borrowPriority: number; want: string[] }[])('$name', ({ reclaim, borrowPriority, want }) => {
+    expect(runCycle(cohort(reclaim, { borrowPriority })).preemptions.map((p) => p.victimJobId)).toEqual(want);
+  });
+
+  it('no reclaim when the preemptor would itself borrow: nobody is preempted to let another team borrow', () => {
+    // vision already uses 8 of 16 on n1; the job wants 2 × 8 more = 24 > 16 nominal.
+    const r = runCycle(cohort('Any', { visionUsed: 8 }));
+    expect(r.preemptions).toEqual([]);
+    expect(r.admissions).toEqual([]);
+  });
+});
+
+describe('no preemption cycles', () => {
+  it('a victim requeued as pending can never preempt its preemptor back', () => {
+    const first = withinTeam('LowerOrNewerEqualPriority', 10, 10, true);
+    const r1 = runCycle(first);
+    expect(r1.preemptions.map((p) => [p.victimJobId, p.preemptorJobId])).toEqual([['victim', 'llama-ft-7']]);
+    // Next cycle: the preemptor runs, the victim is pending again with its original submittedAt.
+    const victim = first.running[0]!;
+    const preemptor = first.pending[0]!;
+    const running: RunningJob = {
+      ...preemptor,
+      flavor: H100,
+      placement: r1.admissions[0]!.placement,
+      admittedAt: first.now,
+      preempted: r1.admissions[0]!.preempts,
+    };
+    const { flavor: _f, placement: _p, admittedAt: _a, ...pendingVictim } = victim;
+    const r2 = runCycle({ ...first, now: first.now + MINUTE, running: [running], pending: [pendingVictim] });
+    // Same priority, but the victim was submitted later: LowerOrNewerEqualPriority does not allow it
+    // to strike back (and `preempted` would forbid it anyway).
+    expect(r2.preemptions).toEqual([]);
+    expect(r2.admissions).toEqual([]);
+    expect(r2.pending[0]!.jobId).toBe('victim');
+  });
+
+  it('even when usage changed so that reclaim rules would allow it, RunningJob.preempted forbids striking back', () => {
+    // nlp's `p` once reclaimed from vision's `v`; now nlp borrows (a later job) and v wants back in.
+    const s = snapshot()
+      .nodes(makeNode('n1').accelerators(4))
+      .teams(makeTeam('vision').cohort('c').reclaim('Any'), makeTeam('nlp').cohort('c').reclaim('Any'))
+      .quotas(makeQuota('vision', H100).nominal(2), makeQuota('nlp', H100).nominal(2))
+      .running(makeJob('p').team('nlp').accelerators(2).runsOn('n1'), makeJob('later').team('nlp').accelerators(2).runsOn('n1').nonPreemptible())
+      .pending(makeJob('v').team('vision').accelerators(2))
+      .build();
+    expect(runCycle(s).preemptions.map((p) => p.victimJobId)).toEqual(['p']);
+    const withHistory = { ...s, running: s.running.map((r) => (r.id === 'p' ? { ...r, preempted: ['v'] } : r)) };
+    expect(runCycle(withHistory).preemptions).toEqual([]);
+  });
+});
