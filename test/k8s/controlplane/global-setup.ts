@@ -10,7 +10,22 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** Set (in the Jest parent process) to the state directory of the control plane this run started. */
 export const STARTED_DIR_ENV = 'QM_K8S_STARTED_DIR';
 
+/** Runs a script of this directory and returns the last line it printed on stdout. */
+function runScript(script: string): string {
+  const result = spawnSync('bash', [join(here, script)], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  if (result.error) throw result.error;
+  const last = result.stdout.trim().split('\n').pop() ?? '';
+  if (result.status !== 0 || !last) {
+    throw new Error(`test/k8s/controlplane/${script} failed with exit code ${String(result.status)} (see its output above)`);
+  }
+  return last;
+}
+
 export default function globalSetup(): void {
+  // Binaries first (cached after the first build): tests that start their own kube-scheduler or render the
+  // Helm chart find them through QM_K8S_BIN and QM_HELM.
+  process.env.QM_K8S_BIN = runScript('build.sh');
+  process.env.QM_HELM = runScript('build-helm.sh');
   const external = process.env.QM_K8S_KUBECONFIG;
   if (external) {
     process.env.KUBECONFIG = external;

@@ -1,0 +1,103 @@
+{{- define "quartermaster.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "quartermaster.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "quartermaster.selector" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "quartermaster.serviceAccountName" -}}
+{{- default (include "quartermaster.fullname" .) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{/* One Deployment of the image; .component is api | scheduler | worker, .spec its values block. */}}
+{{- define "quartermaster.deployment" -}}
+{{- $root := .root -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "quartermaster.fullname" $root }}-{{ .component }}
+  labels:
+    {{- include "quartermaster.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  replicas: {{ .spec.replicas }}
+  selector:
+    matchLabels:
+      {{- include "quartermaster.selector" . | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "quartermaster.selector" . | nindent 8 }}
+      annotations:
+        checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
+    spec:
+      serviceAccountName: {{ include "quartermaster.serviceAccountName" $root }}
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+      containers:
+        - name: {{ .component }}
+          image: "{{ $root.Values.image.repository }}:{{ $root.Values.image.tag }}"
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          args: [{{ .component | quote }}]
+          ports:
+            - name: http
+              containerPort: {{ .spec.port }}
+          envFrom:
+            - configMapRef:
+                name: {{ include "quartermaster.fullname" $root }}
+            - secretRef:
+                name: {{ $root.Values.existingSecret }}
+          env:
+            - name: KUBECONFIG
+              value: /etc/quartermaster/kubeconfig
+          livenessProbe:
+            httpGet: { path: /healthz, port: http }
+            periodSeconds: 10
+          readinessProbe:
+            httpGet: { path: /readyz, port: http }
+            periodSeconds: 5
+          resources:
+            {{- toYaml .spec.resources | nindent 12 }}
+          securityContext:
+            allowPrivilegeEscalation: false
+            capabilities: { drop: [ALL] }
+          volumeMounts:
+            - name: kubeconfig
+              mountPath: /etc/quartermaster
+              readOnly: true
+      volumes:
+        - name: kubeconfig
+          configMap:
+            name: {{ include "quartermaster.fullname" $root }}
+            items:
+              - key: kubeconfig
+                path: kubeconfig
+      {{- with $root.Values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end -}}

@@ -1,0 +1,243 @@
+// deploy/: the Helm chart renders (real helm, built from the Go module proxy), its objects are accepted by
+// the real kube-apiserver, its ClusterRole grants exactly what KubeCluster needs (checked by acting as the
+// chart's ServiceAccount), and deploy/kube-scheduler/config.yaml is accepted by a real kube-scheduler that
+// then sends accelerator pods — and only those — to the extender's filter/prioritize/bind verbs.
+import { spawnSync } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { KubeApiError, KubeCluster, podManifestForReplica } from '#kube';
+import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
+import { readRepoFile, startKubeScheduler } from './support/kube-scheduler.js';
+
+const kc = testKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const namespace = uniqueName('qm-deploy');
+const release = uniqueName('qm');
+const gpuNode = uniqueName('deploy-gpu');
+const gpuNode2 = uniqueName('deploy-gpu');
+const cpuNode = uniqueName('deploy-cpu');
+
+interface Rendered extends KubernetesObject {
+  spec?: Record<string, unknown>;
+  rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+  data?: Record<string, string>;
+}
+
+function helmTemplate(): Rendered[] {
+  const helm = process.env.QM_HELM;
+  if (!helm) throw new Error('QM_HELM is not set: run through the k8s Jest project');
+  const chart = new URL('../../deploy/helm/quartermaster', import.meta.url).pathname;
+  const result = spawnSync(helm, ['template', release, chart, '--namespace', namespace, '--kube-version', 'v1.34.4'], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
+  const documents = parseAllDocuments(result.stdout);
+  for (const document of documents) {
+    if (document.errors.length > 0) throw new Error(`rendered YAML does not parse: ${document.errors[0]!.message}`);
+  }
+  return documents.map((document) => document.toJS() as Rendered).filter((object) => object !== null);
+}
+
+/** KubeConfig that acts as `system:serviceaccount:<ns>:<name>` (the admin may impersonate). */
+function asServiceAccount(name: string): KubeConfig {
+  const impersonating = new KubeConfig();
+  impersonating.loadFromOptions({
+    clusters: kc.clusters,
+    users: kc.users.map((user) => ({ ...user, impersonateUser: `system:serviceaccount:${namespace}:${name}` })),
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return impersonating;
+}
+
+async function statusOf(promise: Promise<unknown>): Promise<number> {
+  try {
+    await promise;
+    return 200;
+  } catch (error) {
+    if (error instanceof KubeApiError) return error.status ?? -1;
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'number') return code;
+    throw error;
+  }
+}
+
+describe('deploy/: Helm chart and kube-scheduler configuration', () => {
+  let objects: Rendered[];
+
+  beforeAll(async () => {
+    objects = helmTemplate();
+    await createNamespace(core, namespace);
+    const labels = { 'qm-test-release': release };
+    await core.createNode({ body: fakeNode(gpuNode, { labels, extended: { 'nvidia.com/gpu': '8' } }) });
+    await core.createNode({ body: fakeNode(gpuNode2, { labels, extended: { 'nvidia.com/gpu': '8' } }) });
+    await core.createNode({ body: fakeNode(cpuNode, { labels }) });
+  }, 60_000);
+
+  afterAll(async () => {
+    const generic = KubernetesObjectApi.makeApiClient(kc);
+    for (const object of objects ?? []) {
+      if (object.kind === 'ClusterRole' || object.kind === 'ClusterRoleBinding') await generic.delete(object).catch(() => undefined);
+    }
+    await cleanUp(core, namespace, [gpuNode, gpuNode2, cpuNode]);
+  }, 60_000);
+
+  it('renders the three processes, a Service, ConfigMap, ServiceAccount and RBAC', () => {
+    const summary = objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort();
+    const base = `${release}-quartermaster`;
+    expect(summary).toEqual(
+      [
+        `ClusterRole/${base}`,
+        `ClusterRoleBinding/${base}`,
+        `ConfigMap/${base}`,
+        `Deployment/${base}-api`,
+        `Deployment/${base}-scheduler`,
+        `Deployment/${base}-worker`,
+        `Service/${base}-api`,
+        `ServiceAccount/${base}`,
+      ].sort(),
+    );
+    const deployment = (component: string): Record<string, unknown> =>
+      objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === `${base}-${component}`)!.spec!;
+    expect(deployment('scheduler').replicas).toBe(2);
+    for (const component of ['api', 'scheduler', 'worker']) {
+      const container = (deployment(component) as { template: { spec: { containers: { args: string[] }[] } } }).template.spec.containers[0]!;
+      expect(container.args).toEqual([component]);
+    }
+    const configMap = objects.find((o) => o.kind === 'ConfigMap')!;
+    expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token');
+  });
+
+  it('grants exactly the permissions KubeCluster uses', () => {
+    const role = objects.find((o) => o.kind === 'ClusterRole')!;
+    const grants = role.rules!.flatMap((rule) =>
+      rule.apiGroups.flatMap((group) => rule.resources.flatMap((resource) => rule.verbs.map((verb) => `${group || 'core'} ${resource} ${verb}`))),
+    );
+    expect(grants.sort()).toEqual(
+      [
+        'core nodes get',
+        'core nodes list',
+        'core nodes watch',
+        'core pods get',
+        'core pods list',
+        'core pods watch',
+        'core pods create',
+        'core pods delete',
+        'core pods/binding create',
+        'core pods/eviction create',
+        'coordination.k8s.io leases get',
+        'coordination.k8s.io leases create',
+        'coordination.k8s.io leases update',
+      ].sort(),
+    );
+  });
+
+  it('is accepted by the API server, and the ServiceAccount can do its work and nothing more', async () => {
+    const generic = KubernetesObjectApi.makeApiClient(kc);
+    for (const object of objects) await generic.create(object);
+
+    const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata!.name!;
+    const cluster = new KubeCluster(asServiceAccount(serviceAccount), { namespace });
+    expect((await cluster.listNodes()).map((n) => n.metadata?.name)).toContain(gpuNode);
+    await cluster.listPods({ allNamespaces: true });
+    const job = {
+      id: 'rbac-job',
+      name: 'rbac',
+      team: 'infra',
+      replicas: 1,
+      acceleratorsPerReplica: 1,
+      template: { image: 'busybox' },
+      flavor: { name: 'h100-80gb', resourceName: 'nvidia.com/gpu' },
+    };
+    const { pod } = await cluster.createPod(podManifestForReplica(job, 0, undefined, { namespace }));
+    const name = pod.metadata!.name!;
+    expect(await cluster.bindPod(name, gpuNode)).toBe('bound');
+    expect(await cluster.evictPod(name)).toBe('evicted');
+    expect(await cluster.deletePod(name, { gracePeriodSeconds: 0 })).toBe('deleted');
+    expect(await cluster.acquireOrRenewLease('scheduler', 'pod-a', 5000)).toMatchObject({ held: true });
+    expect(await cluster.acquireOrRenewLease('scheduler', 'pod-a', 5000)).toMatchObject({ held: true });
+
+    // Not granted: status writes, node writes, secrets.
+    const { pod: other } = await cluster.createPod(podManifestForReplica({ ...job, id: 'rbac-job-2' }, 0, undefined, { namespace }));
+    expect(await statusOf(cluster.patchPodStatus(other.metadata!.name!, { phase: 'Running' }))).toBe(403);
+    const asSa = asServiceAccount(serviceAccount).makeApiClient(CoreV1Api);
+    expect(await statusOf(asSa.createNode({ body: fakeNode(uniqueName('forbidden')) }))).toBe(403);
+    expect(await statusOf(asSa.listNamespacedSecret({ namespace }))).toBe(403);
+  }, 60_000);
+
+  describe('kube-scheduler with deploy/kube-scheduler/config.yaml', () => {
+    let server: Server;
+    const calls: { verb: string; pod: string; nodes?: string[] }[] = [];
+    const cluster = new KubeCluster(kc, { namespace });
+
+    beforeAll(async () => {
+      // A stand-in for the extender endpoints (the real ones are the API's): accepts every node, binds.
+      server = createServer((req: IncomingMessage, res: ServerResponse) => {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        req.on('end', () => {
+          const args = JSON.parse(body) as Record<string, unknown>;
+          const verb = (req.url ?? '').replace('/extender/', '');
+          const reply = (value: unknown): void => {
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.end(JSON.stringify(value));
+          };
+          if (verb === 'bind') {
+            const bind = args as { PodName: string; PodNamespace: string; Node: string };
+            calls.push({ verb, pod: bind.PodName, nodes: [bind.Node] });
+            cluster.bindPod(bind.PodName, bind.Node, { namespace: bind.PodNamespace }).then(
+              () => reply({}),
+              (error: unknown) => reply({ Error: String(error) }),
+            );
+            return;
+          }
+          const pod = (args.Pod as V1Pod).metadata?.name ?? '?';
+          const names = (args.NodeNames as string[] | undefined) ?? [];
+          calls.push({ verb, pod, nodes: names });
+          if (verb === 'filter') reply({ NodeNames: names, FailedNodes: {}, Error: '' });
+          else if (verb === 'prioritize') reply(names.map((host) => ({ Host: host, Score: 5 })));
+          else reply({ Error: `unexpected verb ${verb}` });
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    });
+
+    afterAll(async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('starts with it, and routes accelerator pods (only) through filter, prioritize and bind', async () => {
+      const port = (server.address() as AddressInfo).port;
+      const scheduler = await startKubeScheduler(readRepoFile('deploy/kube-scheduler/config.yaml'), (config) => {
+        const [extender] = config.extenders as Record<string, unknown>[];
+        extender!.urlPrefix = `http://127.0.0.1:${port}/extender`;
+      });
+      try {
+        const pod = (name: string, resources: Record<string, string>): V1Pod => ({
+          metadata: { name, namespace },
+          spec: { nodeSelector: { 'qm-test-release': release }, containers: [{ name: 'c', image: 'x', resources: { limits: resources } }] },
+        });
+        await core.createNamespacedPod({ namespace, body: pod('gpu-pod', { 'nvidia.com/gpu': '2' }) });
+        await core.createNamespacedPod({ namespace, body: pod('cpu-pod', { cpu: '1' }) });
+        for (;;) {
+          const [gpu, cpu] = await Promise.all([cluster.getPod('gpu-pod'), cluster.getPod('cpu-pod')]);
+          if (gpu?.spec?.nodeName && cpu?.spec?.nodeName) {
+            expect([gpuNode, gpuNode2]).toContain(gpu.spec.nodeName);
+            expect(calls.find((c) => c.verb === 'bind')).toEqual({ verb: 'bind', pod: 'gpu-pod', nodes: [gpu.spec.nodeName] });
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(calls.filter((c) => c.pod === 'gpu-pod').map((c) => c.verb)).toEqual(['filter', 'prioritize', 'bind']);
+        // nodeCacheCapable: node names only; kube-scheduler itself dropped the node without GPUs.
+        expect(calls.find((c) => c.verb === 'filter')?.nodes?.sort()).toEqual([gpuNode, gpuNode2].sort());
+        expect(calls.filter((c) => c.pod === 'cpu-pod')).toEqual([]); // not a managed resource
+      } catch (error) {
+        throw new Error(`${String(error)}\n--- kube-scheduler log ---\n${scheduler.logs().slice(-3000)}`, { cause: error });
+      } finally {
+        await scheduler.stop();
+      }
+    }, 90_000);
+  });
+});
