@@ -301,6 +301,10 @@ describe('checkInvariants', () => {
       // Give the cohort room (nlp lends 8 more): now vis-spare could have stayed.
       quota(w.snapshot, 'nlp', 'h100').nominal = 16;
       expect(codes(w.snapshot, w.result)).toContain('VICTIM_UNNEEDED');
+      // A reservation holds quota too: vis-later's 8 reserved on n1 leave vision no room for vis-spare.
+      w.result.reservations.push({ jobId: 'vis-later', flavor: 'h100', startAt: NOW + 60_000, nodes: [{ node: 'n1', accelerators: 8 }] });
+      w.result.stats.reserved = 1;
+      expect(codes(w.snapshot, w.result)).not.toContain('VICTIM_UNNEEDED');
     });
 
     it('fails when a job preempts the job that preempted it in an earlier cycle', () => {

@@ -26,8 +26,8 @@
  *    borrowing that flavor, by the preemptor team's reclaim policy, with the preemptor team ending within
  *    its nominal quota.
  * 5. cheapest sufficient victims: no victim could have kept running — put back right after the admission
- *    it was preempted for, its nodes (reserved accelerators counted as taken), its team's ceiling and its
- *    cohort's lending would all still hold;
+ *    it was preempted for, its nodes, its team's ceiling and its cohort's lending would all still hold
+ *    (reservations count as holding their nodes and quota);
  *    consistency: no job both admitted and preempted; no job preempts its own preemptor (also across
  *    cycles when `context.preemptedBy` is given); every preemption belongs to an admission that lists it.
  * 7. accounting: every pending job is either admitted or listed in `pending` exactly once, never both;
@@ -644,8 +644,9 @@ interface Resources {
 
 /**
  * Replays the admissions in order. Right after admission k (its victims removed, its replicas placed),
- * each of its victims is put back: if every node it held still has room (reserved accelerators count
- * as taken), its team stays within its ceiling and its cohort within its lending, the victim was not
+ * each of its victims is put back: if every node it held still has room, its team stays within its
+ * ceiling and its cohort within its lending (reservations count as holding both their nodes' accelerators
+ * and their team's quota), the victim was not
  * needed — the set was not the cheapest sufficient one. Later admissions are not taken into account,
  * so a victim that only a later preemption made unnecessary is not reported.
  */
@@ -676,7 +677,12 @@ function checkVictimsNeeded(ix: SnapshotIndex, result: CycleResult, victims: Map
   };
   for (const j of ix.snapshot.running) for (const p of j.placement) charge(p, 1);
   for (const r of result.reservations) for (const n of r.nodes) charge({ node: n.node, accelerators: n.accelerators, cpuMillis: 0, memoryMiB: 0 }, 1);
+  // Reservations hold quota as well as nodes: count them as used by the reserving job's team.
   const live = new Map(ix.usage);
+  for (const r of result.reservations) {
+    const team = ix.pending.get(r.jobId)?.team;
+    if (team !== undefined) add(live, key(team, r.flavor), r.nodes.reduce((sum, n) => sum + n.accelerators, 0));
+  }
 
   for (const a of result.admissions) {
     const mine = byPreemptor.get(a.jobId) ?? [];
