@@ -1,0 +1,146 @@
+import 'reflect-metadata';
+import { type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl } from '#common';
+import { runCycle } from '#core';
+import { Database, migrateDatabase } from '#db';
+import { ManualCycle, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
+import { ApiModule } from './app.module.js';
+import type { Infrastructure } from './infra/infra.module.js';
+import { createRedis, withTimeout } from './infra/redis.js';
+import { setupOpenApi } from './openapi.js';
+import type { CycleRunnerPort } from './scheduler/cycle-runner.port.js';
+import { ApiValidationPipe } from './validation/validation.pipe.js';
+
+/** A dependency that could not be reached at start-up; the message is one line with the fix. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+export interface ApiAppOptions {
+  /** Share handles with the rest of a composed process; created (and closed with the app) when absent. */
+  logger?: Logger;
+  database?: Database;
+  redis?: Redis;
+  /** More modules of the same process (scheduler, workers), given the same infrastructure. */
+  imports?: DynamicModule[];
+  /** Runs POST /v1/scheduler/cycles; by default a ManualCycle of #scheduling over the same database. */
+  cycles?: CycleRunnerPort;
+  /** Scheduler settings for the default ManualCycle (lease name, Redis prefix…); defaults when absent. */
+  scheduler?: SchedulerSettings;
+  /** Apply migrations (creating the database if missing) before serving. Default true. */
+  migrate?: boolean;
+}
+
+export interface ApiApp {
+  app: NestFastifyApplication;
+  database: Database;
+  redis: Redis;
+  logger: Logger;
+  /** Listens on config.host:config.port; returns the bound URL. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the API (not yet listening): migrations applied, Postgres and Redis checked (StartupError with
+ * one clear line when unreachable), Fastify + global validation + the problem+json filter + OpenAPI.
+ */
+export async function createApiApp(config: Config, options: ApiAppOptions = {}): Promise<ApiApp> {
+  const logger = options.logger ?? createLogger(config.logLevel, 'quartermaster-api');
+  if (options.migrate !== false) {
+    try {
+      await migrateDatabase(config.databaseUrl);
+    } catch (error) {
+      throw new StartupError(
+        `cannot prepare Postgres at ${redactUrl(config.databaseUrl)} (${reason(error)}): start Postgres or fix DATABASE_URL`,
+      );
+    }
+  }
+  const ownsDatabase = options.database === undefined;
+  const database = options.database ?? new Database(config.databaseUrl, { poolSize: config.dbPoolSize, applicationName: 'quartermaster-api' });
+  const ownsRedis = options.redis === undefined;
+  const redis = options.redis ?? createRedis(config.redisUrl, config.readyTimeoutMs);
+  const release = async (): Promise<void> => {
+    if (ownsRedis) redis.disconnect();
+    if (ownsDatabase) await database.close().catch(() => undefined);
+  };
+  try {
+    await database.ping(Math.max(config.readyTimeoutMs, 2000)).catch((error: unknown) => {
+      throw new StartupError(`cannot reach Postgres at ${redactUrl(config.databaseUrl)} (${reason(error)}): start Postgres or fix DATABASE_URL`);
+    });
+    if (ownsRedis) {
+      let cause: unknown = null;
+      const remember = (e: unknown): void => {
+        cause ??= e;
+      };
+      redis.on('error', remember);
+      await withTimeout(redis.connect(), Math.max(config.readyTimeoutMs, 2000), 'redis').catch((error: unknown) => {
+        throw new StartupError(`cannot reach Redis at ${redactUrl(config.redisUrl)} (${reason(cause ?? error)}): start Redis or fix REDIS_URL`);
+      });
+      redis.off('error', remember);
+    }
+  } catch (error) {
+    await release();
+    throw error;
+  }
+
+  const ownsCycles = options.cycles === undefined;
+  const cycles =
+    options.cycles ??
+    new ManualCycle({ database, settings: options.scheduler ?? schedulerSettingsFromEnv({}), redisUrl: config.redisUrl, logger, schedule: runCycle });
+  let app: NestFastifyApplication;
+  try {
+    app = await buildNestApp(config, { config, logger, database, redis, cycles }, options.imports ?? []);
+  } catch (error) {
+    if (ownsCycles) await cycles.close?.().catch(() => undefined);
+    await release();
+    throw error;
+  }
+  return {
+    app,
+    database,
+    redis,
+    logger,
+    async listen() {
+      await app.listen(config.port, config.host);
+      const address = app.getHttpServer().address();
+      const port = typeof address === 'object' && address !== null ? address.port : config.port;
+      const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+      logger.info({ url }, 'quartermaster API listening');
+      return url;
+    },
+    async close() {
+      await app.close();
+      if (ownsCycles) await cycles.close?.().catch(() => undefined);
+      await release();
+    },
+  };
+}
+
+async function buildNestApp(config: Config, infra: Infrastructure, imports: DynamicModule[]): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, trustProxy: true });
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, { imports }), adapter, {
+    logger: new PinoNestLogger(infra.logger),
+    abortOnError: false,
+  });
+  app.useGlobalPipes(new ApiValidationPipe());
+  app.useGlobalFilters(new ProblemFilter(infra.logger));
+  setupOpenApi(app);
+  app.enableShutdownHooks();
+  await app.init();
+  return app;
+}
+
+function reason(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    // Drop a leading "cannot connect to … at <url>:" that repeats what the caller says.
+    const msg = (error.message.split('\n')[0] ?? '').replace(/^cannot connect to [^:]+ at \S+: /, '');
+    return typeof code === 'string' && !msg.includes(code) ? `${code}: ${msg}` : msg || error.name;
+  }
+  return String(error);
+}

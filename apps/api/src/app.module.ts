@@ -1,0 +1,36 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { AuthGuard } from './auth/auth.guard.js';
+import { CohortsController } from './cohorts/cohorts.controller.js';
+import { FlavorsController } from './flavors/flavors.controller.js';
+import { HealthController } from './health/health.controller.js';
+import { InfraModule, type Infrastructure } from './infra/infra.module.js';
+import { JobsController } from './jobs/jobs.controller.js';
+import { JobsService } from './jobs/jobs.service.js';
+import { NodesController } from './nodes/nodes.controller.js';
+import { SchedulerController } from './scheduler/scheduler.controller.js';
+import { TeamsController } from './teams/teams.controller.js';
+import { UsageService } from './teams/usage.service.js';
+import { TokensController } from './tokens/tokens.controller.js';
+
+/** The REST API. Compose it into a larger process with `ApiModule.forRoot(infra)` (see createApiApp). */
+@Module({})
+export class ApiModule {
+  static forRoot(infra: Infrastructure, extra: { imports?: DynamicModule[] } = {}): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [InfraModule.forRoot(infra), ...(extra.imports ?? [])],
+      controllers: [
+        HealthController,
+        TokensController,
+        FlavorsController,
+        CohortsController,
+        TeamsController,
+        NodesController,
+        JobsController,
+        SchedulerController,
+      ],
+      providers: [{ provide: APP_GUARD, useClass: AuthGuard }, JobsService, UsageService],
+    };
+  }
+}

@@ -1,0 +1,74 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { timingSafeEqual } from 'node:crypto';
+import { AppError, Config, sha256Hex } from '#common';
+import { TokenRepository } from '#db';
+import { ADMIN_ONLY, PUBLIC_ROUTE, type RequestWithPrincipal } from './auth.decorators.js';
+import type { Principal } from './principal.js';
+
+interface CachedPrincipal {
+  principal: Principal;
+  expiresAt: number;
+}
+
+const MAX_CACHED = 10_000;
+
+/**
+ * Global guard: `Authorization: Bearer <token>` → a Principal. The token is hashed (sha256) and compared
+ * with the QM_ADMIN_TOKEN hash, else looked up among stored token hashes (valid ones cached
+ * for QM_TOKEN_CACHE_TTL_MS, so a burst of submissions costs no extra round trip). Missing/invalid → 401;
+ * a member on an @AdminOnly route → 403.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  private readonly cache = new Map<string, CachedPrincipal>();
+  private readonly adminHash: Buffer;
+
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(Config) private readonly config: Config,
+    private readonly tokens: TokenRepository,
+  ) {
+    this.adminHash = Buffer.from(config.adminTokenHash, 'hex');
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets)) return true;
+    const request = context.switchToHttp().getRequest<RequestWithPrincipal & { headers: Record<string, string | string[] | undefined> }>();
+    const principal = await this.authenticate(request.headers.authorization);
+    request.principal = principal;
+    if (principal.role !== 'admin' && this.reflector.getAllAndOverride<boolean | undefined>(ADMIN_ONLY, targets)) {
+      throw new AppError('FORBIDDEN', `${principal.subject} is a member; this needs an admin token`);
+    }
+    return true;
+  }
+
+  private async authenticate(header: string | string[] | undefined): Promise<Principal> {
+    if (typeof header !== 'string' || header === '') {
+      throw new AppError('UNAUTHENTICATED', 'send Authorization: Bearer <token>');
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match?.[1]) throw new AppError('UNAUTHENTICATED', 'the Authorization header must be "Bearer <token>"');
+    const hash = sha256Hex(match[1]);
+    if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) {
+      return { subject: 'admin', role: 'admin', teams: [], tokenId: null };
+    }
+    const principal = await this.lookup(hash);
+    if (!principal) throw new AppError('UNAUTHENTICATED', 'the token is not valid (unknown or revoked)');
+    return principal;
+  }
+
+  private async lookup(hash: string): Promise<Principal | null> {
+    const now = Date.now();
+    const hit = this.cache.get(hash);
+    if (hit && hit.expiresAt > now) return hit.principal;
+    const row = await this.tokens.findActiveByHash(hash);
+    const principal: Principal | null = row ? { subject: row.subject, role: row.role, teams: row.teams, tokenId: row.id } : null;
+    if (principal && this.config.tokenCacheTtlMs > 0) {
+      if (this.cache.size >= MAX_CACHED) this.cache.clear();
+      this.cache.set(hash, { principal, expiresAt: now + this.config.tokenCacheTtlMs });
+    }
+    return principal;
+  }
+}

@@ -1,0 +1,62 @@
+import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import type { Redis } from 'ioredis';
+import { Config, redactUrl } from '#common';
+import { Database, SchedulerStateRepository } from '#db';
+import { Public } from '../auth/auth.decorators.js';
+import { REDIS } from '../infra/tokens.js';
+import { withTimeout } from '../infra/redis.js';
+
+interface Check {
+  ok: boolean;
+  ms: number;
+  error?: string;
+}
+
+@ApiTags('operations')
+@Public()
+@Controller()
+export class HealthController {
+  constructor(
+    @Inject(Config) private readonly config: Config,
+    @Inject(Database) private readonly database: Database,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(SchedulerStateRepository) private readonly scheduler: SchedulerStateRepository,
+  ) {}
+
+  /** Liveness: the process answers. No dependency is consulted. */
+  @Get('healthz')
+  healthz(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: Postgres and Redis answer within QM_READY_TIMEOUT_MS; the leader is reported, not required. */
+  @Get('readyz')
+  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    const timeout = this.config.readyTimeoutMs;
+    const [postgres, redis] = await Promise.all([
+      check(() => this.database.ping(timeout), `postgres at ${redactUrl(this.config.databaseUrl)}`),
+      check(() => withTimeout(this.redis.ping(), timeout, 'redis'), `redis at ${redactUrl(this.config.redisUrl)}`),
+    ]);
+    let leader: unknown = null;
+    if (postgres.ok) {
+      const status = await withTimeout(this.scheduler.status(), timeout, 'postgres').catch(() => null);
+      leader = status?.leader ? { holder: status.leader.holder, live: status.leader.live } : null;
+    }
+    const ready = postgres.ok && redis.ok;
+    void reply.status(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'unavailable', checks: { postgres, redis }, leader };
+  }
+}
+
+async function check(probe: () => Promise<unknown>, what: string): Promise<Check> {
+  const started = performance.now();
+  try {
+    await probe();
+    return { ok: true, ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, ms: Math.round(performance.now() - started), error: `${what}: ${message}` };
+  }
+}

@@ -1,0 +1,66 @@
+import { type DynamicModule, Global, Module, type Provider } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Config } from '#common';
+import {
+  CohortRepository,
+  Database,
+  FlavorRepository,
+  JobRepository,
+  NodeRepository,
+  QuotaRepository,
+  SchedulerStateRepository,
+  TeamRepository,
+  TokenRepository,
+  UsageRepository,
+} from '#db';
+import type { CycleRunnerPort } from '../scheduler/cycle-runner.port.js';
+import { CYCLE_RUNNER, LOGGER, REDIS } from './tokens.js';
+
+/** Shared handles of one process: configuration, logger, database, Redis. */
+export interface Infrastructure {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  redis: Redis;
+  /** One scheduling cycle on demand (POST /v1/scheduler/cycles). */
+  cycles: CycleRunnerPort;
+}
+
+const REPOSITORIES = [
+  TokenRepository,
+  FlavorRepository,
+  CohortRepository,
+  TeamRepository,
+  QuotaRepository,
+  NodeRepository,
+  JobRepository,
+  SchedulerStateRepository,
+  UsageRepository,
+] as const;
+
+/**
+ * Provides the infrastructure handles and the repositories over them (Immich style: services take
+ * repositories by injection; nothing else touches SQL). The handles are created by the caller, who
+ * owns their lifetime (createApiApp closes what it created).
+ */
+@Global()
+@Module({})
+export class InfraModule {
+  static forRoot(infra: Infrastructure): DynamicModule {
+    const repositories: Provider[] = REPOSITORIES.map((Repo) => ({
+      provide: Repo,
+      useFactory: (db: Database) => new Repo(db),
+      inject: [Database],
+    }));
+    const providers: Provider[] = [
+      { provide: Config, useValue: infra.config },
+      { provide: LOGGER, useValue: infra.logger },
+      { provide: Database, useValue: infra.database },
+      { provide: REDIS, useValue: infra.redis },
+      { provide: CYCLE_RUNNER, useValue: infra.cycles },
+      ...repositories,
+    ];
+    return { module: InfraModule, providers, exports: providers };
+  }
+}

@@ -1,0 +1,28 @@
+import { AppError } from '#common';
+
+/** Opaque keyset cursor over (submittedAt, id), newest first. */
+export interface JobCursor {
+  submittedAt: Date;
+  id: string;
+}
+
+export function encodeCursor(c: JobCursor): string {
+  return Buffer.from(JSON.stringify([c.submittedAt.toISOString(), c.id])).toString('base64url');
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function decodeCursor(raw: string): JobCursor {
+  const invalid = (): AppError =>
+    new AppError('VALIDATION_FAILED', 'invalid cursor', [{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string') throw invalid();
+  const submittedAt = new Date(parsed[0]);
+  if (Number.isNaN(submittedAt.getTime()) || !UUID.test(parsed[1])) throw invalid();
+  return { submittedAt, id: parsed[1] };
+}

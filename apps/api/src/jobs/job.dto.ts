@@ -1,0 +1,197 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsObject, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { TPU_SHAPE } from '../nodes/node.dto.js';
+import { AtMost, IntIn, IsBool, IsName, IsNameList, IsSpeedMap, IsStringMap, IsText, OneOf, Optional, Required } from '../validation/validators.js';
+
+export const JOB_KINDS = ['training', 'eval', 'batch-inference'] as const;
+export const TOPOLOGY_LEVELS = ['none', 'zone', 'block', 'domain'] as const;
+export const FLAVOR_SELECTIONS = ['preference', 'fastest'] as const;
+
+/** Bounds of a job submission (documented in docs/api-quickstart.md). */
+export const JOB_LIMITS = {
+  replicas: { min: 1, max: 10_000 },
+  acceleratorsPerReplica: { min: 0, max: 64 },
+  priority: { min: -1_000_000, max: 1_000_000 },
+  flavors: { min: 1, max: 16 },
+  expectedRuntimeSeconds: { min: 1, max: 365 * 24 * 3600 },
+  cpuMillis: { min: 1, max: 10_000_000 },
+  memoryMiB: { min: 1, max: 100_000_000 },
+} as const;
+
+/** Per-replica defaults when the template does not say. */
+export const TEMPLATE_DEFAULTS = { cpuMillis: 1000, memoryMiB: 4096 } as const;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export class JobTemplateDto {
+  @ApiProperty({ example: 'ghcr.io/acme/llama-ft:1.4' })
+  @Required()
+  @IsText(1, 1024)
+  image!: string;
+
+  @ApiPropertyOptional({ type: [String], example: ['python', 'train.py'] })
+  @Optional()
+  @IsArray({ message: 'must be an array of strings' })
+  @ArrayMaxSize(256, { message: 'must have at most 256 items' })
+  @IsString({ each: true, message: 'must contain only strings' })
+  @MaxLength(8192, { each: true, message: 'items must have at most 8192 characters' })
+  command?: string[];
+
+  @ApiPropertyOptional({ type: [String], example: ['--epochs', '3'] })
+  @Optional()
+  @IsArray({ message: 'must be an array of strings' })
+  @ArrayMaxSize(256, { message: 'must have at most 256 items' })
+  @IsString({ each: true, message: 'must contain only strings' })
+  @MaxLength(8192, { each: true, message: 'items must have at most 8192 characters' })
+  args?: string[];
+
+  @ApiPropertyOptional({ example: { WANDB_PROJECT: 'llama' } })
+  @Optional()
+  @IsStringMap({ maxEntries: 256, keyPattern: ENV_NAME, keyHint: 'is not an environment variable name', maxKeyLength: 256, maxValueLength: 32_768 })
+  env?: Record<string, string>;
+
+  @ApiPropertyOptional({ example: 8000, description: `CPU millicores per replica (default ${TEMPLATE_DEFAULTS.cpuMillis}).` })
+  @Optional()
+  @IntIn(JOB_LIMITS.cpuMillis.min, JOB_LIMITS.cpuMillis.max)
+  cpuMillis?: number;
+
+  @ApiPropertyOptional({ example: 65536, description: `Memory MiB per replica (default ${TEMPLATE_DEFAULTS.memoryMiB}).` })
+  @Optional()
+  @IntIn(JOB_LIMITS.memoryMiB.min, JOB_LIMITS.memoryMiB.max)
+  memoryMiB?: number;
+}
+
+export class JobTopologyDto {
+  @ApiProperty({ enum: TOPOLOGY_LEVELS, default: 'none' })
+  @Optional()
+  @OneOf(TOPOLOGY_LEVELS)
+  level?: (typeof TOPOLOGY_LEVELS)[number];
+
+  @ApiPropertyOptional({ example: '2x4', description: 'TPU slice shape; implies level domain.' })
+  @Optional()
+  @IsText(1, 32)
+  @Matches(TPU_SHAPE, { message: "must look like '2x4' or '4x4x4'" })
+  tpuShape?: string;
+}
+
+export class CreateJobDto {
+  @ApiProperty({ example: 'llama-ft-7' })
+  @Required()
+  @IsName()
+  name!: string;
+
+  @ApiProperty({ example: 'vision' })
+  @Required()
+  @IsName()
+  team!: string;
+
+  @ApiPropertyOptional({ enum: JOB_KINDS, default: 'training' })
+  @Optional()
+  @OneOf(JOB_KINDS)
+  kind?: (typeof JOB_KINDS)[number];
+
+  @ApiPropertyOptional({ example: 100, default: 0, description: 'Larger is more important.' })
+  @Optional()
+  @IntIn(JOB_LIMITS.priority.min, JOB_LIMITS.priority.max)
+  priority?: number;
+
+  @ApiPropertyOptional({ default: true })
+  @Optional()
+  @IsBool()
+  preemptible?: boolean;
+
+  @ApiProperty({ example: 4 })
+  @Required()
+  @IntIn(JOB_LIMITS.replicas.min, JOB_LIMITS.replicas.max)
+  replicas!: number;
+
+  @ApiPropertyOptional({ example: 2, description: 'Elastic gang: least replica count accepted (default replicas).' })
+  @Optional()
+  @IntIn(JOB_LIMITS.replicas.min, JOB_LIMITS.replicas.max)
+  @AtMost('replicas')
+  minReplicas?: number;
+
+  @ApiProperty({ example: 8 })
+  @Required()
+  @IntIn(JOB_LIMITS.acceleratorsPerReplica.min, JOB_LIMITS.acceleratorsPerReplica.max)
+  acceleratorsPerReplica!: number;
+
+  @ApiProperty({ type: [String], example: ['h100-80gb', 'a100-80gb'], description: 'Acceptable flavors, most preferred first.' })
+  @Required()
+  @IsNameList(JOB_LIMITS.flavors.min, JOB_LIMITS.flavors.max)
+  flavors!: string[];
+
+  @ApiPropertyOptional({ enum: FLAVOR_SELECTIONS, default: 'preference', description: "Addition: 'fastest' picks by speed." })
+  @Optional()
+  @OneOf(FLAVOR_SELECTIONS)
+  flavorSelection?: (typeof FLAVOR_SELECTIONS)[number];
+
+  @ApiPropertyOptional({ example: { 'h100-80gb': 2.1, 'a100-80gb': 1 }, description: 'Addition: effective speed per listed flavor.' })
+  @Optional()
+  @IsSpeedMap('flavors')
+  speeds?: Record<string, number>;
+
+  @ApiPropertyOptional({ type: () => JobTopologyDto })
+  @Optional()
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested()
+  @Type(() => JobTopologyDto)
+  topology?: JobTopologyDto;
+
+  @ApiPropertyOptional({ example: 7200, nullable: true })
+  @ValidateIf((_o, v) => v !== null && v !== undefined)
+  @IntIn(JOB_LIMITS.expectedRuntimeSeconds.min, JOB_LIMITS.expectedRuntimeSeconds.max)
+  expectedRuntimeSeconds?: number | null;
+
+  @ApiProperty({ type: () => JobTemplateDto })
+  @Required()
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested()
+  @Type(() => JobTemplateDto)
+  template!: JobTemplateDto;
+}
+
+export const JOB_STATE_FILTERS = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PREEMPTED'] as const;
+
+export class ListJobsQuery {
+  @ApiPropertyOptional()
+  @Optional()
+  @IsName()
+  team?: string;
+
+  @ApiPropertyOptional({ enum: JOB_STATE_FILTERS })
+  @Optional()
+  @OneOf(JOB_STATE_FILTERS)
+  state?: (typeof JOB_STATE_FILTERS)[number];
+
+  @ApiPropertyOptional({ enum: JOB_KINDS })
+  @Optional()
+  @OneOf(JOB_KINDS)
+  kind?: (typeof JOB_KINDS)[number];
+
+  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 500 })
+  @Optional()
+  @Type(() => Number)
+  @IntIn(1, 500)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'Opaque cursor from the previous page (nextCursor).' })
+  @Optional()
+  @IsText(1, 512)
+  cursor?: string;
+}
+
+export const REPORTABLE_STATES = ['RUNNING', 'SUCCEEDED', 'FAILED'] as const;
+
+export class JobStatusDto {
+  @ApiProperty({ enum: REPORTABLE_STATES })
+  @Required()
+  @OneOf(REPORTABLE_STATES)
+  state!: (typeof REPORTABLE_STATES)[number];
+
+  @ApiPropertyOptional({ example: 'exit code 0' })
+  @Optional()
+  @IsText(0, 1024)
+  reason?: string;
+}

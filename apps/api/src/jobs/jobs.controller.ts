@@ -1,0 +1,58 @@
+import { Body, Controller, Delete, Get, Headers, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { AdminOnly, Caller } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
+import { CreateJobDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
+import { jobView } from './job.view.js';
+import { JobsService } from './jobs.service.js';
+
+@ApiTags('jobs')
+@ApiBearerAuth()
+@Controller('v1/jobs')
+export class JobsController {
+  constructor(@Inject(JobsService) private readonly jobs: JobsService) {}
+
+  /** 201 with the new job; 200 with the same job when the Idempotency-Key and body repeat. */
+  @Post()
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body → 200 with the same job; same key, other body → 409.' })
+  async submit(
+    @Body() dto: CreateJobDto,
+    @Caller() caller: Principal,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<unknown> {
+    const { created, job } = await this.jobs.submit(dto, caller, idempotencyKey);
+    void reply.status(created ? 201 : 200);
+    return job;
+  }
+
+  @Get()
+  list(@Query() query: ListJobsQuery, @Caller() caller: Principal): Promise<unknown> {
+    return this.jobs.list(query, caller);
+  }
+
+  @Get(':id')
+  async get(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
+    return jobView(await this.jobs.get(id, caller));
+  }
+
+  @Get(':id/events')
+  events(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
+    return this.jobs.events(id, caller);
+  }
+
+  /** Cancels the job (its pods are deleted by the workers where bound). Idempotent. */
+  @Delete(':id')
+  cancel(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
+    return this.jobs.cancel(id, caller);
+  }
+
+  /** For executors outside Kubernetes: RUNNING / SUCCEEDED / FAILED, checked against the lifecycle table. */
+  @Post(':id/status')
+  @AdminOnly()
+  report(@Param('id') id: string, @Body() dto: JobStatusDto, @Caller() caller: Principal, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    void reply.status(200);
+    return this.jobs.report(id, dto, caller);
+  }
+}

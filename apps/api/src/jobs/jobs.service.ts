@@ -1,0 +1,172 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { AppError, forbidden, notFound, type FieldError } from '#common';
+import { FlavorRepository, JobRepository, TeamRepository, type JobDetail, type NewJob } from '#db';
+import type { JobState } from '#core';
+import { canActForTeam, type Principal } from '../auth/principal.js';
+import { validationFailed } from '../validation/validation.pipe.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { type CreateJobDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
+import { jobView } from './job.view.js';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export interface Submitted {
+  created: boolean;
+  job: Record<string, unknown>;
+}
+
+@Injectable()
+export class JobsService {
+  constructor(
+    @Inject(JobRepository) private readonly jobs: JobRepository,
+    @Inject(TeamRepository) private readonly teams: TeamRepository,
+    @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
+  ) {}
+
+  /**
+   * One round trip on the happy path: validation is in memory, and the INSERT itself checks that the team
+   * and flavors exist and claims the Idempotency-Key.
+   */
+  async submit(dto: CreateJobDto, caller: Principal, idempotencyKey: string | undefined): Promise<Submitted> {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw validationFailed([{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
+    }
+    if (!canActForTeam(caller, dto.team)) throw forbidden(`${caller.subject} may not submit jobs for team ${dto.team}`);
+    const job = normalize(dto);
+    const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job) };
+    const result = await this.jobs.submit(job, caller.subject, idempotency);
+    switch (result.kind) {
+      case 'created':
+        return { created: true, job: jobView(result.job) };
+      case 'replayed':
+        return { created: false, job: jobView(result.job) };
+      case 'key-reused':
+        throw new AppError(
+          'IDEMPOTENCY_KEY_REUSED',
+          `Idempotency-Key ${idempotencyKey} was already used for another request (job ${result.jobId}); use a new key for a new job`,
+        );
+      case 'unknown-references':
+        throw await this.unknownReferences(job);
+    }
+  }
+
+  async list(q: ListJobsQuery, caller: Principal): Promise<unknown> {
+    if (q.team !== undefined && !canActForTeam(caller, q.team)) throw forbidden(`${caller.subject} may not list jobs of team ${q.team}`);
+    const limit = q.limit ?? 50;
+    const rows = await this.jobs.list({
+      teams: caller.role === 'admin' ? undefined : caller.teams,
+      team: q.team,
+      state: q.state,
+      kind: q.kind,
+      limit: limit + 1,
+      before: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+    });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return { items: page.map(jobView), nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+  }
+
+  async get(id: string, caller: Principal): Promise<JobDetail> {
+    const job = await this.jobs.get(id);
+    if (!job) throw notFound(`job ${id}`);
+    if (!canActForTeam(caller, job.team)) throw forbidden(`job ${id} belongs to team ${job.team}, which ${caller.subject} may not act for`);
+    return job;
+  }
+
+  async events(id: string, caller: Principal): Promise<unknown> {
+    await this.get(id, caller);
+    const events = await this.jobs.events(id);
+    return {
+      items: events.map((e) => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, actor: e.actor, message: e.message, data: e.data })),
+    };
+  }
+
+  /** Idempotent: cancelling a cancelled job returns it unchanged. */
+  async cancel(id: string, caller: Principal): Promise<unknown> {
+    await this.get(id, caller);
+    return jobView(this.changed(id, await this.jobs.cancel(id, caller.subject), 'CANCELLED'));
+  }
+
+  async report(id: string, dto: JobStatusDto, caller: Principal): Promise<unknown> {
+    const reason = dto.reason ?? `reported by ${caller.subject}`;
+    return jobView(this.changed(id, await this.jobs.report(id, dto.state, caller.subject, reason), dto.state));
+  }
+
+  private changed(id: string, change: Awaited<ReturnType<JobRepository['report']>>, to: JobState): JobDetail {
+    switch (change.kind) {
+      case 'changed':
+      case 'unchanged':
+        return change.job;
+      case 'missing':
+        throw notFound(`job ${id}`);
+      case 'invalid':
+        throw new AppError('INVALID_TRANSITION', `job ${id} is ${change.from} and cannot become ${to}`);
+    }
+  }
+
+  private async unknownReferences(job: NewJob): Promise<AppError> {
+    const [teams, flavors] = await Promise.all([this.teams.missing([job.team]), this.flavors.missing(job.flavors)]);
+    const errors: FieldError[] = [];
+    if (teams.length > 0) errors.push({ field: 'team', message: `unknown team: ${job.team}` });
+    for (const f of flavors) errors.push({ field: `flavors[${job.flavors.indexOf(f)}]`, message: `unknown flavor: ${f}` });
+    if (errors.length === 0) errors.push({ field: 'team', message: 'team or flavor was deleted during submission; retry' });
+    return new AppError('UNKNOWN_REFERENCE', errors.map((e) => e.message).join('; '), errors);
+  }
+}
+
+/** Applies the documented defaults. */
+export function normalize(dto: CreateJobDto): NewJob {
+  const t = dto.template;
+  const template: Record<string, unknown> = { image: t.image };
+  if (t.command !== undefined) template.command = t.command;
+  if (t.args !== undefined) template.args = t.args;
+  if (t.env !== undefined) template.env = t.env;
+  const cpuMillis = t.cpuMillis ?? TEMPLATE_DEFAULTS.cpuMillis;
+  const memoryMiB = t.memoryMiB ?? TEMPLATE_DEFAULTS.memoryMiB;
+  template.cpuMillis = cpuMillis;
+  template.memoryMiB = memoryMiB;
+  const tpuShape = dto.topology?.tpuShape ?? null;
+  let level = dto.topology?.level ?? 'none';
+  if (tpuShape !== null) {
+    if (level === 'zone' || level === 'block') {
+      throw validationFailed([{ field: 'topology.tpuShape', message: "a TPU shape implies level 'domain'; drop level or set it to domain" }]);
+    }
+    level = 'domain';
+  }
+  return {
+    name: dto.name,
+    team: dto.team,
+    kind: dto.kind ?? 'training',
+    priority: dto.priority ?? 0,
+    preemptible: dto.preemptible ?? true,
+    replicas: dto.replicas,
+    minReplicas: dto.minReplicas ?? dto.replicas,
+    acceleratorsPerReplica: dto.acceleratorsPerReplica,
+    cpuMillisPerReplica: cpuMillis,
+    memoryMiBPerReplica: memoryMiB,
+    flavors: dto.flavors,
+    flavorSelection: dto.flavorSelection ?? 'preference',
+    speeds: dto.speeds === undefined ? null : { ...dto.speeds },
+    topologyLevel: level,
+    tpuShape,
+    expectedRuntimeSeconds: dto.expectedRuntimeSeconds ?? null,
+    template,
+  };
+}
+
+/** Hash of the normalized request: the same job asked twice (defaults spelled out or not) hashes the same. */
+export function requestHash(job: NewJob): string {
+  return createHash('sha256').update(canonicalJson(job)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,57 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsObject, ValidateIf, ValidateNested } from 'class-validator';
+import { IntIn, IsName, OneOf, Optional, Required } from '../validation/validators.js';
+
+export const WITHIN_TEAM = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
+export const RECLAIM = ['Never', 'LowerPriority', 'Any'] as const;
+
+export class PreemptionDto {
+  @ApiPropertyOptional({ enum: WITHIN_TEAM, default: 'LowerPriority' })
+  @Optional()
+  @OneOf(WITHIN_TEAM)
+  withinTeam?: (typeof WITHIN_TEAM)[number];
+
+  @ApiPropertyOptional({ enum: RECLAIM, default: 'Any' })
+  @Optional()
+  @OneOf(RECLAIM)
+  reclaimWithinCohort?: (typeof RECLAIM)[number];
+}
+
+export class PutTeamDto {
+  @ApiPropertyOptional({ example: 'research', nullable: true, description: 'Borrowing pool; null or absent = none.' })
+  @ValidateIf((_o, v) => v !== null && v !== undefined)
+  @IsName()
+  cohort?: string | null;
+
+  @ApiPropertyOptional({ example: 1, default: 1 })
+  @Optional()
+  @IntIn(1, 1000)
+  fairShareWeight?: number;
+
+  @ApiPropertyOptional({ type: () => PreemptionDto })
+  @Optional()
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested()
+  @Type(() => PreemptionDto)
+  preemption?: PreemptionDto;
+}
+
+export const QUOTA_MAX = 1_000_000;
+
+export class PutQuotaDto {
+  @ApiProperty({ example: 32, description: 'Guaranteed accelerators.' })
+  @Required()
+  @IntIn(0, QUOTA_MAX)
+  nominal!: number;
+
+  @ApiPropertyOptional({ example: 16, nullable: true, description: 'Most it may borrow above nominal; null/absent = no limit.' })
+  @ValidateIf((_o, v) => v !== null && v !== undefined)
+  @IntIn(0, QUOTA_MAX)
+  borrowingLimit?: number | null;
+
+  @ApiPropertyOptional({ example: 8, nullable: true, description: 'Most of its idle nominal others may use; null/absent = no limit.' })
+  @ValidateIf((_o, v) => v !== null && v !== undefined)
+  @IntIn(0, QUOTA_MAX)
+  lendingLimit?: number | null;
+}

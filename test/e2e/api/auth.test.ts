@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { ADMIN_TOKEN, type Harness, jobBody, memberToken, seedTenancy, startHarness } from './harness.js';
+
+describe('auth: tokens, whoami, 401 and 403', () => {
+  let h: Harness;
+  let alice: string;
+  beforeAll(async () => {
+    h = await startHarness('api_auth');
+    await seedTenancy(h);
+    alice = await memberToken(h, 'alice', ['vision']);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('the bootstrap admin token (QM_ADMIN_TOKEN) is an admin', async () => {
+    const r = await h.request('GET', '/v1/whoami');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ subject: 'admin', role: 'admin', teams: [], tokenId: null });
+  });
+
+  it('a created token is shown once and stored only as its sha256', async () => {
+    const r = await h.request('POST', '/v1/tokens', { body: { subject: 'bob', role: 'member', teams: ['nlp'] } });
+    expect(r.status).toBe(201);
+    expect(r.body.token).toMatch(/^qm_[A-Za-z0-9_-]{32}$/);
+    const { rows } = await h.pg.query('SELECT token_hash, subject, role, teams FROM api_tokens WHERE id = $1', [r.body.id]);
+    expect(rows[0]).toEqual({ token_hash: createHash('sha256').update(r.body.token).digest('hex'), subject: 'bob', role: 'member', teams: ['nlp'] });
+    const all = await h.pg.query('SELECT * FROM api_tokens');
+    expect(JSON.stringify(all.rows)).not.toContain(r.body.token);
+    const who = await h.request('GET', '/v1/whoami', { token: r.body.token });
+    expect(who.body).toMatchObject({ subject: 'bob', role: 'member', teams: ['nlp'], tokenId: r.body.id });
+  });
+
+  it('missing, malformed or unknown tokens get 401 problem+json', async () => {
+    const variants: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer not-a-token' }];
+    for (const headers of variants) {
+      const r = await h.request('GET', '/v1/whoami', { token: null, headers });
+      expect(r.status).toBe(401);
+      expect(r.contentType).toContain('application/problem+json');
+      expect(r.body).toMatchObject({ status: 401, code: 'UNAUTHENTICATED', title: expect.any(String), detail: expect.any(String) });
+    }
+    const wrongAdmin = await h.request('GET', '/v1/flavors', { token: `${ADMIN_TOKEN}x` });
+    expect(wrongAdmin.status).toBe(401);
+  });
+
+  it('members may not write tenancy or create tokens (403), and nothing is written', async () => {
+    const before = await h.counts();
+    const attempts: [string, string, unknown][] = [
+      ['POST', '/v1/tokens', { subject: 'eve', role: 'admin' }],
+      ['PUT', '/v1/flavors/h200', { kind: 'nvidia-gpu' }],
+      ['DELETE', '/v1/flavors/a100-80gb', undefined],
+      ['PUT', '/v1/cohorts/other', {}],
+      ['PUT', '/v1/teams/vision', { cohort: null }],
+      ['PUT', '/v1/teams/vision/quotas/h100-80gb', { nominal: 1000 }],
+      ['DELETE', '/v1/teams/vision/quotas/h100-80gb', undefined],
+      ['PUT', '/v1/nodes/gpu-9', { flavor: 'h100-80gb', accelerators: 8, cpuMillis: 1, memoryMiB: 1 }],
+      ['POST', '/v1/scheduler/cycles', undefined],
+    ];
+    for (const [method, path, body] of attempts) {
+      const r = await h.request(method, path, { token: alice, body });
+      expect({ method, path, status: r.status }).toEqual({ method, path, status: 403 });
+      expect(r.body.code).toBe('FORBIDDEN');
+    }
+    expect(await h.counts()).toEqual(before);
+  });
+
+  it('members read flavors, teams, cohorts and nodes', async () => {
+    for (const path of ['/v1/flavors', '/v1/flavors/h100-80gb', '/v1/teams', '/v1/teams/nlp', '/v1/cohorts', '/v1/cohorts/research', '/v1/nodes', '/v1/scheduler']) {
+      const r = await h.request('GET', path, { token: alice });
+      expect({ path, status: r.status }).toEqual({ path, status: 200 });
+    }
+  });
+
+  it("a member submits for its own team only; another team's job is 403 to read, list, cancel", async () => {
+    const own = await h.request('POST', '/v1/jobs', { token: alice, body: jobBody() });
+    expect(own.status).toBe(201);
+    expect(own.body.createdBy).toBe('alice');
+    const before = await h.counts();
+    const foreign = await h.request('POST', '/v1/jobs', { token: alice, body: jobBody({ team: 'nlp' }) });
+    expect(foreign.status).toBe(403);
+    expect(await h.counts()).toEqual(before);
+
+    const nlpJob = await h.request('POST', '/v1/jobs', { body: jobBody({ team: 'nlp', name: 'bert' }) });
+    expect(nlpJob.status).toBe(201);
+    const snapshot = await h.counts();
+    expect((await h.request('GET', `/v1/jobs/${nlpJob.body.id}`, { token: alice })).status).toBe(403);
+    expect((await h.request('GET', `/v1/jobs/${nlpJob.body.id}/events`, { token: alice })).status).toBe(403);
+    expect((await h.request('DELETE', `/v1/jobs/${nlpJob.body.id}`, { token: alice })).status).toBe(403);
+    expect((await h.request('GET', '/v1/jobs?team=nlp', { token: alice })).status).toBe(403);
+    const status = await h.request('POST', `/v1/jobs/${nlpJob.body.id}/status`, { token: alice, body: { state: 'RUNNING' } });
+    expect(status.status).toBe(403);
+    expect(await h.counts()).toEqual(snapshot);
+
+    const listed = await h.request('GET', '/v1/jobs', { token: alice });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((j: { team: string }) => j.team)).toEqual(['vision']);
+  });
+
+  it('token requests are validated: role, teams, unknown team (422), nothing written', async () => {
+    const before = await h.counts();
+    const bad = await h.request('POST', '/v1/tokens', { body: { subject: '', role: 'root', teams: ['Not_A_Label'], extra: 1 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['extra', 'role', 'subject', 'teams']);
+    const noTeams = await h.request('POST', '/v1/tokens', { body: { subject: 'carol', role: 'member', teams: [] } });
+    expect(noTeams.status).toBe(400);
+    const unknown = await h.request('POST', '/v1/tokens', { body: { subject: 'carol', role: 'member', teams: ['vision', 'ghost'] } });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.detail).toContain('ghost');
+    expect(await h.counts()).toEqual(before);
+  });
+});

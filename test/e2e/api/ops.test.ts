@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type Harness, jobBody, seedTenancy, startHarness } from './harness.js';
+
+describe('operations: health, readiness, OpenAPI, framework-level errors', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('api_ops');
+    await seedTenancy(h);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('/healthz answers without a token and without dependencies', async () => {
+    const r = await h.request('GET', '/healthz', { token: null });
+    expect(r).toMatchObject({ status: 200, body: { status: 'ok' } });
+  });
+
+  it('/readyz checks Postgres and Redis', async () => {
+    const r = await h.request('GET', '/readyz', { token: null });
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe('ready');
+    expect(r.body.checks.postgres.ok).toBe(true);
+    expect(r.body.checks.redis.ok).toBe(true);
+  });
+
+  it('/docs serves the UI and /docs/openapi.json documents every endpoint, generated from the code', async () => {
+    const ui = await h.request('GET', '/docs', { token: null });
+    expect(ui.status).toBe(200);
+    expect(ui.contentType).toContain('text/html');
+    expect(String(ui.body)).toContain('/docs/openapi.json');
+    const asset = await h.request('GET', '/docs/assets/swagger-ui-bundle.js', { token: null });
+    expect(asset.status).toBe(200);
+    const doc = await h.request('GET', '/docs/openapi.json', { token: null });
+    expect(doc.status).toBe(200);
+    const paths = Object.keys(doc.body.paths).sort();
+    expect(paths).toEqual(
+      [
+        '/healthz',
+        '/readyz',
+        '/v1/tokens',
+        '/v1/whoami',
+        '/v1/flavors',
+        '/v1/flavors/{name}',
+        '/v1/cohorts',
+        '/v1/cohorts/{name}',
+        '/v1/teams',
+        '/v1/teams/{name}',
+        '/v1/teams/{team}/quotas/{flavor}',
+        '/v1/nodes',
+        '/v1/nodes/{name}',
+        '/v1/jobs',
+        '/v1/jobs/{id}',
+        '/v1/jobs/{id}/events',
+        '/v1/jobs/{id}/status',
+        '/v1/scheduler',
+        '/v1/scheduler/cycles',
+      ].sort(),
+    );
+    const createJob = doc.body.components.schemas.CreateJobDto;
+    expect(createJob.required).toEqual(expect.arrayContaining(['name', 'team', 'replicas', 'acceleratorsPerReplica', 'flavors', 'template']));
+    expect(Object.keys(createJob.properties)).toEqual(expect.arrayContaining(['minReplicas', 'flavorSelection', 'speeds', 'topology']));
+  });
+
+  it('malformed JSON, wrong content type, non-object bodies, huge bodies and unknown routes are problem+json 4xx', async () => {
+    const before = await h.counts();
+    const cases: [string, Parameters<Harness['request']>[2], number][] = [
+      ['malformed JSON', { raw: '{"name": ', headers: { 'content-type': 'application/json' } }, 400],
+      ['prototype poisoning', { raw: '{"__proto__": {"x": 1}}', headers: { 'content-type': 'application/json' } }, 400],
+      ['text body', { raw: 'name=x', headers: { 'content-type': 'text/plain' } }, 400],
+      ['xml body', { raw: '<job/>', headers: { 'content-type': 'application/xml' } }, 415],
+      ['array body', { body: [jobBody()] }, 400],
+      ['null body', { raw: 'null', headers: { 'content-type': 'application/json' } }, 400],
+      ['string body', { body: 'job' }, 400],
+      ['huge body', { raw: JSON.stringify(jobBody({ template: { image: 'x'.repeat(2 * 1024 * 1024) } })), headers: { 'content-type': 'application/json' } }, 413],
+    ];
+    for (const [what, options, status] of cases) {
+      const r = await h.request('POST', '/v1/jobs', options);
+      expect({ what, status: r.status }).toEqual({ what, status });
+      expect(r.contentType).toContain('application/problem+json');
+      expect(r.body).toMatchObject({ status, type: expect.any(String), title: expect.any(String), detail: expect.any(String), errors: expect.any(Array) });
+    }
+    const missing = await h.request('GET', '/v1/nothing-here');
+    expect(missing.status).toBe(404);
+    expect(missing.contentType).toContain('application/problem+json');
+    expect(await h.counts()).toEqual(before);
+  });
+});
