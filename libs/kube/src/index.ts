@@ -9,3 +9,5 @@ export * from './gang-import.js';
 export * from './lease.js';
 export * from './errors.js';
 export * from './kube-cluster.js';
+export * from './lease-store.js';
+export * from './node-sync.js';

@@ -23,6 +23,7 @@ import {
   PodTerminatingError,
   apiStatusOf,
 } from './errors.js';
+import { gangImportsFromPods, type GangImport, type ImportIssue } from './gang-import.js';
 import { DEFAULT_SCHEDULER_NAME, LABEL_JOB_ID } from './labels.js';
 import {
   decideLease,
@@ -183,6 +184,15 @@ export class KubeCluster {
       labelSelector,
       fieldSelector,
     );
+  }
+
+  /**
+   * Gangs of foreign pods that ask to be managed by Quartermaster (quartermaster.io/gang annotations),
+   * across all namespaces, with the issues of pods that cannot be imported (see gangImportsFromPods).
+   */
+  async listGangImports(flavors: readonly KubeFlavor[]): Promise<{ gangs: GangImport[]; issues: ImportIssue[] }> {
+    const pods = await this.listPods({ allNamespaces: true, fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' });
+    return gangImportsFromPods(pods, flavors);
   }
 
   async getPod(name: string, namespace = this.namespace): Promise<V1Pod | null> {
