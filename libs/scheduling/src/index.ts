@@ -26,3 +26,4 @@ export * from './pg/pg-reconcile.store.js';
 export * from './manual-cycle.js';
 export * from './pg/pg-cycle.store.js';
 export * from './pg/pg-lease.store.js';
+export * from './cycle-trigger-routes.js';

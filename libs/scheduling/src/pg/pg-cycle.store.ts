@@ -8,8 +8,12 @@ import type { PgCycleLock } from './pg-cycle-lock.js';
  * versions) and commit (one transaction, fencing first, admissions checked against those versions).
  *
  * Jobs requeued with backoff carry a `queuedAt` in the future (their not-before time, see
- * PgReconcileStore); they stay out of the snapshot until then.
+ * PgReconcileStore); they stay out of the snapshot until then. `queued_at` of a fresh submission is
+ * stamped by the database clock, so a tolerance keeps a scheduler whose clock runs behind the
+ * database's from ignoring new jobs (a requeued job may start up to that much before its not-before).
  */
+export const NOT_BEFORE_CLOCK_TOLERANCE_MS = 2_000;
+
 export class PgCycleStore implements CycleStore {
   private versions: ReadonlyMap<string, number> | undefined;
 
@@ -36,7 +40,7 @@ export class PgCycleStore implements CycleStore {
   async loadSnapshot(now: number): Promise<Snapshot> {
     const { snapshot, versions } = await loadSnapshotWithVersions(this.db, now, this.options);
     this.versions = versions;
-    const eligible = snapshot.pending.filter((job) => (job.queuedAt ?? job.submittedAt) <= now);
+    const eligible = snapshot.pending.filter((job) => (job.queuedAt ?? job.submittedAt) <= now + NOT_BEFORE_CLOCK_TOLERANCE_MS);
     return eligible.length === snapshot.pending.length ? snapshot : { ...snapshot, pending: eligible };
   }
 

@@ -1,0 +1,150 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { Config, PinoNestLogger, createLogger, redactUrl } from '#common';
+import { runCycle } from '#core';
+import { Database, migrateDatabase } from '#db';
+import {
+  PgCycleLock,
+  PgCycleStore,
+  PgLeaseStore,
+  PgOutboxStore,
+  PgReconcileStore,
+  SchedulerMetrics,
+  createSchedulerProcess,
+  createWorkerProcess,
+  standaloneHandlers,
+  type AnySideEffectHandler,
+  type SchedulerProcess,
+  type SchedulerSettings,
+} from '#scheduling';
+import { SchedulerAppModule } from './scheduler-app.module.js';
+import type { ProcessStatus } from './process-status.js';
+
+/** Handlers of the side-effect catalogue for this process (Kubernetes mode: libs/kube provides them). */
+export type HandlerFactory = (config: Config, database: Database, logger: Logger) => Promise<AnySideEffectHandler[]> | AnySideEffectHandler[];
+
+export interface RoleOptions {
+  /** Share handles with the rest of a composed process; created (and closed) when absent. */
+  database?: Database;
+  logger?: Logger;
+  /** Serve /healthz, /readyz, /metrics on this port (default: the settings' port for the role; null = no server). */
+  port?: number | null;
+  /** Kubernetes mode (config.kubeconfig set) needs these; standalone mode acknowledges every entry. */
+  kubernetesHandlers?: HandlerFactory;
+  migrate?: boolean;
+}
+
+export interface RunningRole {
+  /** Bound http URL of the health server, or null. */
+  url: string | null;
+  scheduler: SchedulerProcess | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the scheduler (`scheduler`), side-effect workers (`worker`), or both in one process. Every
+ * failure to reach a dependency or to assemble the handler catalogue throws before anything runs.
+ */
+export async function startRole(role: 'scheduler' | 'worker' | 'both', config: Config, settings: SchedulerSettings, options: RoleOptions = {}): Promise<RunningRole> {
+  const logger = (options.logger ?? createLogger(config.logLevel, `quartermaster-${role}`)).child({ component: role });
+  if (options.migrate !== false) await migrateDatabase(config.databaseUrl);
+  const ownsDatabase = options.database === undefined;
+  const database = options.database ?? new Database(config.databaseUrl, { poolSize: config.dbPoolSize, applicationName: `quartermaster-${role}` });
+  await database.ping(Math.max(config.readyTimeoutMs, 2000));
+  const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  redis.on('error', () => undefined);
+  await redis.connect().catch((error: unknown) => {
+    throw new Error(`cannot reach Redis at ${redactUrl(config.redisUrl)} (${(error as Error).message}): start Redis or fix REDIS_URL`);
+  });
+
+  const metrics = new SchedulerMetrics();
+  const outbox = new PgOutboxStore(database.pool);
+  let scheduler: SchedulerProcess | null = null;
+  if (role !== 'worker') {
+    const lock = new PgCycleLock(database.pool);
+    scheduler = createSchedulerProcess({
+      stores: { cycles: new PgCycleStore(database, lock), leases: new PgLeaseStore(database), outbox, reconcile: new PgReconcileStore(database.pool, lock) },
+      settings,
+      redisUrl: config.redisUrl,
+      logger,
+      metrics,
+      schedule: runCycle,
+    });
+  }
+  const worker =
+    role === 'scheduler'
+      ? null
+      : createWorkerProcess({ outbox, handlers: await handlersFor(config, database, logger, options), settings, redisUrl: config.redisUrl, logger, metrics });
+
+  const status: ProcessStatus = {
+    role: role === 'both' ? 'all' : role,
+    details: () => (scheduler ? { scheduler: scheduler.service.status() } : {}),
+  };
+  const port = options.port === undefined ? (role === 'worker' ? settings.workerPort : settings.schedulerPort) : options.port;
+  let app: NestFastifyApplication | null = null;
+  let url: string | null = null;
+  if (port !== null) {
+    app = await NestFactory.create<NestFastifyApplication>(
+      SchedulerAppModule.forRoot(status, { timeoutMs: config.readyTimeoutMs, postgres: () => database.ping(config.readyTimeoutMs), redis: () => redis.ping() }),
+      new FastifyAdapter({ logger: false }),
+      { logger: new PinoNestLogger(logger), abortOnError: false },
+    );
+    await app.listen(port, config.host);
+    const address = app.getHttpServer().address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}`;
+  }
+
+  worker?.start();
+  await scheduler?.start();
+  logger.info({ url, holder: scheduler?.holder, mode: config.kubeconfig ? 'kubernetes' : 'standalone' }, `quartermaster ${role} started`);
+
+  let stopped = false;
+  return {
+    url,
+    scheduler,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await scheduler?.stop();
+      await worker?.close();
+      await app?.close();
+      redis.disconnect();
+      if (ownsDatabase) await database.close();
+      logger.info(`quartermaster ${role} stopped`);
+    },
+  };
+}
+
+async function handlersFor(config: Config, database: Database, logger: Logger, options: RoleOptions): Promise<AnySideEffectHandler[]> {
+  if (!config.kubeconfig) return standaloneHandlers();
+  if (!options.kubernetesHandlers) {
+    throw new Error(`KUBECONFIG=${config.kubeconfig} selects Kubernetes mode, but no Kubernetes side-effect handlers are wired into this build: unset KUBECONFIG to run standalone`);
+  }
+  return options.kubernetesHandlers(config, database, logger);
+}
+
+/** Runs `start`, stops on SIGTERM/SIGINT, and exits 1 with one line on a start-up failure. */
+export function runMain(name: string, start: () => Promise<{ stop(): Promise<void> }>): void {
+  start()
+    .then((running) => {
+      const shutdown = (signal: string): void => {
+        process.stderr.write(`${name}: ${signal}, shutting down\n`);
+        running.stop().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            process.stderr.write(`${name}: error while stopping: ${String(error)}\n`);
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(`${name}: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    });
+}
