@@ -23,7 +23,14 @@ export { DEFAULT_DATABASE_URL, databaseUrlFromEnv, redact as redactDatabaseUrl }
 export { dropDatabase, ensureDatabase } from './migrate/ensure-database.js';
 export { MIGRATION_LOCK_KEY, migrateDatabase, type MigrateOptions, type MigrateResult } from './migrate/migrate-database.js';
 export { createTestDatabase, type TestDatabase, type TestDatabaseOptions } from './testing/test-database.js';
-export { diffMigrationsToSchema, migratedSchema, schemaCreationScript, type DiffOptions } from './migrate/diff.js';
+export {
+  MIGRATED_SCHEMA_FILE,
+  diffMigrationsToSchema,
+  diffSchemas,
+  migratedSchema,
+  schemaCreationScript,
+  type DiffOptions,
+} from './migrate/diff.js';
 // Repositories over the Database for the API (owned by the API engineer).
 export * from './repositories/index.js';
 export type { SqlHandle } from './scheduling/sql-handle.js';

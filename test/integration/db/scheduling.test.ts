@@ -149,6 +149,10 @@ describe('commitCycle', () => {
       [[ID.pend1, ID.pend2, ID.pend3, ID.runA]],
     );
     const byId = Object.fromEntries(jobs.map((j) => [j['id'], j]));
+    expect(await rows(`SELECT id::text, preempted_jobs::text[] AS p FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id`, [[ID.runA, ID.pend1]])).toEqual([
+      { id: ID.pend1, p: [ID.runA] },
+      { id: ID.runA, p: [] },
+    ]);
     expect(byId[ID.pend1]).toMatchObject({ state: 'ADMITTED', flavor: 'h100-80gb', admitted_replicas: 2, admitted_at: new Date(NOW), pending_code: null, reservation: null, version: 1 });
     expect(byId[ID.runA]).toMatchObject({
       state: 'PENDING', flavor: null, admitted_at: null, preempted_by: ID.pend1, preemption_count: 1, queued_at: new Date(NOW),
@@ -194,7 +198,10 @@ describe('commitCycle', () => {
 
     // What the next cycle sees: pend-1 holds gpu-a, run-a waits again, first in line (it keeps its submission time).
     const next = await loadSnapshot(db, NOW + 1, DEFAULT_OPTIONS);
-    expect(next.running.map((j) => [j.id, j.placement.length, j.admittedAt])).toEqual([[ID.runB, 2, T0 + 3000], [ID.pend1, 2, NOW]]);
+    expect(next.running.map((j) => [j.id, j.placement.length, j.admittedAt, j.preempted])).toEqual([
+      [ID.runB, 2, T0 + 3000, undefined],
+      [ID.pend1, 2, NOW, [ID.runA]],
+    ]);
     expect(next.pending.map((j) => [j.id, j.queuedAt])).toEqual([[ID.runA, NOW], [ID.pend2, T0 + 9000], [ID.pend3, T0 + 7000]]);
   });
 

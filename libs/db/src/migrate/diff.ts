@@ -58,6 +58,23 @@ export async function diffMigrationsToSchema(options: DiffOptions): Promise<stri
   }
 }
 
+/** SQL that takes a database from schema `from` (`null` = empty database) to schema `to`, as the engine writes it. */
+export async function diffSchemas(url: string, from: string | null, to: string): Promise<string> {
+  const open = await openSchemaEngine(withDatabase(url, 'postgres'));
+  try {
+    const result = await open.engine.diff({
+      from: from === null ? { tag: 'empty' } : { tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: from }] },
+      to: { tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: to }] },
+      script: true,
+      exitCode: null,
+      filters: NO_FILTER,
+    });
+    return result.stdout ?? '';
+  } finally {
+    await open.close();
+  }
+}
+
 /** SQL that creates prisma/schema.prisma from an empty database (what the `init` migration holds). */
 export async function schemaCreationScript(options: DiffOptions): Promise<string> {
   const prismaDir = options.prismaDir ?? findPrismaDir();

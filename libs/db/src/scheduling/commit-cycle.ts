@@ -166,8 +166,9 @@ async function admit(
   const { rows } = await client.query<{ id: string }>(
     `UPDATE jobs j SET state = 'ADMITTED', flavor = a.flavor, admitted_replicas = a.replicas, admitted_at = $5,
             started_at = NULL, finished_at = NULL, pending_code = NULL, pending_message = NULL, pending_position = NULL,
-            pending_estimated_start_at = NULL, reservation = NULL, version = j.version + 1, updated_at = $5
-     FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[]) AS a(id, flavor, replicas, version)
+            pending_estimated_start_at = NULL, reservation = NULL, version = j.version + 1, updated_at = $5,
+            preempted_jobs = string_to_array(a.preempts, ',')::uuid[]
+     FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $6::text[]) AS a(id, flavor, replicas, version, preempts)
      WHERE j.id = a.id AND j.state = 'PENDING' AND (a.version IS NULL OR j.version = a.version)
      RETURNING j.id::text AS id`,
     [
@@ -176,6 +177,8 @@ async function admit(
       admissions.map((a) => a.replicas),
       admissions.map((a) => versions?.get(a.jobId) ?? null),
       at,
+      // unnest flattens 2-D arrays, so each admission's victims travel as one comma-joined string.
+      admissions.map((a) => a.preempts.join(',')),
     ],
   );
   const done = new Set(rows.map((r) => r.id));
@@ -225,7 +228,7 @@ async function preempt(client: PoolClient, preemptions: Preemption[], at: Date):
     `UPDATE jobs j SET state = 'PENDING', preempted_by = p.preemptor, preemption_count = j.preemption_count + 1,
             queued_at = $4, flavor = NULL, admitted_replicas = NULL, admitted_at = NULL, started_at = NULL,
             pending_code = NULL, pending_message = p.message, pending_position = NULL, pending_estimated_start_at = NULL,
-            reservation = NULL, version = j.version + 1, updated_at = $4
+            reservation = NULL, preempted_jobs = '{}', version = j.version + 1, updated_at = $4
      FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS p(id, preemptor, message)
      WHERE j.id = p.id`,
     [live.map((p) => p.victimJobId), live.map((p) => p.preemptorJobId), live.map((p) => p.message), at],
@@ -425,6 +428,9 @@ function validate(result: CycleResult): void {
     }
     if (a.placement.length !== a.replicas) {
       throw new InvalidCycleResultError(`admission of ${a.jobId}: ${a.placement.length} placements for ${a.replicas} replicas`);
+    }
+    for (const victim of a.preempts) {
+      if (!UUID.test(victim)) throw new InvalidCycleResultError(`admission of ${a.jobId}: preempted id ${JSON.stringify(victim)} is not a uuid`);
     }
     const replicas = new Set(a.placement.map((p) => p.replica));
     for (let i = 0; i < a.replicas; i++) {

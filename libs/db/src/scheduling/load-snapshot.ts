@@ -32,6 +32,8 @@ export interface SnapshotWithVersions {
  * READ ONLY transaction, so every part (nodes, quotas, running jobs with their allocations, the
  * queue) is of the same instant. `now` (epoch ms) and `options` are passed through.
  *
+ * A running job carries `preempted` (the victims of its current admission) when it has any.
+ *
  * Orders (the core is deterministic given its input): flavors, nodes, cohorts, teams by name; quotas
  * by team, flavor; running jobs by admission time, id; placements by replica; pending by submission
  * time, id.
@@ -231,8 +233,8 @@ function jobSpec(r: JobColumns): JobSpec {
 }
 
 async function readRunning(client: PoolClient, versions: Map<string, number>): Promise<RunningJob[]> {
-  const jobs = await client.query<JobColumns & { flavor: string | null; admitted_at: Date }>(
-    `SELECT ${JOB_COLUMNS},
+  const jobs = await client.query<JobColumns & { flavor: string | null; admitted_at: Date; preempted_jobs: string[] | null }>(
+    `SELECT ${JOB_COLUMNS}, j.preempted_jobs::text[] AS preempted_jobs,
             COALESCE(j.flavor, (SELECT a.flavor FROM allocations a WHERE a.job_id = j.id LIMIT 1)) AS flavor,
             COALESCE(j.admitted_at, j.updated_at) AS admitted_at
      FROM jobs j
@@ -261,7 +263,9 @@ async function readRunning(client: PoolClient, versions: Map<string, number>): P
   return jobs.rows.map((r) => {
     versions.set(r.id, r.version);
     const placement = placements.get(r.id) ?? [];
-    return { ...jobSpec(r), flavor: r.flavor ?? '', placement, admittedAt: r.admitted_at.getTime() };
+    const job: RunningJob = { ...jobSpec(r), flavor: r.flavor ?? '', placement, admittedAt: r.admitted_at.getTime() };
+    if (r.preempted_jobs !== null && r.preempted_jobs.length > 0) job.preempted = r.preempted_jobs;
+    return job;
   });
 }
 

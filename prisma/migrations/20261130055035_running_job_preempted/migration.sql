@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "jobs" ADD COLUMN     "preempted_jobs" UUID[] DEFAULT ARRAY[]::UUID[];
