@@ -311,6 +311,9 @@ describe('checkInvariants', () => {
       const { snapshot, result } = world();
       expect(codes(snapshot, result, new Map([['vis-high', 'vis-low']]))).toEqual(['PREEMPTION_CYCLE']);
       expect(codes(snapshot, result, new Map([['vis-high', 'someone-else']]))).toEqual([]);
+      // The same history carried by the running job itself (RunningJob.preempted, kept by the app).
+      run(snapshot, 'vis-low').preempted = ['vis-high'];
+      expect(codes(snapshot, result)).toEqual(['PREEMPTION_CYCLE']);
     });
   });
 

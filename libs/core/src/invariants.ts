@@ -25,7 +25,9 @@
  *    the flavor being admitted; within a team by the team's policy; across teams only from a team that is
  *    borrowing that flavor, by the preemptor team's reclaim policy, with the preemptor team ending within
  *    its nominal quota.
- * 5. cheapest sufficient victims: no victim could have kept running — put back right after the admission
+ * 5. never cycles: a victim is never a job that earlier preempted its preemptor (`RunningJob.preempted`,
+ *    or `context.preemptedBy` across cycles);
+ *    cheapest sufficient victims: no victim could have kept running — put back right after the admission
  *    it was preempted for, its nodes, its team's ceiling and its cohort's lending would all still hold
  *    (reservations count as holding their nodes and quota);
  *    consistency: no job both admitted and preempted; no job preempts its own preemptor (also across
@@ -519,7 +521,7 @@ function checkPreemptionLegality(ix: SnapshotIndex, result: CycleResult, context
       violation(out, 4, 'MIN_RUNTIME', `job ${v} was preempted ${Math.round((now - victim.admittedAt) / 1000)} s after admission; the minimum is ${options.minRuntimeBeforePreemptionSeconds} s`, v);
     }
     const earlierPreemptorOfPreemptor = context.preemptedBy?.get(preemptor.id);
-    if (earlierPreemptorOfPreemptor === v) {
+    if (earlierPreemptorOfPreemptor === v || victim.preempted?.includes(preemptor.id) === true) {
       violation(out, 5, 'PREEMPTION_CYCLE', `job ${preemptor.id} preempts ${v}, which earlier preempted it`, v);
     }
     if (a && victim.flavor !== a.flavor) {

@@ -1,7 +1,8 @@
 /**
  * Drives a world through events and cycles the way the scheduler service would, without I/O:
- * - a cycle's admissions become running jobs admitted at `now`; its victims go back to pending with their
- *   original `submittedAt` (so they keep their place) and `queuedAt = now`;
+ * - a cycle's admissions become running jobs admitted at `now` (keeping the ids they preempted in
+ *   `preempted`, as the app does); its victims go back to pending with their original `submittedAt`
+ *   (so they keep their place) and `queuedAt = now`;
  * - events (arbitraries.ts) submit, finish, cancel, change quotas, lose or cordon nodes, advance time.
  * Every function returns a new Snapshot and never mutates its input.
  */
@@ -61,7 +62,7 @@ export function resolveJob(draw: JobDraw, snapshot: Snapshot, id: string): Pendi
 
 /** A running job back in the queue: original submission time, queued now. */
 export function requeue(job: RunningJob, now: number): PendingJob {
-  const { flavor: _flavor, placement: _placement, admittedAt: _admittedAt, ...spec } = job;
+  const { flavor: _flavor, placement: _placement, admittedAt: _admittedAt, preempted: _preempted, ...spec } = job;
   return { ...spec, queuedAt: now };
 }
 
@@ -83,7 +84,13 @@ export function applyCycleResult(snapshot: Snapshot, result: CycleResult): Snaps
       continue;
     }
     const { queuedAt: _queuedAt, ...spec } = job;
-    running.push({ ...spec, flavor: a.flavor, placement: a.placement.map((p) => ({ ...p })), admittedAt: snapshot.now });
+    running.push({
+      ...spec,
+      flavor: a.flavor,
+      placement: a.placement.map((p) => ({ ...p })),
+      admittedAt: snapshot.now,
+      ...(a.preempts.length > 0 ? { preempted: [...a.preempts] } : {}),
+    });
   }
   return { ...snapshot, running, pending: [...pending, ...requeued] };
 }
