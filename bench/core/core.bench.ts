@@ -1,0 +1,135 @@
+/**
+ * Benchmark of the scheduling core: `npm run bench:core [scenario…] [--runs N]`.
+ *
+ * For each scenario: build the seeded world, one warm-up cycle, then N timed cycles on the same snapshot
+ * (runCycle is pure, so every run does the same work); print one JSON line with the median cycle time.
+ * `parity-*` scenarios also drain the queue (cycle, apply, repeat) and report jobs placed per second.
+ * One cycle of every scenario is checked with checkInvariants (`violations`). The last line is a summary
+ * with the targets (large ≤ 500 ms, deep ≤ 2000 ms) as booleans — reported, never asserted.
+ */
+import { performance } from 'node:perf_hooks';
+import { checkInvariants, formatViolations, runCycle, type CycleResult, type Snapshot } from '#core';
+import { applyCycleResult } from '#testing';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+
+interface Line {
+  scenario: string;
+  nodes: number;
+  accelerators: number;
+  pendingJobs: number;
+  runningJobs: number;
+  cycleMs: number;
+  admitted: number;
+  preempted: number;
+  reserved: number;
+  violations: number;
+  runs: number;
+  minMs: number;
+  maxMs: number;
+  buildMs: number;
+  podsPerSec?: number;
+  drainCycles?: number;
+  drainMs?: number;
+  drained?: boolean;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+const round = (x: number): number => Math.round(x * 100) / 100;
+
+function timed(snapshot: Snapshot): { ms: number; result: CycleResult } {
+  const t0 = performance.now();
+  const result = runCycle(snapshot);
+  return { ms: performance.now() - t0, result };
+}
+
+/** Cycles until nothing is pending (or a cycle admits nothing). */
+function drain(start: Snapshot): { ms: number; cycles: number; placed: number; drained: boolean } {
+  let s = start;
+  let ms = 0;
+  let cycles = 0;
+  let placed = 0;
+  while (s.pending.length > 0) {
+    const { ms: m, result } = timed(s);
+    ms += m;
+    cycles++;
+    placed += result.admissions.length;
+    if (result.admissions.length === 0) return { ms, cycles, placed, drained: false };
+    s = applyCycleResult(s, result);
+  }
+  return { ms, cycles, placed, drained: true };
+}
+
+function runScenario(sc: Scenario, runs: number): Line {
+  const b0 = performance.now();
+  const snapshot = sc.build();
+  const buildMs = performance.now() - b0;
+  const warm = timed(snapshot);
+  const violations = checkInvariants(snapshot, warm.result);
+  if (violations.length > 0) process.stderr.write(`${sc.name}: ${violations.length} violation(s)\n${formatViolations(violations.slice(0, 10))}\n`);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push(timed(snapshot).ms);
+  const line: Line = {
+    scenario: sc.name,
+    nodes: snapshot.nodes.length,
+    accelerators: snapshot.nodes.reduce((s, n) => s + n.accelerators, 0),
+    pendingJobs: snapshot.pending.length,
+    runningJobs: snapshot.running.length,
+    cycleMs: round(median(times)),
+    admitted: warm.result.admissions.length,
+    preempted: warm.result.preemptions.length,
+    reserved: warm.result.reservations.length,
+    violations: violations.length,
+    runs,
+    minMs: round(Math.min(...times)),
+    maxMs: round(Math.max(...times)),
+    buildMs: round(buildMs),
+  };
+  if (sc.drain) {
+    const d = drain(snapshot);
+    Object.assign(line, { podsPerSec: Math.round(d.placed / (d.ms / 1000)), drainCycles: d.cycles, drainMs: round(d.ms), drained: d.drained });
+  }
+  return line;
+}
+
+function main(argv: string[]): void {
+  let runs = 5;
+  const names: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--runs') runs = Number(argv[++i]);
+    else names.push(a);
+  }
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${String(runs)}`);
+  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const chosen = names.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
+  const lines: Line[] = [];
+  for (const sc of chosen) {
+    const line = runScenario(sc, runs);
+    lines.push(line);
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+  }
+  const ms = (name: string): number | null => lines.find((l) => l.scenario === name)?.cycleMs ?? null;
+  const within = (name: string, target: number): boolean | null => {
+    const m = ms(name);
+    return m === null ? null : m <= target;
+  };
+  const summary = {
+    summary: true,
+    node: process.version,
+    runs,
+    largeCycleMs: ms('large'),
+    deepCycleMs: ms('deep'),
+    largeWithin500ms: within('large', 500),
+    deepWithin2000ms: within('deep', 2000),
+    totalViolations: lines.reduce((s, l) => s + l.violations, 0),
+  };
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+}
+
+main(process.argv.slice(2));
