@@ -1,7 +1,7 @@
 // Jest globalSetup of the `k8s` project: builds the control plane if needed (build.sh, cached), starts
 // etcd + kube-apiserver once for the whole run (start.sh) and exports KUBECONFIG to the test workers.
 // Set QM_K8S_KUBECONFIG to run the tests against a control plane you started yourself (`npm run k8s:start`).
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,6 +21,13 @@ function runScript(script: string): string {
   return last;
 }
 
+function startOnce(): SpawnSyncReturns<string> {
+  return spawnSync('bash', [join(here, 'start.sh'), '--watch-pid', String(process.pid)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+}
+
 export default function globalSetup(): void {
   // Binaries first (cached after the first build): tests that start their own kube-scheduler or render the
   // Helm chart find them through QM_K8S_BIN and QM_HELM.
@@ -31,10 +38,13 @@ export default function globalSetup(): void {
     process.env.KUBECONFIG = external;
     return;
   }
-  const result = spawnSync('bash', [join(here, 'start.sh'), '--watch-pid', String(process.pid)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
+  // Free ports are picked, released, then bound by etcd/kube-apiserver: another process may take one in
+  // between. A failed start cleans up after itself, so simply try again (three attempts in all).
+  let result = startOnce();
+  for (let attempt = 2; attempt <= 3 && result.status !== 0 && !result.error; attempt++) {
+    process.stderr.write(`test/k8s/controlplane/start.sh failed; attempt ${attempt} of 3\n`);
+    result = startOnce();
+  }
   if (result.error) throw result.error;
   if (result.status !== 0) {
     throw new Error(`test/k8s/controlplane/start.sh failed with exit code ${String(result.status)} (see its output above)`);
