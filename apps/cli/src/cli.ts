@@ -55,20 +55,20 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
     .option('--out <file>', 'write the metrics JSON to a file')
     .option('--report <file>', 'write a self-contained HTML report')
     .option('--no-progress', 'no progress bar on stderr')
-    .action((flags: SimulateFlags) => {
-      onExit(simulateCommand(flags, io));
+    .action(async (flags: SimulateFlags) => {
+      onExit(await simulateCommand(flags, io));
     });
   return program;
 }
 
-/** Runs `qm` with the arguments after the program name; returns the exit code (never calls process.exit). */
-export function runCli(argv: string[], io: CliIo): number {
+/** Runs `qm` with the arguments after the program name; resolves to the exit code (never calls process.exit). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let code = EXIT_OK;
   const program = buildProgram(io, (c) => {
     code = c;
   });
   try {
-    program.parse(argv, { from: 'user' });
+    await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (e) {
     if (e instanceof CommanderError) {

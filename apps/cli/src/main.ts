@@ -4,11 +4,12 @@ import { runCycle } from '#core';
 import { runCli } from './cli.js';
 import { findRepoRoot } from './repo-root.js';
 
-process.exitCode = runCli(process.argv.slice(2), {
+process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   repoRoot: findRepoRoot(),
   cwd: process.cwd(),
   env: process.env,
   scheduler: runCycle,
+  now: () => Date.now(),
 });

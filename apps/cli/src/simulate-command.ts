@@ -65,6 +65,8 @@ export interface CliIo {
   cwd: string;
   env: NodeJS.ProcessEnv;
   scheduler: Scheduler;
+  /** Wall clock (epoch ms), for --from-db windows. */
+  now: () => number;
 }
 
 interface Change {
@@ -148,16 +150,45 @@ function load(flags: SimulateFlags, io: CliIo): Loaded {
 export interface SimulateOutput {
   input: { trace: string; jobs: number; accelerators: number; flavors: Record<string, number>; teams: number; cycleIntervalSeconds: number; checkpointIntervalSeconds: number };
   rejected: Rejected[];
-  runs: { policy: PolicyName; wallSeconds: number; metrics: Omit<PolicyRun['metrics'], 'rejected'> }[];
+  runs: { policy: PolicyName; wallSeconds: number; cpuSeconds: number; metrics: Omit<PolicyRun['metrics'], 'rejected'> }[];
   whatIf?: { policy: PolicyName; diff: WhatIfDiff }[];
 }
 
-export function simulateCommand(flags: SimulateFlags, io: CliIo): number {
-  if (flags.fromDb === true) throw new UsageError('--from-db is not available yet: the simulator cannot read the job history from Postgres in this build');
-  if (flags.since !== undefined) throw new UsageError('--since only applies with --from-db');
+/** `7d`, `12h`, `30m`, `90s` → milliseconds. */
+export function parseSince(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)([smhd])$/.exec(text);
+  if (m === null) throw new UsageError(`--since '${text}': expected a duration such as 7d, 12h, 30m`);
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(m[1]) * unit * 1000;
+}
+
+async function loadFromDb(flags: SimulateFlags, io: CliIo): Promise<Loaded> {
+  if (flags.traceFile !== undefined || flags.cluster !== undefined || flags.tenancy !== undefined || flags.throughputs !== undefined) {
+    throw new UsageError('--from-db replays the jobs, fleet and quotas stored in Postgres: do not combine it with --trace-file, --cluster, --tenancy or --throughputs');
+  }
+  const windowMs = parseSince(flags.since ?? '7d');
+  const now = io.now();
+  const since = now - windowMs;
+  const { Database, databaseUrlFromEnv, redactDatabaseUrl } = await import('#db');
+  const { loadFromDatabase } = await import('./job-history.repository.js');
+  const url = databaseUrlFromEnv(io.env);
+  const db = new Database(url, { poolSize: 2, applicationName: 'qm-simulate' });
+  try {
+    const { cluster, tenancy, trace } = await loadFromDatabase(db, since, now).catch((e: unknown) => {
+      throw new Error(`cannot read the job history from ${redactDatabaseUrl(url)}: ${(e as Error).message}`, { cause: e });
+    });
+    if (cluster.nodes.length === 0) throw new Error('the database has no nodes: nothing to simulate on');
+    return { trace, cluster, tenancy, epochMs: since, description: `jobs of the last ${flags.since ?? '7d'} from Postgres` };
+  } finally {
+    await db.close();
+  }
+}
+
+export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<number> {
+  if (flags.fromDb !== true && flags.since !== undefined) throw new UsageError('--since only applies with --from-db');
   const policies = selectPolicies(flags);
   const changes = [...flags.quota.map(parseQuotaChange), ...flags.nodes.map(parseNodesChange)];
-  const loaded = load(flags, io);
+  const loaded = flags.fromDb === true ? await loadFromDb(flags, io) : load(flags, io);
   const options = { ...DEFAULT_OPTIONS };
   if (flags.reservationDepth !== undefined) options.reservationDepth = flags.reservationDepth;
   if (flags.minRuntime !== undefined) options.minRuntimeBeforePreemptionSeconds = flags.minRuntime;
@@ -217,7 +248,7 @@ export function simulateCommand(flags: SimulateFlags, io: CliIo): number {
     rejected,
     runs: runs.map((r) => {
       const { rejected: _r, ...metrics } = r.metrics;
-      return { policy: r.policy, wallSeconds: r.wallSeconds, metrics };
+      return { policy: r.policy, wallSeconds: r.wallSeconds, cpuSeconds: r.cpuSeconds, metrics };
     }),
     ...(whatIf.length > 0 ? { whatIf } : {}),
   };
@@ -244,8 +275,8 @@ function writeOut(path: string, text: string, what: string): void {
 
 export function comparisonTable(runs: SimulateOutput['runs']): string {
   return formatTable(
-    ['policy', 'done', 'util%', 'util% queued', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'JCT p50 h', 'preempt', 'lost GPU-h', '>=32 max wait h', '>=32 mean wait h', 'Jain', 'wall s'],
-    runs.map(({ policy, metrics: { overall: o }, wallSeconds }) => [
+    ['policy', 'done', 'util%', 'util% queued', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'JCT p50 h', 'preempt', 'lost GPU-h', '>=32 max wait h', '>=32 mean wait h', 'Jain', 'wall s', 'cpu s'],
+    runs.map(({ policy, metrics: { overall: o }, wallSeconds, cpuSeconds }) => [
       policy,
       `${o.completed}/${o.jobs}`,
       (100 * o.utilization).toFixed(1),
@@ -261,6 +292,7 @@ export function comparisonTable(runs: SimulateOutput['runs']): string {
       hours(o.largeGang.meanWaitSeconds),
       o.jainFairness.toFixed(3),
       wallSeconds.toFixed(1),
+      cpuSeconds.toFixed(1),
     ]),
   );
 }

@@ -13,3 +13,4 @@ export * from './policies.js';
 export * from './simulate.js';
 export * from './what-if.js';
 export * from './html-report.js';
+export * from './history-trace.js';

@@ -6,20 +6,22 @@ import { runCycle } from '#core';
 import { runCli } from '../../../apps/cli/src/cli.js';
 
 /** Runs `qm` in-process (its main function with argv) against the real scheduling core. */
-function qm(args: string[], cwd: string): { code: number; stdout: string; stderr: string } {
+async function qm(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = runCli(args, {
+  const code = await runCli(args, {
     stdout: { write: (s: string) => ((stdout += s), true) },
     stderr: { write: (s: string) => ((stderr += s), true) },
     repoRoot: cwd,
     cwd,
-    env: { QM_TRACES_DIR: join(cwd, 'traces') },
+    env: { QM_TRACES_DIR: join(cwd, 'traces'), ...env },
     scheduler: runCycle,
+    now: () => NOW,
   });
   return { code, stdout, stderr };
 }
 
+const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const HEADER = 'timestamp,duration,num_gpus,gpu_time,cluster';
 let dir: string;
 
@@ -51,8 +53,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const base = (): string[] => ['simulate', '--trace-file', 'trace.csv', '--cluster', 'cluster.yaml', '--tenancy', 'tenancy.yaml', '--no-progress'];
 
 describe('qm simulate: bad inputs', () => {
-  it('reports malformed rows, negative durations and a gang larger than the cluster by line, and still simulates the rest', () => {
-    const r = qm([...base(), '--json'], dir);
+  it('reports malformed rows, negative durations and a gang larger than the cluster by line, and still simulates the rest', async () => {
+    const r = await qm([...base(), '--json'], dir);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.rejected).toEqual([
@@ -69,20 +71,20 @@ describe('qm simulate: bad inputs', () => {
     expect(r.stderr).toContain('warning: trace.csv:6: gang of 8 × 8 = 64 accelerators is larger than the cluster');
   });
 
-  it('fails with exit 1 and the path when a file cannot be read', () => {
-    const r = qm(['simulate', '--trace-file', 'missing.csv', '--cluster', 'cluster.yaml', '--tenancy', 'tenancy.yaml'], dir);
+  it('fails with exit 1 and the path when a file cannot be read', async () => {
+    const r = await qm(['simulate', '--trace-file', 'missing.csv', '--cluster', 'cluster.yaml', '--tenancy', 'tenancy.yaml'], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`qm: cannot read Philly trace ${join(dir, 'missing.csv')}: no such file\n`);
   });
 
-  it('fails with exit 1 on a CSV without the Philly header', () => {
-    const r = qm(['simulate', '--trace-file', 'noheader.csv', '--cluster', 'cluster.yaml', '--tenancy', 'tenancy.yaml'], dir);
+  it('fails with exit 1 on a CSV without the Philly header', async () => {
+    const r = await qm(['simulate', '--trace-file', 'noheader.csv', '--cluster', 'cluster.yaml', '--tenancy', 'tenancy.yaml'], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("qm: noheader.csv:1: expected the header 'timestamp,duration,num_gpus,gpu_time,cluster'");
   });
 
-  it('fails with exit 1 naming the field when the tenancy references an unknown flavor', () => {
-    const r = qm(['simulate', '--trace-file', 'trace.csv', '--cluster', 'cluster.yaml', '--tenancy', 'bad-tenancy.yaml'], dir);
+  it('fails with exit 1 naming the field when the tenancy references an unknown flavor', async () => {
+    const r = await qm(['simulate', '--trace-file', 'trace.csv', '--cluster', 'cluster.yaml', '--tenancy', 'bad-tenancy.yaml'], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("qm: bad-tenancy.yaml: teams[0].quotas.tpu-v5: unknown flavor 'tpu-v5' (cluster has gpu, h100-80gb)\n");
   });
@@ -95,22 +97,22 @@ describe('qm simulate: bad inputs', () => {
     [['--quota', 'a=4'], "qm: --quota 'a=4': expected TEAM/FLAVOR=NOMINAL, e.g. vision/h100-80gb=48"],
     [['--nodes', 'h100-80gb=16'], "qm: --nodes 'h100-80gb=16': expected FLAVOR=+N or FLAVOR=-N, e.g. h100-80gb=+16"],
     [['--frobnicate'], "unknown option '--frobnicate'"],
-  ])('rejects bad flags %j with exit 2', (flags, message) => {
-    const r = qm([...base(), ...flags], dir);
+  ])('rejects bad flags %j with exit 2', async (flags, message) => {
+    const r = await qm([...base(), ...flags], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
   });
 
-  it('fails with exit 1 when a what-if names an unknown flavor', () => {
-    const r = qm([...base(), '--nodes', 'tpu=+4'], dir);
+  it('fails with exit 1 when a what-if names an unknown flavor', async () => {
+    const r = await qm([...base(), '--nodes', 'tpu=+4'], dir);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe("qm: --nodes: unknown flavor 'tpu' (cluster has gpu, h100-80gb)\n");
   });
 });
 
 describe('qm simulate: runs', () => {
-  it('compares policies in a table and writes the JSON and a self-contained HTML report', () => {
-    const r = qm([...base(), '--policies', 'full,fifo,hetero-agnostic', '--out', 'out.json', '--report', 'report.html'], dir);
+  it('compares policies in a table and writes the JSON and a self-contained HTML report', async () => {
+    const r = await qm([...base(), '--policies', 'full,fifo,hetero-agnostic', '--out', 'out.json', '--report', 'report.html'], dir);
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines.find((l) => l.startsWith('policy '))).toContain('util%');
@@ -123,17 +125,17 @@ describe('qm simulate: runs', () => {
     expect(html).not.toMatch(/<script|<link|src="http/);
   });
 
-  it('answers a what-if on the fleet with the difference per team', () => {
-    const r = qm([...base(), '--nodes', 'h100-80gb=+1', '--json'], dir);
+  it('answers a what-if on the fleet with the difference per team', async () => {
+    const r = await qm([...base(), '--nodes', 'h100-80gb=+1', '--json'], dir);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.whatIf[0].diff.changes).toEqual(['nodes h100-80gb+1']);
     expect(out.whatIf[0].diff.teams.map((t: { team: string }) => t.team)).toEqual(['a', 'b']);
   });
 
-  it('refuses --from-db clearly while the job history is not readable', () => {
-    const r = qm(['simulate', '--from-db', '--since', '7d'], dir);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--from-db is not available yet');
+  it('rejects a malformed --since and --from-db mixed with trace files (exit 2)', async () => {
+    expect(await qm(['simulate', '--from-db', '--since', 'a week'], dir)).toMatchObject({ code: 2, stderr: "qm: --since 'a week': expected a duration such as 7d, 12h, 30m\n" });
+    expect((await qm(['simulate', '--from-db', '--trace-file', 'trace.csv'], dir)).code).toBe(2);
+    expect((await qm(['simulate', '--since', '7d'], dir)).stderr).toBe('qm: --since only applies with --from-db\n');
   });
 });

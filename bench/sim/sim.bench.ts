@@ -1,0 +1,155 @@
+/**
+ * Trace-simulator benchmark: prints one JSON line per scenario (no assertions; figures to read).
+ *
+ * - `philly`: the full Philly replay (82,247 jobs, 15 VCs as teams) on the Helios fleet of the VCs
+ *   (352 nodes × 8 GPUs), quotas ∝ VC nodes, one cohort; every policy; wall time per policy.
+ * - `philly-contended`: the same trace on 100 nodes × 8 GPUs (≈ 47 % mean load), where policies differ.
+ * - `gavel`: Gavel's 36 V100 + 36 P100 + 36 K80 with the msr_seed0 traces (the first
+ *   BENCH_SIM_GAVEL_JOBS jobs by arrival, default 1000), `full` vs `hetero-agnostic`:
+ *   jctRatio = hetero-agnostic mean JCT ÷ ours (Gavel publishes ≈ 3.3× for its own policy).
+ *
+ * Environment: QM_TRACES_DIR (default ../shared/traces from the repo root), BENCH_SIM_SCENARIOS
+ * (comma list), BENCH_SIM_POLICIES (comma list, default all), BENCH_SIM_GAVEL_JOBS.
+ */
+import { DEFAULT_OPTIONS, runCycle } from '#core';
+import {
+  type PolicyName,
+  type PolicyRun,
+  type SimInput,
+  POLICY_NAMES,
+  buildCluster,
+  deriveTenancy,
+  gavelCluster,
+  isPolicyName,
+  loadGavel,
+  loadPhilly,
+  parseVcNodes,
+  phillyCluster,
+  PHILLY_FLAVOR,
+  readText,
+  simulatePolicy,
+  tracesDir,
+} from '#sim';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { findRepoRoot } from '../../apps/cli/src/repo-root.js';
+
+const dir = tracesDir(findRepoRoot());
+const wanted = (process.env.BENCH_SIM_SCENARIOS ?? 'philly,philly-contended,gavel').split(',');
+const policies: PolicyName[] = (process.env.BENCH_SIM_POLICIES ?? POLICY_NAMES.join(','))
+  .split(',')
+  .map((p) => p.trim())
+  .filter(isPolicyName);
+const gavelJobs = Number(process.env.BENCH_SIM_GAVEL_JOBS ?? 1000);
+
+const round = (v: number, d = 2): number => Math.round(v * 10 ** d) / 10 ** d;
+
+function figures(run: PolicyRun): Record<string, number> {
+  const o = run.metrics.overall;
+  return {
+    wallSeconds: round(run.wallSeconds, 1),
+    cpuSeconds: round(run.cpuSeconds, 1),
+    coreSeconds: round(o.coreSeconds, 1),
+    cycles: o.cycles,
+    maxPending: run.result.maxPending,
+    slowestCycleMs: round(run.result.slowestCycleMillis, 1),
+    completed: o.completed,
+    utilization: round(o.utilization, 4),
+    utilizationWhileQueued: round(o.utilizationWhileQueued, 4),
+    meanWaitHours: round(o.queueingDelaySeconds.mean / 3600, 3),
+    medianWaitSeconds: round(o.queueingDelaySeconds.median, 0),
+    p99WaitHours: round(o.queueingDelaySeconds.p99 / 3600, 2),
+    meanJctHours: round(o.jctSeconds.mean / 3600, 2),
+    preemptions: o.preemptions,
+    lostGpuHours: round(o.lostAcceleratorHours, 0),
+    largeGangJobs: o.largeGang.jobs,
+    largeGangLongestWaitHours: round(o.largeGang.longestWaitSeconds / 3600, 2),
+    largeGangMeanWaitHours: round(o.largeGang.meanWaitSeconds / 3600, 2),
+    jain: round(o.jainFairness, 4),
+  };
+}
+
+function input(base: Omit<SimInput, 'config'>): SimInput {
+  return { ...base, config: { cycleIntervalSeconds: 10, checkpointIntervalSeconds: 0, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS } } };
+}
+
+function philly(scenario: string, nodes: number | null): void {
+  const vcNodes = parseVcNodes(readText(join(dir, 'helios', 'philly_vc_nodes.csv'), 'VC nodes'), 'philly_vc_nodes.csv');
+  const cluster = nodes === null ? phillyCluster(vcNodes) : buildCluster([PHILLY_FLAVOR], [{ flavor: PHILLY_FLAVOR.name, count: nodes, acceleratorsPerNode: 8 }]);
+  const started = performance.now();
+  const trace = loadPhilly(join(dir, 'philly', 'philly.csv'), cluster.flavors);
+  const tenancy = deriveTenancy(
+    trace.jobs.map((j) => j.team),
+    vcNodes,
+    cluster,
+  );
+  const loadSeconds = (performance.now() - started) / 1000;
+  const out: Record<string, unknown> = {
+    scenario,
+    jobs: trace.jobs.length,
+    rejected: trace.rejected.length,
+    teams: tenancy.teams.length,
+    accelerators: cluster.nodes.reduce((s, n) => s + n.accelerators, 0),
+    loadSeconds: round(loadSeconds, 1),
+  };
+  let wall = 0;
+  let cpu = 0;
+  const per: Record<string, Record<string, number>> = {};
+  for (const p of policies) {
+    const run = simulatePolicy(input({ trace, cluster, tenancy, epochMs: trace.epochMs }), p, runCycle);
+    wall += run.wallSeconds;
+    cpu += run.cpuSeconds;
+    per[p] = figures(run);
+    process.stderr.write(`${scenario} ${p}: wall ${run.wallSeconds.toFixed(1)} s, cpu ${run.cpuSeconds.toFixed(1)} s\n`);
+  }
+  out.wallSeconds = round(wall, 1);
+  out.cpuSeconds = round(cpu, 1);
+  out.maxPolicyWallSeconds = round(Math.max(...Object.values(per).map((f) => f.wallSeconds!)), 1);
+  out.maxPolicyCpuSeconds = round(Math.max(...Object.values(per).map((f) => f.cpuSeconds!)), 1);
+  out.loadAverage1m = round(loadavg()[0]!, 1);
+  out.largeGangLongestWaitHours = Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.largeGangLongestWaitHours]));
+  out.policies = per;
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+function gavel(): void {
+  const cluster = gavelCluster();
+  const all = loadGavel([join(dir, 'gavel', 'msr_seed0')], join(dir, 'gavel', 'simulation_throughputs.json'));
+  const jobs = [...all.jobs].sort((a, b) => a.submitSeconds - b.submitSeconds || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, gavelJobs);
+  const vcNodes = parseVcNodes(readText(join(dir, 'helios', 'philly_vc_nodes.csv'), 'VC nodes'), 'philly_vc_nodes.csv');
+  const tenancy = deriveTenancy(
+    jobs.map((j) => j.team),
+    vcNodes,
+    cluster,
+  );
+  const base = input({ trace: { jobs, rejected: all.rejected }, cluster, tenancy, epochMs: 0 });
+  const per: Record<string, Record<string, number>> = {};
+  let wall = 0;
+  const gavelPolicies = policies.filter((p) => p === 'full' || p === 'hetero-agnostic' || p === 'fifo' || p === 'no-reservation');
+  for (const p of gavelPolicies) {
+    const run = simulatePolicy(base, p, runCycle);
+    wall += run.wallSeconds;
+    per[p] = figures(run);
+    process.stderr.write(`gavel ${p}: wall ${run.wallSeconds.toFixed(1)} s, cpu ${run.cpuSeconds.toFixed(1)} s\n`);
+  }
+  const ours = per.full?.meanJctHours;
+  const agnostic = per['hetero-agnostic']?.meanJctHours;
+  process.stdout.write(
+    JSON.stringify({
+      scenario: 'gavel',
+      jobs: jobs.length,
+      of: all.jobs.length,
+      rejected: all.rejected.length,
+      accelerators: { v100: 36, p100: 36, k80: 36 },
+      jctRatio: ours !== undefined && agnostic !== undefined && ours > 0 ? round(agnostic / ours, 3) : null,
+      publishedJctRatio: round(96.0 / 29.0, 2),
+      wallSeconds: round(wall, 1),
+      largeGangLongestWaitHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.largeGangLongestWaitHours])),
+      policies: per,
+    }) + '\n',
+  );
+}
+
+if (wanted.includes('philly')) philly('philly', null);
+if (wanted.includes('philly-contended')) philly('philly-contended', 100);
+if (wanted.includes('gavel')) gavel();

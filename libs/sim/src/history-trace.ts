@@ -1,0 +1,85 @@
+import { DEFAULT_OPTIONS, type Flavor } from '#core';
+import type { Rejected, SimJob, Trace } from './types.js';
+
+/** The columns of a Job row the what-if replay needs. */
+export interface JobHistoryRow {
+  id: string;
+  team: string;
+  priority: number;
+  preemptible: boolean;
+  replicas: number;
+  acceleratorsPerReplica: number;
+  flavors: string[];
+  speeds: unknown;
+  expectedRuntimeSeconds: number | null;
+  state: string;
+  flavor: string | null;
+  submittedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/**
+ * Turns job history into a trace replayed from `since` on an empty cluster. Run time of a job:
+ * - finished (SUCCEEDED, FAILED, or CANCELLED after it started): finishedAt − startedAt, measured on the
+ *   flavor it ran on (work = that time × the flavor's rate for the job);
+ * - running: the longer of its expected runtime and the time it has run so far;
+ * - waiting: its expected runtime, else `defaultRuntimeSeconds`.
+ * Jobs that never started and ended (cancelled or failed while pending) are listed as rejected with the
+ * reason, as are rows with an unusable shape. A job's rate on a flavor is its `speeds` entry, else the
+ * flavor's relativeSpeed.
+ */
+export function historyToTrace(rows: JobHistoryRow[], flavors: Flavor[], since: number, now: number, defaultRuntimeSeconds = DEFAULT_OPTIONS.defaultExpectedRuntimeSeconds): Trace {
+  const speedOf = new Map(flavors.map((f) => [f.name, f.relativeSpeed]));
+  const pad = String(rows.length).length;
+  const jobs: SimJob[] = [];
+  const rejected: Rejected[] = [];
+  rows.forEach((row, i) => {
+    const line = i + 1;
+    const reject = (reason: string): void => {
+      rejected.push({ line, source: `db job ${row.id}`, reason });
+    };
+    if (row.flavors.length === 0 || row.replicas < 1 || row.acceleratorsPerReplica < 1) {
+      reject('no flavors or no accelerators requested');
+      return;
+    }
+    const speeds = typeof row.speeds === 'object' && row.speeds !== null && !Array.isArray(row.speeds) ? (row.speeds as Record<string, unknown>) : {};
+    const rates: Record<string, number> = {};
+    for (const f of row.flavors) {
+      const s = speeds[f];
+      rates[f] = typeof s === 'number' && s > 0 ? s : speedOf.get(f) ?? 1;
+    }
+    const start = row.startedAt?.getTime() ?? null;
+    const end = row.finishedAt?.getTime() ?? null;
+    let seconds: number;
+    let onFlavor = row.flavor !== null && row.flavor in rates ? row.flavor : row.flavors[0]!;
+    if (end !== null) {
+      if (start === null) {
+        reject(`${row.state.toLowerCase()} before it started`);
+        return;
+      }
+      seconds = (end - start) / 1000;
+    } else if (start !== null) {
+      seconds = Math.max((now - start) / 1000, row.expectedRuntimeSeconds ?? 0);
+    } else {
+      seconds = row.expectedRuntimeSeconds ?? defaultRuntimeSeconds;
+      onFlavor = row.flavors[0]!;
+    }
+    jobs.push({
+      id: `db-${String(line).padStart(pad, '0')}`,
+      line,
+      source: `db job ${row.id}`,
+      team: row.team,
+      submitSeconds: (row.submittedAt.getTime() - since) / 1000,
+      replicas: row.replicas,
+      acceleratorsPerReplica: row.acceleratorsPerReplica,
+      flavors: row.flavors,
+      work: Math.max(seconds, 1) * rates[onFlavor]!,
+      rates,
+      priority: row.priority,
+      preemptible: row.preemptible,
+      label: row.id,
+    });
+  });
+  return { jobs, rejected };
+}
