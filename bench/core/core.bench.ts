@@ -7,6 +7,7 @@
  * One cycle of every scenario is checked with checkInvariants (`violations`). The last line is a summary
  * with the targets (large ≤ 500 ms, deep ≤ 2000 ms) as booleans — reported, never asserted.
  */
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { checkInvariants, formatViolations, runCycle, type CycleResult, type Snapshot } from '#core';
 import { applyCycleResult } from '#testing';
@@ -19,6 +20,8 @@ interface Line {
   pendingJobs: number;
   runningJobs: number;
   cycleMs: number;
+  /** Median CPU time of the cycle (user + system), in ms. */
+  cycleCpuMs: number;
   admitted: number;
   preempted: number;
   reserved: number;
@@ -41,10 +44,14 @@ function median(xs: number[]): number {
 
 const round = (x: number): number => Math.round(x * 100) / 100;
 
-function timed(snapshot: Snapshot): { ms: number; result: CycleResult } {
+/** Wall time and CPU time (user + system) of one cycle. CPU time is steadier on a shared, loaded machine. */
+function timed(snapshot: Snapshot): { ms: number; cpuMs: number; result: CycleResult } {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const result = runCycle(snapshot);
-  return { ms: performance.now() - t0, result };
+  const ms = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  return { ms, cpuMs: (c.user + c.system) / 1000, result };
 }
 
 /** Cycles until nothing is pending (or a cycle admits nothing). */
@@ -72,7 +79,12 @@ function runScenario(sc: Scenario, runs: number): Line {
   const violations = checkInvariants(snapshot, warm.result);
   if (violations.length > 0) process.stderr.write(`${sc.name}: ${violations.length} violation(s)\n${formatViolations(violations.slice(0, 10))}\n`);
   const times: number[] = [];
-  for (let i = 0; i < runs; i++) times.push(timed(snapshot).ms);
+  const cpu: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = timed(snapshot);
+    times.push(t.ms);
+    cpu.push(t.cpuMs);
+  }
   const line: Line = {
     scenario: sc.name,
     nodes: snapshot.nodes.length,
@@ -80,6 +92,7 @@ function runScenario(sc: Scenario, runs: number): Line {
     pendingJobs: snapshot.pending.length,
     runningJobs: snapshot.running.length,
     cycleMs: round(median(times)),
+    cycleCpuMs: round(median(cpu)),
     admitted: warm.result.admissions.length,
     preempted: warm.result.preemptions.length,
     reserved: warm.result.reservations.length,
@@ -115,8 +128,9 @@ function main(argv: string[]): void {
     process.stdout.write(`${JSON.stringify(line)}\n`);
   }
   const ms = (name: string): number | null => lines.find((l) => l.scenario === name)?.cycleMs ?? null;
-  const within = (name: string, target: number): boolean | null => {
-    const m = ms(name);
+  const cpuMs = (name: string): number | null => lines.find((l) => l.scenario === name)?.cycleCpuMs ?? null;
+  const within = (name: string, target: number, of = ms): boolean | null => {
+    const m = of(name);
     return m === null ? null : m <= target;
   };
   const summary = {
@@ -127,6 +141,12 @@ function main(argv: string[]): void {
     deepCycleMs: ms('deep'),
     largeWithin500ms: within('large', 500),
     deepWithin2000ms: within('deep', 2000),
+    largeCpuMs: cpuMs('large'),
+    deepCpuMs: cpuMs('deep'),
+    largeCpuWithin500ms: within('large', 500, cpuMs),
+    deepCpuWithin2000ms: within('deep', 2000, cpuMs),
+    loadAverage1m: Math.round(loadavg()[0]! * 100) / 100,
+    cpus: cpus().length,
     totalViolations: lines.reduce((s, l) => s + l.violations, 0),
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
