@@ -156,6 +156,8 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
       placement: decision.placement,
       admittedAt: now + input.epochMs,
       expectedRuntimeSeconds: Math.ceil(runMs / MS),
+      // Kept for the core so that a victim never preempts its own preemptor back.
+      ...(decision.preempts.length > 0 ? { preempted: decision.preempts } : {}),
     };
     running.set(state.running);
     allocated += job.replicas * job.acceleratorsPerReplica;
