@@ -26,6 +26,8 @@ interface Line {
   preempted: number;
   reserved: number;
   violations: number;
+  /** Time of one checkInvariants call on this scenario's cycle (the scheduler's runtime guard). */
+  checkMs: number;
   runs: number;
   minMs: number;
   maxMs: number;
@@ -76,7 +78,9 @@ function runScenario(sc: Scenario, runs: number): Line {
   const snapshot = sc.build();
   const buildMs = performance.now() - b0;
   const warm = timed(snapshot);
+  const c0 = performance.now();
   const violations = checkInvariants(snapshot, warm.result);
+  const checkMs = performance.now() - c0;
   if (violations.length > 0) process.stderr.write(`${sc.name}: ${violations.length} violation(s)\n${formatViolations(violations.slice(0, 10))}\n`);
   const times: number[] = [];
   const cpu: number[] = [];
@@ -97,6 +101,7 @@ function runScenario(sc: Scenario, runs: number): Line {
     preempted: warm.result.preemptions.length,
     reserved: warm.result.reservations.length,
     violations: violations.length,
+    checkMs: round(checkMs),
     runs,
     minMs: round(Math.min(...times)),
     maxMs: round(Math.max(...times)),
