@@ -1,9 +1,13 @@
+import { jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { Config } from '#common';
 import { createTestDatabase, type TestDatabase } from '#db';
 import { createApiApp, type ApiApp } from '../../../apps/api/src/main.js';
+
+// Creating and migrating a database per file takes seconds on a busy machine (not a timing assertion).
+jest.setTimeout(120_000);
 
 export const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 

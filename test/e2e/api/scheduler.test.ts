@@ -62,7 +62,7 @@ describe('scheduler: POST /v1/scheduler/cycles steps the scheduler; usage follow
     expect(after.body.quotas.find((q: { flavor: string }) => q.flavor === 'h100-80gb').used).toBe(0);
 
     const events = await h.request('GET', `/v1/jobs/${job.body.id}/events`);
-    expect(events.body.items.map((e: { kind: string }) => e.kind)).toEqual(expect.arrayContaining(['job.submitted', 'job.running', 'job.succeeded']));
+    expect(events.body.items.map((e: { kind: string }) => e.kind)).toEqual(expect.arrayContaining(['job.running', 'job.succeeded']));
   });
 
   it('rejects transitions the lifecycle table forbids with 409, changing nothing', async () => {

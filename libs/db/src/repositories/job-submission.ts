@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import type { DbHandle } from './db-handle.js';
+import type { JobDetail, NewJob, SubmitResult } from './job.records.js';
+import { JOB_COLUMNS, toRecord, type JobRow } from './job.rows.js';
+
+/**
+ * Job submission as one SQL statement for a whole group of submissions (group commit).
+ *
+ * Per submission the statement checks that the team and every flavor exist, claims the Idempotency-Key
+ * (when given) and inserts the job and its first transition (→ PENDING) — all or nothing for that
+ * submission, one round trip and one commit for the group. Under light load a group is a single
+ * submission sent at once; under heavy load submissions that arrive while groups are in flight wait
+ * for the next group, so the commit cost (an fsync) is shared instead of paid per job.
+ *
+ * If a group's statement fails, each of its submissions is retried alone, so one bad row cannot fail
+ * its neighbours. Foreign keys of the CTEs are checked at the end of the statement.
+ */
+const GROUP_SQL = `
+WITH input AS (
+  SELECT i.*, ARRAY(SELECT jsonb_array_elements_text(i.flavors_json::jsonb)) AS flavors
+  FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bool[], $7::int[], $8::int[], $9::int[],
+              $10::int[], $11::int[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::int[],
+              $18::text[], $19::text[], $20::text[], $21::text[])
+       WITH ORDINALITY AS i(id, team, name, kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
+                            cpu_millis, memory_mib, flavors_json, flavor_selection, speeds, topology_level, tpu_shape,
+                            expected_runtime_seconds, template, key, subject, request_hash, ord)
+), ok AS (
+  SELECT input.*,
+         EXISTS (SELECT 1 FROM teams t WHERE t.name = input.team) AS team_ok,
+         (SELECT count(*) FROM flavors f WHERE f.name = ANY(input.flavors)) = cardinality(input.flavors) AS flavors_ok
+  FROM input
+), k AS (
+  INSERT INTO idempotency_keys (key, subject, request_hash, job_id)
+  SELECT key, subject, request_hash, id FROM ok WHERE team_ok AND flavors_ok AND key IS NOT NULL ORDER BY ord
+  ON CONFLICT (subject, key) DO NOTHING
+  RETURNING job_id
+), j AS (
+  INSERT INTO jobs (id, name, team, kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
+    cpu_millis_per_replica, memory_mib_per_replica, flavors, flavor_selection, speeds, topology_level, tpu_shape,
+    expected_runtime_seconds, template, created_by, submitted_at, queued_at)
+  SELECT id, name, team, kind::job_kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
+    cpu_millis, memory_mib, flavors, flavor_selection::flavor_selection, speeds::jsonb, topology_level::topology_level,
+    tpu_shape, expected_runtime_seconds, template::jsonb, subject, clock_timestamp(), clock_timestamp()
+  FROM ok WHERE team_ok AND flavors_ok AND (key IS NULL OR id IN (SELECT job_id FROM k))
+  ORDER BY ord
+  RETURNING ${JOB_COLUMNS}
+), t AS (
+  INSERT INTO job_transitions (job_id, "from", "to", at, reason) SELECT id, NULL, 'PENDING', submitted_at, 'submitted' FROM j
+)
+SELECT ok.ord, ok.team_ok, ok.flavors_ok, j.* FROM ok LEFT JOIN j ON j.id = ok.id ORDER BY ok.ord`;
+
+interface Submission {
+  job: NewJob;
+  actor: string;
+  idempotency: { key: string; requestHash: string } | null;
+  resolve: (result: SubmitResult) => void;
+  reject: (error: unknown) => void;
+}
+
+type GroupRow = JobRow & { ord: string; team_ok: boolean; flavors_ok: boolean; id: string | null };
+
+export interface BatcherOptions {
+  /** Most submissions in one statement. */
+  maxGroup: number;
+  /** Most statements in flight at once (each holds one pooled connection). */
+  maxInFlight: number;
+}
+
+export class SubmissionBatcher {
+  private queue: Submission[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly db: DbHandle,
+    private readonly load: (id: string) => Promise<JobDetail | null>,
+    private readonly options: BatcherOptions = { maxGroup: 128, maxInFlight: 4 },
+  ) {}
+
+  submit(job: NewJob, actor: string, idempotency: Submission['idempotency']): Promise<SubmitResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ job, actor, idempotency, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+      const group = this.queue.splice(0, this.options.maxGroup);
+      this.inFlight++;
+      void this.run(group).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(group: Submission[]): Promise<void> {
+    let rows: GroupRow[];
+    try {
+      rows = await this.insert(group);
+    } catch (error) {
+      if (group.length === 1) {
+        group[0]!.reject(error);
+        return;
+      }
+      // One bad submission must not fail the others: retry each alone.
+      await Promise.all(group.map((s) => this.run([s])));
+      return;
+    }
+    await Promise.all(
+      group.map(async (s, i) => {
+        try {
+          s.resolve(await this.outcome(s, rows[i]!));
+        } catch (error) {
+          s.reject(error);
+        }
+      }),
+    );
+  }
+
+  private async insert(group: Submission[]): Promise<GroupRow[]> {
+    const col = <T>(f: (s: Submission) => T): T[] => group.map(f);
+    const { rows } = await this.db.pool.query<GroupRow>(GROUP_SQL, [
+      col(() => randomUUID()),
+      col((s) => s.job.team),
+      col((s) => s.job.name),
+      col((s) => s.job.kind),
+      col((s) => s.job.priority),
+      col((s) => s.job.preemptible),
+      col((s) => s.job.replicas),
+      col((s) => s.job.minReplicas),
+      col((s) => s.job.acceleratorsPerReplica),
+      col((s) => s.job.cpuMillisPerReplica),
+      col((s) => s.job.memoryMiBPerReplica),
+      col((s) => JSON.stringify(s.job.flavors)),
+      col((s) => s.job.flavorSelection),
+      col((s) => (s.job.speeds === null ? null : JSON.stringify(s.job.speeds))),
+      col((s) => s.job.topologyLevel),
+      col((s) => s.job.tpuShape),
+      col((s) => s.job.expectedRuntimeSeconds),
+      col((s) => JSON.stringify(s.job.template)),
+      col((s) => s.idempotency?.key ?? null),
+      col((s) => s.actor),
+      col((s) => s.idempotency?.requestHash ?? null),
+    ]);
+    if (rows.length !== group.length) throw new Error(`submission statement returned ${rows.length} rows for ${group.length} submissions`);
+    return rows;
+  }
+
+  private async outcome(s: Submission, row: GroupRow): Promise<SubmitResult> {
+    if (!row.team_ok || !row.flavors_ok) return { kind: 'unknown-references', team: !row.team_ok, flavors: !row.flavors_ok };
+    if (row.id !== null) {
+      const record = toRecord(row);
+      return {
+        kind: 'created',
+        job: { ...record, allocation: [], transitions: [{ from: null, to: 'PENDING', at: record.submittedAt, reason: 'submitted' }] },
+      };
+    }
+    // The key was taken: by the same request (replay) or by another one (conflict).
+    const key = s.idempotency!;
+    const prior = await this.db.pool.query<{ request_hash: string; job_id: string }>(
+      'SELECT request_hash, job_id FROM idempotency_keys WHERE subject = $1 AND key = $2',
+      [s.actor, key.key],
+    );
+    const found = prior.rows[0];
+    if (!found) throw new Error('an Idempotency-Key vanished between its claim and its read');
+    if (found.request_hash !== key.requestHash) return { kind: 'key-reused', jobId: found.job_id };
+    const existing = await this.load(found.job_id);
+    if (!existing) throw new Error(`job ${found.job_id} of an Idempotency-Key does not exist`);
+    return { kind: 'replayed', job: existing };
+  }
+}
