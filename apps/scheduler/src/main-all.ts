@@ -1,0 +1,25 @@
+// API + scheduler + side-effect worker in one process (what `npm start` runs): one Postgres pool, one
+// logger; the scheduler still elects itself through the lease, so several such processes are safe.
+import { createApiApp } from '../../api/src/api-app.js';
+import { Config, createLogger } from '#common';
+import { CycleTriggerPublisher, registerCycleTriggerHook, schedulerSettingsFromEnv } from '#scheduling';
+import { runMain, startRole } from './bootstrap.js';
+
+runMain('quartermaster', async () => {
+  const config = Config.fromEnv(process.env);
+  const settings = schedulerSettingsFromEnv(process.env);
+  const logger = createLogger(config.logLevel, 'quartermaster');
+  const api = await createApiApp(config, { logger, scheduler: settings });
+  // Cycle triggers after each committed API write (debounced by the scheduler).
+  const publisher = new CycleTriggerPublisher(config.redisUrl, settings.redisPrefix, logger);
+  registerCycleTriggerHook(api.app.getHttpAdapter().getInstance(), (reason) => publisher.publish(reason));
+  const background = await startRole('both', config, settings, { database: api.database, logger, migrate: false });
+  await api.listen();
+  return {
+    async stop() {
+      await background.stop();
+      await api.close();
+      await publisher.close();
+    },
+  };
+});

@@ -1,0 +1,201 @@
+// npm run bench:e2e — the whole service in standalone mode (API + scheduler + worker, one process),
+// a fleet of nodes, jobs submitted over REST. Prints one JSON line per scenario.
+//
+//   burst   5,000 single-GPU jobs submitted at once (target: all admitted within 5 s)
+//   steady  200 jobs/s for 60 s, an executor finishing each job ~2 s after admission (target: p99 ≤ 1 s)
+//
+// Admission time of a job = when the cycle that admitted it had committed (its "cycle committed" log
+// line; the cycle number is in the job's `job.admitted` event); submission time = `jobs.submitted_at`.
+// Same machine, same clock. Extra figures: submitSeconds (how long the client took to submit them
+// all), submitToAckP99Ms (until the `bind` side effect was done by a worker), loadAverage (of the host).
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import pg from 'pg';
+import { dropDatabase, ensureDatabase } from '#db';
+import { call, closeClient, mustCall, pool } from './client.js';
+import { startService, type Service } from './service.js';
+
+const SERVER = process.env['DATABASE_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/quartermaster';
+const TOKEN = `bench-${randomBytes(12).toString('hex')}`;
+const FLAVOR = 'h100-80gb';
+const TEAM = 'bench';
+
+interface Figures {
+  scenario: string;
+  jobs: number;
+  admitSeconds: number;
+  admittedPerSec: number;
+  submitToAdmitP50Ms: number;
+  submitToAdmitP99Ms: number;
+  cycleP99Ms: number;
+  submitSeconds: number;
+  submitToAckP99Ms: number;
+  cycles: number;
+  loadAverage: number;
+}
+
+function databaseUrl(name: string): string {
+  const u = new URL(SERVER);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function seed(service: Service, nodes: number): Promise<void> {
+  const b = service.url;
+  await mustCall(b, 'PUT', `/v1/flavors/${FLAVOR}`, TOKEN, { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 4 });
+  await mustCall(b, 'PUT', '/v1/cohorts/bench', TOKEN, { description: 'bench' });
+  await mustCall(b, 'PUT', `/v1/teams/${TEAM}`, TOKEN, { cohort: 'bench', fairShareWeight: 1 });
+  await mustCall(b, 'PUT', `/v1/teams/${TEAM}/quotas/${FLAVOR}`, TOKEN, { nominal: nodes * 8, borrowingLimit: null, lendingLimit: null });
+  await pool(nodes, 32, async (i) => {
+    await mustCall(b, 'PUT', `/v1/nodes/node-${String(i).padStart(5, '0')}`, TOKEN, {
+      flavor: FLAVOR, accelerators: 8, cpuMillis: 96000, memoryMiB: 1048576, topology: { zone: `z${i % 4}`, block: `b${i % 32}` }, schedulable: true,
+    });
+  });
+}
+
+function jobBody(i: number): unknown {
+  return {
+    name: `bench-${i}`, team: TEAM, kind: 'training', priority: 1, preemptible: true, replicas: 1, acceleratorsPerReplica: 1,
+    flavors: [FLAVOR], topology: { level: 'none' }, expectedRuntimeSeconds: 60, template: { image: 'busybox', cpuMillis: 1000, memoryMiB: 1024 },
+  };
+}
+
+async function submit(service: Service, i: number): Promise<void> {
+  const reply = await call(service.url, 'POST', '/v1/jobs', TOKEN, jobBody(i));
+  if (reply.status !== 201) throw new Error(`POST /v1/jobs → ${reply.status}: ${reply.body.slice(0, 300)}`);
+}
+
+async function waitAdmitted(db: pg.Pool, jobs: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox WHERE kind = 'bind' AND status = 'done'`);
+    if (rows[0]!.n >= jobs) return;
+    if (Date.now() > deadline) throw new Error(`only ${rows[0]!.n} of ${jobs} jobs admitted after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function figures(db: pg.Pool, scenario: string, jobs: number, service: Service, cyclesBefore: number, submitSeconds: number): Promise<Figures> {
+  const { rows } = await db.query<{ submitted: Date; cycle: string; acked: Date | null }>(
+    `SELECT j.submitted_at AS submitted, e.data->>'cycle' AS cycle, o.done_at AS acked
+     FROM jobs j
+     JOIN events e ON e.job_id = j.id AND e.kind = 'job.admitted'
+     LEFT JOIN outbox o ON o.kind = 'bind' AND o.payload->>'jobId' = j.id::text`,
+  );
+  const latencies: number[] = [];
+  const acks: number[] = [];
+  let first = Infinity;
+  let last = 0;
+  for (const r of rows) {
+    const admitted = service.committedAt.get(Number(r.cycle));
+    if (admitted === undefined) throw new Error(`no log line for cycle ${r.cycle}`);
+    latencies.push(admitted - r.submitted.getTime());
+    if (r.acked) acks.push(r.acked.getTime() - r.submitted.getTime());
+    first = Math.min(first, r.submitted.getTime());
+    last = Math.max(last, admitted);
+  }
+  latencies.sort((a, b) => a - b);
+  acks.sort((a, b) => a - b);
+  const admitSeconds = (last - first) / 1000;
+  const cycles = service.cycleMs.slice(cyclesBefore).sort((a, b) => a - b);
+  return {
+    scenario,
+    jobs,
+    admitSeconds: round(admitSeconds),
+    admittedPerSec: round(rows.length / admitSeconds),
+    submitToAdmitP50Ms: round(percentile(latencies, 50)),
+    submitToAdmitP99Ms: round(percentile(latencies, 99)),
+    cycleP99Ms: round(percentile(cycles, 99)),
+    submitSeconds: round(submitSeconds),
+    submitToAckP99Ms: round(percentile(acks, 99)),
+    cycles: cycles.length,
+    loadAverage: round(loadavg()[0]!),
+  };
+}
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+/** A fresh database and service per scenario. */
+async function withService(label: string, nodes: number, run: (service: Service, db: pg.Pool) => Promise<Figures>): Promise<Figures> {
+  const name = `qm_bench_e2e_${label}_${Date.now().toString(36)}`;
+  const url = databaseUrl(name);
+  await ensureDatabase(url);
+  const service = await startService({ DATABASE_URL: url, QM_ADMIN_TOKEN: TOKEN, QM_REDIS_PREFIX: name, QM_DB_POOL_SIZE: '24', QM_CYCLE_DEBOUNCE_MS: '10' });
+  const db = new pg.Pool({ connectionString: url, max: 4 });
+  try {
+    await seed(service, nodes);
+    return await run(service, db);
+  } finally {
+    await db.end();
+    await service.stop();
+    await dropDatabase(url).catch(() => undefined);
+  }
+}
+
+async function burst(): Promise<Figures> {
+  const jobs = 5000;
+  return withService('burst', 700, async (service, db) => {
+    const cyclesBefore = service.cycleMs.length;
+    const t0 = Date.now();
+    await pool(jobs, 128, (i) => submit(service, i));
+    const submitSeconds = (Date.now() - t0) / 1000;
+    await waitAdmitted(db, jobs, 180_000);
+    return figures(db, 'burst', jobs, service, cyclesBefore, submitSeconds);
+  });
+}
+
+async function steady(): Promise<Figures> {
+  const rate = 200;
+  const seconds = 60;
+  const jobs = rate * seconds;
+  return withService('steady', 250, async (service, db) => {
+    const cyclesBefore = service.cycleMs.length;
+    let stop = false;
+    // The executor: RUNNING soon after admission, SUCCEEDED ~2 s later (keeps ~400 jobs running).
+    const executor = (async () => {
+      const started = new Map<string, number>();
+      while (!stop) {
+        const { rows } = await db.query<{ id: string }>(`SELECT id::text AS id FROM jobs WHERE state = 'ADMITTED' LIMIT 1000`);
+        await pool(rows.length, 32, async (i) => {
+          const id = rows[i]!.id;
+          if ((await call(service.url, 'POST', `/v1/jobs/${id}/status`, TOKEN, { state: 'RUNNING' })).status === 200) started.set(id, Date.now());
+        });
+        const due = [...started].filter(([, at]) => Date.now() - at > 2000).map(([id]) => id);
+        await pool(due.length, 32, async (i) => {
+          await call(service.url, 'POST', `/v1/jobs/${due[i]!}/status`, TOKEN, { state: 'SUCCEEDED' });
+          started.delete(due[i]!);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    const t0 = Date.now();
+    const inFlight: Promise<void>[] = [];
+    for (let i = 0; i < jobs; i++) {
+      const due = t0 + (i * 1000) / rate;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      inFlight.push(submit(service, i));
+    }
+    await Promise.all(inFlight);
+    const submitSeconds = (Date.now() - t0) / 1000;
+    await waitAdmitted(db, jobs, 180_000);
+    stop = true;
+    await executor;
+    return figures(db, 'steady', jobs, service, cyclesBefore, submitSeconds);
+  });
+}
+
+const only = process.argv[2];
+for (const [name, scenario] of [['burst', burst], ['steady', steady]] as const) {
+  if (only && only !== name) continue;
+  const result = await scenario();
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+closeClient();

@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url)); // dist/bench/e2e → repo root
+
+export interface Service {
+  url: string;
+  /** totalMs of every committed cycle, from the service's structured logs. */
+  cycleMs: number[];
+  /** Cycle number → epoch ms of its "cycle committed" log line (just after its commit). */
+  committedAt: Map<number, number>;
+  stop(): Promise<void>;
+}
+
+/** Starts `dist/apps/scheduler/src/main-all.js` (API + scheduler + worker, standalone mode) on a free port. */
+export async function startService(env: Record<string, string>): Promise<Service> {
+  const child: ChildProcess = spawn(process.execPath, ['dist/apps/scheduler/src/main-all.js'], {
+    cwd: ROOT,
+    env: { PATH: process.env['PATH'] ?? '', PORT: '0', QM_SCHEDULER_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const cycleMs: number[] = [];
+  const committedAt = new Map<number, number>();
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // QM_BENCH_LOG=path keeps the service's log lines (phases of every cycle) for a closer look.
+  const keep = process.env['QM_BENCH_LOG'] ? createWriteStream(process.env['QM_BENCH_LOG'], { flags: 'a' }) : null;
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      keep?.write(`${line}\n`);
+      if (!line.startsWith('{')) return;
+      const entry = JSON.parse(line) as { msg?: string; url?: string; totalMs?: number; cycle?: number; time?: string };
+      if (entry.msg === 'quartermaster API listening' && entry.url) resolve(entry.url);
+      if (entry.msg === 'cycle committed' && typeof entry.totalMs === 'number') {
+        cycleMs.push(entry.totalMs);
+        if (typeof entry.cycle === 'number' && entry.time) committedAt.set(entry.cycle, Date.parse(entry.time));
+      }
+    });
+    void exited.then(() => reject(new Error(`service exited before listening: ${stderr.slice(-1500)}`)));
+  });
+  return {
+    url,
+    cycleMs,
+    committedAt,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
