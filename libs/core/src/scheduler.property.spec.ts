@@ -23,6 +23,13 @@ import {
   initialSnapshot,
   shuffleWithSeed,
   WORLD_START,
+  HOUR,
+  T0,
+  makeJob,
+  makeNode,
+  makeQuota,
+  makeTeam,
+  snapshot,
   type IdSource,
   type Scenario,
 } from '#testing';
@@ -262,34 +269,31 @@ describe('rule 6: a large gang at the head is not starved by small jobs', () => 
 // ---------------------------------------------------------------------------------------------
 
 describe('regressions found by the properties', () => {
-  it('reclaim never lets an elastic gang borrow (KNOWN-FAILURES 1)', () => {
-    const now = WORLD_START;
-    const spec = (id: string, team: string, extra: Partial<PendingJob>): PendingJob => ({
-      ...job(id, 1, 0, 3600, now - 1000),
-      team,
-      flavors: ['gaudi2'],
-      expectedRuntimeSeconds: null,
-      ...extra,
-    });
-    const snapshot: Snapshot = {
-      now,
-      flavors: [{ name: 'gaudi2', kind: 'intel-gaudi', resourceName: 'habana.ai/gaudi', relativeSpeed: 1, costPerHour: 1 }],
-      nodes: [{ name: 'g-0', flavor: 'gaudi2', accelerators: 2, cpuMillis: 64_000, memoryMiB: 65_536, topology: {}, schedulable: true }],
-      cohorts: [{ name: 'c' }],
-      teams: ['team-a', 'team-b'].map((name) => ({ name, cohort: 'c', fairShareWeight: 1, preemption: { withinTeam: 'Never' as const, reclaimWithinCohort: 'Any' as const } })),
-      quotas: ['team-a', 'team-b'].map((team) => ({ team, flavor: 'gaudi2', nominal: 1, borrowingLimit: null, lendingLimit: null })),
-      running: [
-        {
-          ...spec('a-borrows', 'team-a', { acceleratorsPerReplica: 2, submittedAt: now - 7_200_000 }),
-          flavor: 'gaudi2',
-          admittedAt: now - 3_600_000,
-          placement: [{ replica: 0, node: 'g-0', accelerators: 2, cpuMillis: 1000, memoryMiB: 1024 }],
-        },
-      ],
-      pending: [spec('b-elastic', 'team-b', { replicas: 2, minReplicas: 1 })],
-      options: { ...DEFAULT_OPTIONS },
-    };
-    const result = runCycle(snapshot);
-    expect(formatViolations(checkInvariants(snapshot, result))).toBe('');
+  it('reclaim never lets an elastic gang borrow (KNOWN-FAILURES, fixed 1)', () => {
+    // team-a borrows 1 gaudi2 of team-b's nominal; team-b's elastic gang (1–2 replicas) reclaims it.
+    const world = snapshot()
+      .nodes(makeNode('g-0').flavor('gaudi2').accelerators(2))
+      .teams(makeTeam('team-a').cohort('c').withinTeam('Never').reclaim('Any'), makeTeam('team-b').cohort('c').withinTeam('Never').reclaim('Any'))
+      .quotas(makeQuota('team-a', 'gaudi2').nominal(1), makeQuota('team-b', 'gaudi2').nominal(1))
+      .running(makeJob('a-borrows').team('team-a').flavors('gaudi2').accelerators(2).runsOn('g-0').admittedAt(T0 - HOUR))
+      .pending(makeJob('b-elastic').team('team-b').flavors('gaudi2').replicas(2).minReplicas(1))
+      .build();
+    const result = runCycle(world);
+    expect(formatViolations(checkInvariants(world, result))).toBe('');
+    expect(result.admissions.map((a) => [a.jobId, a.replicas, a.preempts])).toEqual([['b-elastic', 1, ['a-borrows']]]);
+  });
+
+  it('a job never preempts its own preemptor back (KNOWN-FAILURES, fixed 2)', () => {
+    // first preempted second earlier; now second is higher priority and first runs — but first preempted it.
+    const world = snapshot()
+      .nodes(makeNode('n-0').accelerators(4))
+      .teams(makeTeam('team-a').withinTeam('LowerPriority'))
+      .quotas(makeQuota('team-a', 'h100-80gb').nominal(8))
+      .running({ ...makeJob('first').team('team-a').accelerators(4).priority(0).runsOn('n-0').admittedAt(T0 - HOUR).buildRunning(), preempted: ['second'] })
+      .pending(makeJob('second').team('team-a').accelerators(4).priority(10))
+      .build();
+    const result = runCycle(world);
+    expect(formatViolations(checkInvariants(world, result))).toBe('');
+    expect(result.preemptions).toEqual([]);
   });
 });
