@@ -3,6 +3,9 @@
 // chart's ServiceAccount), and deploy/kube-scheduler/config.yaml is accepted by a real kube-scheduler that
 // then sends accelerator pods — and only those — to the extender's filter/prioritize/bind verbs.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -106,7 +109,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
       expect(container.args).toEqual([component]);
     }
     const configMap = objects.find((o) => o.kind === 'ConfigMap')!;
-    expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token');
+    expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'); // see the next tests
   });
 
   it('grants exactly the permissions KubeCluster uses', () => {
@@ -135,7 +138,12 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
 
   it('is accepted by the API server, and the ServiceAccount can do its work and nothing more', async () => {
     const generic = KubernetesObjectApi.makeApiClient(kc);
-    for (const object of objects) await generic.create(object);
+    // As `helm install -n <namespace>` does: namespaced objects go into the release namespace.
+    for (const object of objects) {
+      const clusterScoped = object.kind === 'ClusterRole' || object.kind === 'ClusterRoleBinding';
+      await generic.create(clusterScoped ? object : { ...object, metadata: { ...object.metadata, namespace } });
+    }
+    expect((await core.listNamespacedServiceAccount({ namespace })).items.map((sa) => sa.metadata?.name)).toContain(`${release}-quartermaster`);
 
     const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata!.name!;
     const cluster = new KubeCluster(asServiceAccount(serviceAccount), { namespace });
@@ -165,6 +173,37 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(await statusOf(asSa.createNode({ body: fakeNode(uniqueName('forbidden')) }))).toBe(403);
     expect(await statusOf(asSa.listNamespacedSecret({ namespace }))).toBe(403);
   }, 60_000);
+
+  it('runs with the chart\'s in-cluster kubeconfig and a real ServiceAccount token', async () => {
+    // What a pod gets: the ConfigMap's kubeconfig, the projected token and CA at the usual paths
+    // (here: temp files), the API server behind kubernetes.default.svc (here: the test one).
+    const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata!.name!;
+    const request = await core.createNamespacedServiceAccountToken({
+      name: serviceAccount,
+      namespace,
+      body: { spec: { audiences: [], expirationSeconds: 600 } },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'qm-sa-'));
+    try {
+      writeFileSync(join(dir, 'token'), request.status!.token);
+      const cluster = kc.getCurrentCluster()!;
+      writeFileSync(join(dir, 'ca.crt'), Buffer.from(cluster.caData!, 'base64'));
+      const inCluster = objects
+        .find((o) => o.kind === 'ConfigMap')!
+        .data!.kubeconfig!.replace('https://kubernetes.default.svc', cluster.server)
+        .replace('/var/run/secrets/kubernetes.io/serviceaccount/ca.crt', join(dir, 'ca.crt'))
+        .replace('/var/run/secrets/kubernetes.io/serviceaccount/token', join(dir, 'token'));
+      const podConfig = new KubeConfig();
+      podConfig.loadFromString(inCluster);
+      const asPod = new KubeCluster(podConfig);
+      expect(asPod.namespace).toBe('default'); // the scheduler picks its namespace from its own settings
+      expect(podConfig.getContextObject(podConfig.currentContext)?.namespace).toBe(namespace);
+      expect((await asPod.listNodes()).length).toBeGreaterThan(0);
+      expect(await statusOf(new KubeCluster(podConfig, { namespace }).patchPodStatus('anything', { phase: 'Running' }))).toBe(403);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   describe('kube-scheduler with deploy/kube-scheduler/config.yaml', () => {
     let server: Server;
