@@ -78,7 +78,7 @@ describe('jobs: submit, idempotency, list, get, events, cancel', () => {
   it('concurrent submissions with the same key create one job', async () => {
     const headers = { 'idempotency-key': 'burst-1' };
     const replies = await Promise.all(Array.from({ length: 12 }, () => h.request('POST', '/v1/jobs', { body: jobBody({ name: 'burst' }), headers })));
-    const ids = new Set(replies.map((r) => r.body.id));
+    const ids = new Set(replies.map((r): string => r.body.id as string));
     expect(ids.size).toBe(1);
     expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
     expect(replies.filter((r) => r.status === 200)).toHaveLength(11);

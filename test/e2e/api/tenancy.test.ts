@@ -124,7 +124,7 @@ describe('tenancy: flavors, cohorts, teams, quotas, nodes', () => {
       const { rows } = await h.pg.query(
         `SELECT kind, actor, team, at, data FROM events WHERE kind LIKE 'quota.%' AND data->>'flavor' = 'a100-80gb' ORDER BY id`,
       );
-      expect(rows.map((r) => r.kind)).toEqual(['quota.created', 'quota.updated', 'quota.deleted']);
+      expect(rows.map((r): string => r.kind as string)).toEqual(['quota.created', 'quota.updated', 'quota.deleted']);
       expect(rows.every((r) => r.actor === 'admin' && r.team === 'vision' && r.at instanceof Date)).toBe(true);
       expect(rows[1].data.before).toMatchObject({ nominal: 8, borrowingLimit: null, lendingLimit: null });
       expect(rows[1].data.after).toMatchObject({ nominal: 12, borrowingLimit: 4, lendingLimit: 0 });
