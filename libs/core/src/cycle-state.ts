@@ -37,6 +37,16 @@ export interface Holding {
   indexed?: boolean;
 }
 
+/** A preemption attempt that failed: its request and standing. */
+export interface FailedPreemption {
+  a: number;
+  c: number;
+  m: number;
+  minK: number;
+  priority: number;
+  submittedAt: number;
+}
+
 /** A team's possible victims on one flavor, in candidate order (priority ascending first). */
 export interface VictimList {
   list: readonly Holding[];
@@ -85,7 +95,7 @@ export class CycleState {
   /** Reservation requests that cannot fit even after every known job ends (reservations.ts). */
   readonly failedReservations = new Map<string, { count: number; minK: number }>();
   /** Preemption attempts that failed (preemptor.ts), by team, flavor and request shape. */
-  readonly failedPreemptions = new Map<string, { epoch: number; priority: number; submittedAt: number; minK: number }>();
+  readonly failedPreemptions = new Map<string, { epoch: number; failed: FailedPreemption[] }>();
 
   constructor(readonly snapshot: Snapshot) {
     this.now = snapshot.now;
@@ -108,9 +118,11 @@ export class CycleState {
     // so without duplicates the input order does not matter and no sort is needed.
     const seen = new Set<string>();
     let running: readonly RunningJob[] = snapshot.running;
+    let duplicates = false;
     for (const r of running) {
       if (seen.has(r.id)) {
         running = [...snapshot.running].sort(byId);
+        duplicates = true;
         break;
       }
       seen.add(r.id);
@@ -118,8 +130,10 @@ export class CycleState {
     seen.clear();
     const defaultRuntime = snapshot.options.defaultExpectedRuntimeSeconds;
     for (const r of running) {
-      if (seen.has(r.id)) continue;
-      seen.add(r.id);
+      if (duplicates) {
+        if (seen.has(r.id)) continue;
+        seen.add(r.id);
+      }
       const replicas: HeldReplica[] = [];
       let accelerators = 0;
       for (const p of r.placement ?? []) {

@@ -188,6 +188,20 @@ function placeAnywhere(state: ClusterState, req: GangRequest): GangFit {
   return { ok: true, nodes: expand(picks, counts) };
 }
 
+/** Replicas of `req` the flavor's schedulable nodes can hold now (level none), counting up to `limit`. */
+export function slotsAnywhere(state: ClusterState, req: GangRequest, limit: number): number {
+  const fl = state.flavor(req.flavor);
+  if (fl === undefined) return 0;
+  let total = 0;
+  for (let b = Math.min(req.shape.a, fl.buckets.length); b < fl.buckets.length; b++) {
+    for (const i of fl.buckets[b]!) {
+      total += slotsOn(state, i, req.shape, limit);
+      if (total >= limit) return total;
+    }
+  }
+  return total;
+}
+
 /** Places a gang on the live state (does not consume: the caller applies the result). */
 export function placeGang(state: ClusterState, req: GangRequest): GangFit {
   const fl = state.flavor(req.flavor);

@@ -25,7 +25,7 @@ import { replicasWithin } from './amount.js';
 import { backfillLimits } from './backfill.js';
 import { type CycleState, type Holding, victimBound } from './cycle-state.js';
 import { shapeOf } from './fit.js';
-import { groupSlots, placeGang, shapeKey } from './gang-placer.js';
+import { type FreeView, type GangRequest, groupSlots, placeGang, placeInGroups, slotsAnywhere, slotsOn } from './gang-placer.js';
 import type { NodeGroup } from './cluster-state.js';
 import { groupingOf } from './topology.js';
 import type { PendingJob, Preemption, PreemptionKind, ReclaimPolicy, WithinTeamPolicy } from './model.js';
@@ -105,36 +105,94 @@ function enoughCandidates(st: CycleState, job: PendingJob, sources: Source[], ca
   return false;
 }
 
+/**
+ * Whether the job could be placed if every eligible candidate were released (an upper bound that
+ * releases nothing): free capacity plus what the candidates hold, per node; reservations are ignored.
+ * Consumes the sources; the caller rewinds them.
+ */
+function placeableWithAll(st: CycleState, job: PendingJob, sources: Source[], req: GangRequest): boolean {
+  const freedA = new Map<number, number>();
+  const freedC = new Map<number, number>();
+  const freedM = new Map<number, number>();
+  const cl = st.cluster;
+  const view: FreeView = {
+    freeA: (i) => cl.freeA(i) + (freedA.get(i) ?? 0),
+    freeC: (i) => cl.freeC(i) + (freedC.get(i) ?? 0),
+    freeM: (i) => cl.freeM(i) + (freedM.get(i) ?? 0),
+  };
+  const k = req.minK;
+  const grouping = groupingOf(job.topology);
+  // Level none: count replica slots incrementally and stop as soon as there are enough.
+  let slots = grouping === 'none' ? slotsAnywhere(cl, req, k) : 0;
+  for (let c = nextCandidate(st, sources, job); c !== undefined; c = nextCandidate(st, sources, job)) {
+    for (const r of c.h.replicas) {
+      const node = cl.nodes[r.node]!;
+      const counts = grouping === 'none' && node.flavor === req.flavor && node.schedulable;
+      const before = counts ? slotsOn(view, r.node, req.shape, k) : 0;
+      freedA.set(r.node, (freedA.get(r.node) ?? 0) + r.a);
+      freedC.set(r.node, (freedC.get(r.node) ?? 0) + r.c);
+      freedM.set(r.node, (freedM.get(r.node) ?? 0) + r.m);
+      if (counts) slots += slotsOn(view, r.node, req.shape, k) - before;
+    }
+    if (grouping === 'none' && slots >= k) return true;
+  }
+  if (grouping === 'none') return slots >= k;
+  const groups = cl.groups(req.flavor, grouping);
+  const extra = new Map<NodeGroup, number>();
+  for (const [i, a] of freedA) for (const g of cl.groupsOfNode(i, grouping)) extra.set(g, (extra.get(g) ?? 0) + a);
+  return placeInGroups(view, groups, (g) => g.freeSum + (extra.get(g) ?? 0), { ...req, maxK: k, caps: undefined }).ok;
+}
+
 /** A sorted victim list of one team, consumed lazily in candidate order. */
 interface Source {
   list: readonly Holding[];
   /** First entry not evicted for good. */
   start: number;
   next: number;
+  /** Whether `next` already points at an eligible entry. */
+  settled: boolean;
   crossTeam: boolean;
   allows: (h: Holding) => boolean;
   /** For priority-bounded policies: the list (sorted by priority) is done once this is false. */
   stillEligible: (h: Holding) => boolean;
 }
 
+/** Moves `src.next` to its first eligible entry (or the end). */
+function settle(st: CycleState, src: Source, job: PendingJob): void {
+  while (src.next < src.list.length) {
+    const h = src.list[src.next]!;
+    if (!src.stillEligible(h)) {
+      src.next = src.list.length;
+      return;
+    }
+    if (preemptible(st, h, job) && src.allows(h)) return;
+    src.next++;
+  }
+}
+
 /** The next candidate over all sources, cheapest first (a lazy k-way merge). */
 function nextCandidate(st: CycleState, sources: Source[], job: PendingJob): { h: Holding; src: Source } | undefined {
   let best: { h: Holding; src: Source } | undefined;
   for (const src of sources) {
-    while (src.next < src.list.length) {
-      const h = src.list[src.next]!;
-      if (!src.stillEligible(h)) {
-        src.next = src.list.length;
-        break;
-      }
-      if (preemptible(st, h, job) && src.allows(h)) break;
-      src.next++;
+    if (!src.settled) {
+      settle(st, src, job);
+      src.settled = true;
     }
     const h = src.list[src.next];
     if (h !== undefined && (best === undefined || compareCandidates(h, best.h) < 0)) best = { h, src };
   }
-  if (best !== undefined) best.src.next++;
+  if (best !== undefined) {
+    best.src.next++;
+    best.src.settled = false;
+  }
   return best;
+}
+
+function rewind(sources: Source[]): void {
+  for (const src of sources) {
+    src.next = src.start;
+    src.settled = false;
+  }
 }
 
 /** Finds, and leaves applied on `st`, the cheapest sufficient victim set for `job` on `flavor`. */
@@ -145,20 +203,31 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   if (team === undefined || e === undefined || e.implicit || fl === undefined) return undefined;
   const shape = shapeOf(job);
   const need = shape.a * job.minReplicas;
-  // A failed attempt of the same team and shape, at the same epoch, by a job that had at least the
-  // candidates this one has (higher priority, or equal and submitted no later) and needed no more.
-  const memoKey = `${job.team}|${flavor}|${shapeKey({ flavor, shape, minK: 0, maxK: 0, topology: job.topology })}`;
-  const prev = st.failedPreemptions.get(memoKey);
-  if (
-    prev !== undefined &&
-    prev.epoch === st.epoch(flavor) &&
-    prev.minK <= job.minReplicas &&
-    (prev.priority > job.priority || (prev.priority === job.priority && prev.submittedAt <= job.submittedAt))
-  ) {
-    return undefined;
+  // A failed attempt of the same team on the same flavor and grouping, at the same epoch, by a job
+  // that had at least this one's candidates (higher priority, or equal and submitted no later) and
+  // asked for no more (per-replica resources and replica count), means this one fails too.
+  const memoKey = `${job.team}|${flavor}|${groupingOf(job.topology)}`;
+  let memo = st.failedPreemptions.get(memoKey);
+  if (memo === undefined || memo.epoch !== st.epoch(flavor)) {
+    memo = { epoch: st.epoch(flavor), failed: [] };
+    st.failedPreemptions.set(memoKey, memo);
+  }
+  for (const f of memo.failed) {
+    if (
+      shape.a >= f.a &&
+      shape.c >= f.c &&
+      shape.m >= f.m &&
+      job.minReplicas >= f.minK &&
+      (f.priority > job.priority || (f.priority === job.priority && f.submittedAt <= job.submittedAt))
+    ) {
+      return undefined;
+    }
   }
   const remember = (): undefined => {
-    st.failedPreemptions.set(memoKey, { epoch: st.epoch(flavor), priority: job.priority, submittedAt: job.submittedAt, minK: job.minReplicas });
+    const m = { epoch: st.epoch(flavor), failed: memo.epoch === st.epoch(flavor) ? memo.failed : [] };
+    m.failed.push({ ...shape, minK: job.minReplicas, priority: job.priority, submittedAt: job.submittedAt });
+    if (m.failed.length > 16) m.failed.shift();
+    st.failedPreemptions.set(memoKey, m);
     return undefined;
   };
 
@@ -175,6 +244,7 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
       list: v.list,
       start: v.start,
       next: v.start,
+      settled: false,
       crossTeam: false,
       allows: (h) => withinTeamAllows(within, h, job),
       stillEligible: (h) => below(h.job.priority),
@@ -190,6 +260,7 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
         list: v.list,
         start: v.start,
         next: v.start,
+        settled: false,
         crossTeam: true,
         allows: (h) => reclaimAllows(reclaim, h, job),
         stillEligible: reclaim === 'Any' ? () => true : (h) => h.job.priority < job.priority,
@@ -201,7 +272,10 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   if (fl.totalFree + freeable < need || maxAddable(e) + freeable < need) return remember();
   // Dry run: sum the eligible candidates (without releasing anything) until they could cover the job.
   if (!enoughCandidates(st, job, sources, need - fl.totalFree, need - maxAddable(e))) return remember();
-  for (const src of sources) src.next = src.start;
+  rewind(sources);
+  const bound = { flavor, shape, minK: job.minReplicas, maxK: job.minReplicas, topology: job.topology };
+  if (!placeableWithAll(st, job, sources, bound)) return remember();
+  rewind(sources);
 
   // 2. Add victims, cheapest first, until the job fits. Placement is the expensive check, so it runs
   // only once quota and the flavor's free total allow the job; and for topology requests, once it has
@@ -248,6 +322,12 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
     const limits = cheapChecks(victims);
     return limits !== undefined && placementFits(limits.caps);
   };
+  /** Nodes of a placement of the job on the current state (with the current caps), if it fits. */
+  const currentPlacementNodes = (): Set<number> | undefined => {
+    const limits = backfillLimits(st, job, flavor);
+    const fit = placeGang(st.cluster, { ...baseReq, caps: limits.caps });
+    return fit.ok ? new Set(fit.nodes) : undefined;
+  };
   const epochBefore = st.epoch(flavor);
   const failuresBefore = st.cluster.savedFailures(flavor);
   const undo = (victims: Holding[]): void => {
@@ -272,15 +352,24 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
     return remember();
   }
 
-  // 3. Walk back: put back every victim that is not needed, latest added first. (Capacity shrinks
-  // here, so placement is checked in full, starting with the group that fitted last.)
+  // 3. Walk back: put back every victim that is not needed, latest added first. A victim whose nodes
+  // the current placement does not use, and whose quota is not needed, is put back without another
+  // placement search (the placement stays valid); otherwise placement is checked in full.
   knownFailure = false;
+  let used = currentPlacementNodes();
   for (let i = victims.length - 2; i >= 0; i--) {
     const v = victims[i]!;
-    st.hold(v);
     const rest = victims.filter((_, j) => j !== i);
-    if (fits(rest)) victims.splice(i, 1);
-    else st.release(v);
+    const offPlacement = used !== undefined && v.replicas.every((r) => !used!.has(r.node));
+    st.hold(v);
+    if (offPlacement && cheapChecks(rest) !== undefined) {
+      victims.splice(i, 1);
+    } else if (fits(rest)) {
+      victims.splice(i, 1);
+      used = currentPlacementNodes();
+    } else {
+      st.release(v);
+    }
     knownFailure = false;
   }
 
