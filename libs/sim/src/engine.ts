@@ -76,6 +76,13 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     queue.push({ at: submitMs, kind: 'arrival', jobId: job.id, run: 0 });
   }
 
+  // The core sorts these by name every cycle; sorted once here, its sorts are linear (same decisions).
+  const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const flavors = [...cluster.flavors].sort(byName);
+  const nodes = [...cluster.nodes].sort(byName);
+  const cohorts = [...tenancy.cohorts].sort(byName);
+  const teams = [...tenancy.teams].sort(byName);
+  const quotas = [...tenancy.quotas].sort((a, b) => (a.team < b.team ? -1 : a.team > b.team ? 1 : a.flavor < b.flavor ? -1 : a.flavor > b.flavor ? 1 : 0));
   const pending = new SortedById<PendingJob>();
   const running = new SortedById<RunningJob>();
   const capacityByFlavor: Record<string, number> = {};
@@ -169,11 +176,11 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     if (pending.size === 0) return;
     const snapshot: Snapshot = {
       now: now + input.epochMs,
-      flavors: cluster.flavors,
-      nodes: cluster.nodes,
-      cohorts: tenancy.cohorts,
-      teams: tenancy.teams,
-      quotas: tenancy.quotas,
+      flavors,
+      nodes,
+      cohorts,
+      teams,
+      quotas,
       running: running.toArray(),
       pending: pending.toArray(),
       options: config.options,
