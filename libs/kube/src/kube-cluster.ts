@@ -131,11 +131,19 @@ export class KubeCluster {
   async listClusterNodes(flavors: readonly KubeFlavor[]): Promise<ClusterNode[]> {
     const [nodes, pods] = await Promise.all([
       this.listNodes(),
-      this.listPods({ allNamespaces: true, fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' }),
+      this.listPods({ allNamespaces: true, fieldSelector: 'spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed' }),
     ]);
+    const podsByNode = new Map<string, V1Pod[]>();
+    for (const pod of pods) {
+      const node = pod.spec?.nodeName;
+      if (!node) continue;
+      const onNode = podsByNode.get(node);
+      if (onNode) onNode.push(pod);
+      else podsByNode.set(node, [pod]);
+    }
     const options = { schedulerName: this.schedulerName };
     return nodes
-      .map((node) => nodeFromKube(node, flavors, pods, options))
+      .map((node) => nodeFromKube(node, flavors, podsByNode.get(node.metadata?.name ?? '') ?? [], options))
       .filter((node): node is ClusterNode => node !== null)
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }

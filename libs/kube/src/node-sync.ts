@@ -19,6 +19,12 @@ export interface ClusterNodeSyncOptions {
 export class ClusterNodeSync {
   private nodeWatch: ResourceWatch<V1Node> | null = null;
   private podWatch: ResourceWatch<V1Pod> | null = null;
+  /** Bound pods by node name, then by `<namespace>/<name>` — kept up to date from the pod watch. */
+  private readonly podsByNode = new Map<string, Map<string, V1Pod>>();
+  /** Where each pod was last seen bound (a pod's node never changes, but be safe). */
+  private readonly nodeOfPod = new Map<string, string>();
+  /** Mapped nodes; a node is re-mapped only after an event that concerns it (or a flavor change). */
+  private readonly mapped = new Map<string, ClusterNode | null>();
 
   private constructor(
     private readonly cluster: KubeCluster,
@@ -28,15 +34,28 @@ export class ClusterNodeSync {
 
   static async start(cluster: KubeCluster, flavors: readonly KubeFlavor[], options: ClusterNodeSyncOptions = {}): Promise<ClusterNodeSync> {
     const sync = new ClusterNodeSync(cluster, flavors, options);
-    const changed = (): void => options.onChange?.();
-    const handlers = { onAdd: changed, onUpdate: changed, onDelete: changed, onError: options.onError };
-    sync.podWatch = await cluster.watchPods(handlers, {
-      allNamespaces: true,
-      // Terminal pods leave the selection: the watch reports them deleted, which frees their capacity.
-      fieldSelector: 'spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed',
-    });
+    const onPod = (pod: V1Pod): void => {
+      sync.updatePod(pod, false);
+      options.onChange?.();
+    };
+    const onPodDeleted = (pod: V1Pod): void => {
+      sync.updatePod(pod, true);
+      options.onChange?.();
+    };
+    const onNode = (node: V1Node): void => {
+      sync.mapped.delete(node.metadata?.name ?? '');
+      options.onChange?.();
+    };
+    sync.podWatch = await cluster.watchPods(
+      { onAdd: onPod, onUpdate: onPod, onDelete: onPodDeleted, onError: options.onError },
+      {
+        allNamespaces: true,
+        // Terminal pods leave the selection: the watch reports them deleted, which frees their capacity.
+        fieldSelector: 'spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed',
+      },
+    );
     try {
-      sync.nodeWatch = await cluster.watchNodes(handlers);
+      sync.nodeWatch = await cluster.watchNodes({ onAdd: onNode, onUpdate: onNode, onDelete: onNode, onError: options.onError });
     } catch (error) {
       await sync.podWatch.stop();
       throw error;
@@ -44,27 +63,25 @@ export class ClusterNodeSync {
     return sync;
   }
 
-  /** Flavors changed (PUT /v1/flavors): nodes are re-mapped on the next read. */
+  /** Flavors changed (PUT /v1/flavors): every node is re-mapped on the next read. */
   setFlavors(flavors: readonly KubeFlavor[]): void {
     this.flavors = flavors;
+    this.mapped.clear();
     this.options.onChange?.();
   }
 
   /** Accelerator nodes of a known flavor, sorted by name. */
   nodes(): ClusterNode[] {
     if (!this.nodeWatch || !this.podWatch) throw new Error('ClusterNodeSync is stopped');
-    const podsByNode = new Map<string, V1Pod[]>();
-    for (const pod of this.podWatch.list()) {
-      const node = pod.spec?.nodeName;
-      if (!node) continue;
-      const list = podsByNode.get(node);
-      if (list) list.push(pod);
-      else podsByNode.set(node, [pod]);
-    }
     const mapping = { schedulerName: this.cluster.schedulerName };
     const nodes: ClusterNode[] = [];
     for (const node of this.nodeWatch.list()) {
-      const mapped = nodeFromKube(node, this.flavors, podsByNode.get(node.metadata?.name ?? '') ?? [], mapping);
+      const name = node.metadata?.name ?? '';
+      let mapped = this.mapped.get(name);
+      if (mapped === undefined) {
+        mapped = nodeFromKube(node, this.flavors, [...(this.podsByNode.get(name)?.values() ?? [])], mapping);
+        this.mapped.set(name, mapped);
+      }
       if (mapped) nodes.push(mapped);
     }
     return nodes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -75,5 +92,25 @@ export class ClusterNodeSync {
     this.nodeWatch = null;
     this.podWatch = null;
     await Promise.all(watches.map((watch) => (watch ? watch.stop() : Promise.resolve())));
+  }
+
+  private updatePod(pod: V1Pod, deleted: boolean): void {
+    const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+    const previous = this.nodeOfPod.get(key);
+    if (previous !== undefined) {
+      this.podsByNode.get(previous)?.delete(key);
+      this.nodeOfPod.delete(key);
+      this.mapped.delete(previous);
+    }
+    const node = pod.spec?.nodeName;
+    if (deleted || !node) return;
+    let onNode = this.podsByNode.get(node);
+    if (!onNode) {
+      onNode = new Map();
+      this.podsByNode.set(node, onNode);
+    }
+    onNode.set(key, pod);
+    this.nodeOfPod.set(key, node);
+    this.mapped.delete(node);
   }
 }
