@@ -63,7 +63,32 @@ export class ApiValidationPipe extends ValidationPipe {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         throw validationFailed([{ field: '(body)', message: 'must be a JSON object' }]);
       }
+      // Postgres text and jsonb cannot hold U+0000 or unpaired UTF-16 surrogates: refuse them here
+      // rather than fail at the INSERT.
+      const bad = unstorablePaths(value);
+      if (bad.length > 0) {
+        throw validationFailed(bad.map((field) => ({ field, message: 'must not contain U+0000 or unpaired surrogate characters' })));
+      }
     }
     return super.transform(value, metadata);
   }
+}
+
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what this looks for
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Paths of every string (value or key) Postgres cannot store, in the same notation as the field errors. */
+export function unstorablePaths(value: unknown, path = '', out: string[] = []): string[] {
+  if (typeof value === 'string') {
+    if (UNSTORABLE.test(value)) out.push(path || '(body)');
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => unstorablePaths(v, `${path}[${i}]`, out));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const p = path === '' ? k : `${path}.${k}`;
+      if (UNSTORABLE.test(k)) out.push(p);
+      else unstorablePaths(v, p, out);
+    }
+  }
+  return out;
 }
