@@ -1,0 +1,53 @@
+import { describe, expect, it } from '@jest/globals';
+import { Config, ConfigError, sha256Hex } from './config.js';
+
+const TOKEN = '0123456789abcdef0123';
+
+describe('Config.fromEnv', () => {
+  it('applies the documented defaults and keeps only the hash of the admin token', () => {
+    const c = Config.fromEnv({ QM_ADMIN_TOKEN: TOKEN });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgresql://postgres@127.0.0.1:5432/quartermaster',
+      redisUrl: 'redis://127.0.0.1:6379',
+      kubeconfig: null,
+      logLevel: 'info',
+      adminTokenHash: sha256Hex(TOKEN),
+    });
+    expect(JSON.stringify(c)).not.toContain(TOKEN);
+  });
+
+  it.each([
+    [{}, /QM_ADMIN_TOKEN is not set/],
+    [{ QM_ADMIN_TOKEN: 'short' }, /QM_ADMIN_TOKEN is too short/],
+    [{ QM_ADMIN_TOKEN: TOKEN, PORT: 'eighty' }, /^PORT=eighty is not a whole number/],
+    [{ QM_ADMIN_TOKEN: TOKEN, PORT: '70000' }, /^PORT=70000 is out of range/],
+    [{ QM_ADMIN_TOKEN: TOKEN, DATABASE_URL: 'mysql://db/x' }, /^DATABASE_URL=mysql:\/\/db\/x must start with postgres/],
+    [{ QM_ADMIN_TOKEN: TOKEN, DATABASE_URL: 'postgresql://u:hunter2@db:5432' }, /names no database/],
+    [{ QM_ADMIN_TOKEN: TOKEN, DATABASE_URL: 'not a url' }, /^DATABASE_URL is not a URL/],
+    [{ QM_ADMIN_TOKEN: TOKEN, REDIS_URL: 'http://x' }, /^REDIS_URL=http:\/\/x\/ must start with redis/],
+    [{ QM_ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'loud' }, /^LOG_LEVEL=loud is not a level/],
+    [{ QM_ADMIN_TOKEN: TOKEN, KUBECONFIG: '/nonexistent/kubeconfig' }, /^KUBECONFIG=\/nonexistent\/kubeconfig is not a readable file/],
+    [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_POOL_SIZE: '0' }, /^QM_DB_POOL_SIZE=0 is out of range/],
+  ])('refuses %j with one clear line', (env, message) => {
+    let error: unknown;
+    try {
+      Config.fromEnv(env);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const text = (error as Error).message;
+    expect(text).toMatch(message);
+    expect(text).not.toContain('\n');
+    expect(text).not.toContain('hunter2');
+  });
+
+  it('with() overrides values (tests: another database, port 0)', () => {
+    const c = Config.fromEnv({ QM_ADMIN_TOKEN: TOKEN }).with({ port: 0, databaseUrl: 'postgresql://postgres@127.0.0.1/other' });
+    expect(c.port).toBe(0);
+    expect(c.databaseUrl).toBe('postgresql://postgres@127.0.0.1/other');
+    expect(c.adminTokenHash).toBe(sha256Hex(TOKEN));
+  });
+});
