@@ -127,3 +127,11 @@ describe('migrations', () => {
     await expect(migrateDatabase('mysql://root@127.0.0.1/x')).rejects.toThrow('DATABASE_URL must be postgresql://');
   });
 });
+
+describe('migrateDatabase errors', () => {
+  it('says which server it cannot reach', async () => {
+    await expect(migrateDatabase('postgresql://postgres@127.0.0.1:1/qm_nowhere')).rejects.toThrow(
+      'cannot connect to Postgres at postgresql://postgres@127.0.0.1:1/qm_nowhere',
+    );
+  });
+});
