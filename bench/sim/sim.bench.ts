@@ -6,7 +6,8 @@
  * - `philly-contended`: the same trace on 100 nodes × 8 GPUs (≈ 47 % mean load), where policies differ.
  * - `gavel`: Gavel's 36 V100 + 36 P100 + 36 K80 with the msr_seed0 traces (the first
  *   BENCH_SIM_GAVEL_JOBS jobs by arrival, default 1000), `full` vs `hetero-agnostic`:
- *   jctRatio = hetero-agnostic mean JCT ÷ ours (Gavel publishes ≈ 3.3× for its own policy).
+ *   jctRatio = hetero-agnostic mean JCT ÷ ours (Gavel publishes ≈ 3.3× for its own policy);
+ *   jctRatioSpeedFloor: the same with jobs that accept only flavors where they run at ≥ ½ their best speed.
  *
  * Environment: QM_TRACES_DIR (default ../shared/traces from the repo root), BENCH_SIM_SCENARIOS
  * (comma list), BENCH_SIM_POLICIES (comma list, default all), BENCH_SIM_GAVEL_JOBS.
@@ -16,6 +17,7 @@ import {
   type PolicyName,
   type PolicyRun,
   type SimInput,
+  applySpeedFloor,
   POLICY_NAMES,
   buildCluster,
   deriveTenancy,
@@ -41,6 +43,7 @@ const policies: PolicyName[] = (process.env.BENCH_SIM_POLICIES ?? POLICY_NAMES.j
   .map((p) => p.trim())
   .filter(isPolicyName);
 const gavelJobs = Number(process.env.BENCH_SIM_GAVEL_JOBS ?? 1000);
+const SPEED_FLOOR = 0.5;
 
 const round = (v: number, d = 2): number => Math.round(v * 10 ** d) / 10 ** d;
 
@@ -66,6 +69,7 @@ function figures(run: PolicyRun): Record<string, number> {
     largeGangLongestWaitHours: round(o.largeGang.longestWaitSeconds / 3600, 2),
     largeGangMeanWaitHours: round(o.largeGang.meanWaitSeconds / 3600, 2),
     jain: round(o.jainFairness, 4),
+    makespanDays: round(o.makespanSeconds / 86_400, 1),
   };
 }
 
@@ -132,7 +136,16 @@ function gavel(): void {
     per[p] = figures(run);
     process.stderr.write(`gavel ${p}: wall ${run.wallSeconds.toFixed(1)} s, cpu ${run.cpuSeconds.toFixed(1)} s\n`);
   }
+  // Heterogeneity-aware submitters: the same jobs list only flavors where they run at ≥ ½ their best speed.
+  if (policies.includes('full')) {
+    const floored = { ...base, trace: { jobs: applySpeedFloor(jobs, SPEED_FLOOR), rejected: all.rejected } };
+    const run = simulatePolicy(floored, 'full', runCycle);
+    wall += run.wallSeconds;
+    per['full+speed-floor'] = figures(run);
+    process.stderr.write(`gavel full+speed-floor: wall ${run.wallSeconds.toFixed(1)} s, cpu ${run.cpuSeconds.toFixed(1)} s\n`);
+  }
   const ours = per.full?.meanJctHours;
+  const oursFloor = per['full+speed-floor']?.meanJctHours;
   const agnostic = per['hetero-agnostic']?.meanJctHours;
   process.stdout.write(
     JSON.stringify({
@@ -142,6 +155,10 @@ function gavel(): void {
       rejected: all.rejected.length,
       accelerators: { v100: 36, p100: 36, k80: 36 },
       jctRatio: ours !== undefined && agnostic !== undefined && ours > 0 ? round(agnostic / ours, 3) : null,
+      jctRatioSpeedFloor: oursFloor !== undefined && agnostic !== undefined && oursFloor > 0 ? round(agnostic / oursFloor, 3) : null,
+      speedFloor: SPEED_FLOOR,
+      makespanRatioSpeedFloor:
+        per['full+speed-floor'] !== undefined && per['hetero-agnostic'] !== undefined ? round(per['hetero-agnostic'].makespanDays! / per['full+speed-floor'].makespanDays!, 3) : null,
       publishedJctRatio: round(96.0 / 29.0, 2),
       wallSeconds: round(wall, 1),
       largeGangLongestWaitHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.largeGangLongestWaitHours])),

@@ -46,6 +46,7 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
     .option('--reservation-depth <n>', 'blocked jobs that get a reservation', nonNegativeInt)
     .option('--min-runtime <seconds>', 'a job cannot be preempted before running this long', nonNegative)
     .option('--limit <n>', 'only the first n jobs by arrival', positiveInt)
+    .option('--speed-floor <ratio>', 'jobs accept only flavors where they run at ≥ ratio × their best speed (0–1; heterogeneity-aware submitters)', nonNegative)
     .option('--seed <n>', 'seed of the random flavor choice (hetero-agnostic)', nonNegativeInt, 1)
     .option('--quota <team/flavor=n>', 'what-if: set a nominal quota (repeatable)', collect, [])
     .option('--nodes <flavor=±n>', 'what-if: add or remove nodes of a flavor (repeatable)', collect, [])

@@ -3,6 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import { DEFAULT_OPTIONS } from '#core';
 import {
   POLICY_NAMES,
+  applySpeedFloor,
   changeNodes,
   changeQuota,
   deriveTenancy,
@@ -47,6 +48,7 @@ export interface SimulateFlags {
   reservationDepth?: number;
   minRuntime?: number;
   limit?: number;
+  speedFloor?: number;
   seed: number;
   quota: string[];
   nodes: string[];
@@ -140,6 +142,10 @@ function load(flags: SimulateFlags, io: CliIo): Loaded {
   if (flags.limit !== undefined) {
     const sorted = [...trace.jobs].sort((a, b) => a.submitSeconds - b.submitSeconds || (a.id < b.id ? -1 : 1));
     trace = { jobs: sorted.slice(0, flags.limit), rejected: trace.rejected };
+  }
+  if (flags.speedFloor !== undefined) {
+    if (flags.speedFloor > 1) throw new UsageError(`--speed-floor ${flags.speedFloor}: must be between 0 and 1`);
+    trace = { jobs: applySpeedFloor(trace.jobs, flags.speedFloor), rejected: trace.rejected };
   }
   const teams = trace.jobs.map((j) => j.team);
   const tenancy =

@@ -85,3 +85,12 @@ describe('metrics helpers', () => {
     expect(jainIndex([1, 0, 0, 0])).toBe(0.25);
   });
 });
+
+describe('applySpeedFloor', () => {
+  it('keeps only the flavors where a job runs at least floor × its best rate', async () => {
+    const { applySpeedFloor } = await import('./speed-floor.js');
+    const job = { id: 'j', line: 1, source: 't', team: 'a', submitSeconds: 0, replicas: 1, acceleratorsPerReplica: 1, flavors: ['v100', 'p100', 'k80'], work: 1, rates: { v100: 10, p100: 6, k80: 1 }, priority: 0, preemptible: true };
+    expect(applySpeedFloor([job], 0.5)[0]!.flavors).toEqual(['v100', 'p100']);
+    expect(applySpeedFloor([job], 0)[0]).toBe(job);
+  });
+});

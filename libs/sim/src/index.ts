@@ -14,3 +14,4 @@ export * from './simulate.js';
 export * from './what-if.js';
 export * from './html-report.js';
 export * from './history-trace.js';
+export * from './speed-floor.js';
