@@ -5,9 +5,9 @@
  *         result is checked with checkInvariants, then applied to the world (cycle-driver.ts).
  * 7:      determinism — the same world with every input list shuffled gives the identical result, and
  *         runCycle does not modify its input.
- * 6:      a large gang at the head of the queue keeps a reservation whose start never moves later while
- *         only smaller, lower-priority jobs arrive and running jobs end exactly when they said they would;
- *         it starts at the first cycle at or after that time.
+ * 6:      a large gang at the head of the queue (optionally bound to one zone) keeps a reservation whose
+ *         start never moves later while only smaller, lower-priority jobs of two teams arrive and running
+ *         jobs end exactly when they said they would; it starts at the first cycle at or after that time.
  *
  * On failure fast-check prints the seed, the path and the shrunk counterexample; re-run one case with
  * `fc.assert(..., { seed, path, endOnFailure: true })`.
@@ -136,8 +136,10 @@ interface ReservationCase {
   /** Per node: the running jobs on it as [accelerators, remaining seconds] (at most 8 accelerators). */
   load: [number, number][][];
   gangReplicas: number;
+  /** `zone`: the gang must fit in one zone (nodes alternate between two zones). */
+  gangTopology: 'none' | 'zone';
   reservationDepth: number;
-  steps: { advance: number; arrivals: { accelerators: number; priority: number; runtime: number }[] }[];
+  steps: { advance: number; arrivals: { team: string; accelerators: number; priority: number; runtime: number }[] }[];
 }
 
 const arbReservationCase: fc.Arbitrary<ReservationCase> = fc.integer({ min: 3, max: 8 }).chain((nodes) =>
@@ -154,12 +156,14 @@ const arbReservationCase: fc.Arbitrary<ReservationCase> = fc.integer({ min: 3, m
       { minLength: nodes, maxLength: nodes },
     ),
     gangReplicas: fc.integer({ min: 2, max: nodes }),
+    gangTopology: fc.constantFrom('none' as const, 'zone' as const),
     reservationDepth: fc.integer({ min: 1, max: 4 }),
     steps: fc.array(
       fc.record({
         advance: fc.constantFrom(60, 300, 900, 1800),
         arrivals: fc.array(
           fc.record({
+            team: fc.constantFrom('team-a', 'team-b'),
             accelerators: fc.constantFrom(1, 2, 4),
             priority: fc.constantFrom(0, 10, 50),
             runtime: fc.constantFrom(60, 600, 1800, 3600, 14_400),
@@ -180,7 +184,7 @@ function reservationWorld(c: ReservationCase): Snapshot {
     accelerators: 8,
     cpuMillis: 64_000,
     memoryMiB: 524_288,
-    topology: { zone: 'z1' },
+    topology: { zone: `z${i % 2}` },
     schedulable: true,
   }));
   const running: RunningJob[] = c.load.flatMap((jobs, n) =>
@@ -191,14 +195,16 @@ function reservationWorld(c: ReservationCase): Snapshot {
       placement: [{ replica: 0, node: `node-${n}`, accelerators: acc, cpuMillis: 1000, memoryMiB: 1024 }],
     })),
   );
-  const gang: PendingJob = { ...job('big-gang', 8, 100, 3600, now - 1000), replicas: c.gangReplicas, minReplicas: c.gangReplicas };
+  // A zone-bound gang asks at most for the nodes of zone z0 (every other node).
+  const replicas = c.gangTopology === 'zone' ? Math.min(c.gangReplicas, Math.ceil(c.nodes / 2)) : c.gangReplicas;
+  const gang: PendingJob = { ...job('big-gang', 8, 100, 3600, now - 1000), replicas, minReplicas: replicas, topology: { level: c.gangTopology } };
   return {
     now,
     flavors: [{ name: 'h100', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 4 }],
     nodes,
     cohorts: [],
-    teams: [{ name: 'team-a', cohort: null, fairShareWeight: 1, preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Never' } }],
-    quotas: [{ team: 'team-a', flavor: 'h100', nominal: 1000, borrowingLimit: null, lendingLimit: null }],
+    teams: ['team-a', 'team-b'].map((name) => ({ name, cohort: null, fairShareWeight: 1, preemption: { withinTeam: 'LowerPriority' as const, reclaimWithinCohort: 'Never' as const } })),
+    quotas: ['team-a', 'team-b'].map((team) => ({ team, flavor: 'h100', nominal: 1000, borrowingLimit: null, lendingLimit: null })),
     running,
     pending: [gang],
     options: { ...DEFAULT_OPTIONS, preemption: false, backfill: true, reservationDepth: c.reservationDepth },
@@ -229,7 +235,7 @@ function playReservation(c: ReservationCase): string | null {
     if (step > 0) {
       const { advance, arrivals } = c.steps[step - 1]!;
       s = finishDueJobs({ ...s, now: s.now + advance * 1000 });
-      const jobs = arrivals.map((a) => job(`small-${next++}`, a.accelerators, a.priority, a.runtime, s.now));
+      const jobs = arrivals.map((a) => ({ ...job(`small-${next++}`, a.accelerators, a.priority, a.runtime, s.now), team: a.team }));
       s = { ...s, pending: [...s.pending, ...jobs] };
     }
     const result = runCycle(s);
