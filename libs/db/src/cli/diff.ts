@@ -2,6 +2,8 @@
 // takes the schema at the end of the migrations (the schema.prisma copy kept in the latest migration
 // directory) to prisma/schema.prisma, and store the new copy next to it.
 // `npm run db:diff -- --check`: print the drift and exit 1 when there is any (for CI).
+// `npm run db:diff -- <name> --empty`: a migration to write by hand (data fixes, storage parameters Prisma
+// does not model), with the unchanged schema copy; refused while schema.prisma has pending changes.
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +13,7 @@ import { findPrismaDir, migrationsDir } from '../migrate/migrations-dir.js';
 
 const args = process.argv.slice(2);
 const check = args.includes('--check');
+const empty = args.includes('--empty');
 const name = args.find((a) => !a.startsWith('--')) ?? 'change';
 
 try {
@@ -26,7 +29,14 @@ try {
     );
   }
   const script = await diffMigrationsToSchema({ url: databaseUrlFromEnv(), prismaDir });
-  if (script === '') {
+  if (empty) {
+    if (script !== '') throw new Error('schema.prisma has changes without a migration: run `npm run db:diff -- <name>` first');
+    const folder = join(dir, `${timestamp(new Date())}_${name}`);
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'migration.sql'), '-- Hand-written migration: the schema.prisma copy next to this file is unchanged.\n');
+    await copyFile(join(prismaDir, 'schema.prisma'), join(folder, MIGRATED_SCHEMA_FILE));
+    console.log(`wrote ${folder}/migration.sql (empty, to fill in)`);
+  } else if (script === '') {
     console.log('schema.prisma matches prisma/migrations: nothing to write');
   } else if (check) {
     console.log(script);
