@@ -1,0 +1,55 @@
+import { describe, expect, it } from '@jest/globals';
+import { historyToTrace, type JobHistoryRow } from './history-trace.js';
+
+const H = 3_600_000;
+const since = Date.UTC(2026, 10, 23);
+const now = since + 168 * H;
+const flavors = [
+  { name: 'h100-80gb', kind: 'nvidia-gpu' as const, resourceName: 'nvidia.com/gpu', relativeSpeed: 2, costPerHour: 4 },
+  { name: 'a100-40gb', kind: 'nvidia-gpu' as const, resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 2 },
+];
+const row = (over: Partial<JobHistoryRow>): JobHistoryRow => ({
+  id: 'uuid',
+  team: 'vision',
+  priority: 0,
+  preemptible: true,
+  replicas: 1,
+  acceleratorsPerReplica: 8,
+  flavors: ['h100-80gb', 'a100-40gb'],
+  speeds: null,
+  expectedRuntimeSeconds: null,
+  state: 'PENDING',
+  flavor: null,
+  submittedAt: new Date(since + H),
+  startedAt: null,
+  finishedAt: null,
+  ...over,
+});
+
+describe('historyToTrace', () => {
+  it('measures finished jobs on the flavor they ran on, so they run faster or slower elsewhere', () => {
+    const t = historyToTrace([row({ state: 'SUCCEEDED', flavor: 'a100-40gb', startedAt: new Date(since + 2 * H), finishedAt: new Date(since + 4 * H) })], flavors, since, now);
+    // 2 h on an a100 (rate 1) = 7200 units; an h100 (rate 2) would take 1 h.
+    expect(t.jobs[0]).toMatchObject({ submitSeconds: 3600, work: 7200, rates: { 'h100-80gb': 2, 'a100-40gb': 1 } });
+  });
+
+  it('uses measured per-job speeds, expected runtimes for waiting jobs, and at least the elapsed time for running ones', () => {
+    const t = historyToTrace(
+      [
+        row({ speeds: { 'h100-80gb': 3 }, expectedRuntimeSeconds: 600 }),
+        row({ state: 'RUNNING', flavor: 'h100-80gb', startedAt: new Date(now - H), expectedRuntimeSeconds: 60 }),
+        row({ expectedRuntimeSeconds: null }),
+      ],
+      flavors,
+      since,
+      now,
+    );
+    expect(t.jobs.map((j) => j.work)).toEqual([600 * 3, 3600 * 2, 3600 * 2]);
+  });
+
+  it('lists jobs that ended without starting as rejected, with the reason', () => {
+    const t = historyToTrace([row({ id: 'abc', state: 'CANCELLED', finishedAt: new Date(since + 2 * H) })], flavors, since, now);
+    expect(t.jobs).toEqual([]);
+    expect(t.rejected).toEqual([{ line: 1, source: 'db job abc', reason: 'cancelled before it started' }]);
+  });
+});
