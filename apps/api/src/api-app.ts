@@ -11,6 +11,7 @@ import { ManualCycle, schedulerSettingsFromEnv, type SchedulerSettings } from '#
 import { ApiModule } from './app.module.js';
 import type { Infrastructure } from './infra/infra.module.js';
 import { createRedis, withTimeout } from './infra/redis.js';
+import { installApiMetrics } from './metrics/api-metrics.js';
 import { setupOpenApi } from './openapi.js';
 import type { CycleRunnerPort } from './scheduler/cycle-runner.port.js';
 import { ApiValidationPipe } from './validation/validation.pipe.js';
@@ -130,6 +131,7 @@ async function buildNestApp(config: Config, infra: Infrastructure, imports: Dyna
   app.useGlobalPipes(new ApiValidationPipe());
   app.useGlobalFilters(new ProblemFilter(infra.logger));
   setupOpenApi(app);
+  installApiMetrics(app.getHttpAdapter().getInstance());
   app.enableShutdownHooks();
   await app.init();
   return app;

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type Harness, jobBody, seedTenancy, startHarness } from './harness.js';
+import { Config } from '#common';
+import { createApiApp, StartupError } from '../../../apps/api/src/main.js';
+import { createRedis } from '../../../apps/api/src/infra/redis.js';
+import { ADMIN_TOKEN, type Harness, jobBody, seedTenancy, startHarness } from './harness.js';
 
 describe('operations: health, readiness, OpenAPI, framework-level errors', () => {
   let h: Harness;
@@ -22,6 +25,48 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
     expect(r.body.status).toBe('ready');
     expect(r.body.checks.postgres.ok).toBe(true);
     expect(r.body.checks.redis.ok).toBe(true);
+  });
+
+  it('/readyz answers 503 naming the dependency that does not answer', async () => {
+    const config = Config.fromEnv({ QM_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', REDIS_URL: 'redis://127.0.0.1:1', QM_READY_TIMEOUT_MS: '300' }).with({
+      databaseUrl: h.db.url,
+      port: 0,
+      host: '127.0.0.1',
+    });
+    const deadRedis = createRedis(config.redisUrl, 300);
+    const api = await createApiApp(config, { migrate: false, redis: deadRedis });
+    try {
+      const url = await api.listen();
+      const res = await fetch(`${url}/readyz`);
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { checks: { postgres: { ok: boolean }; redis: { ok: boolean; error: string } } };
+      expect(body.checks.postgres.ok).toBe(true);
+      expect(body.checks.redis.ok).toBe(false);
+      expect(body.checks.redis.error).toContain('redis://127.0.0.1:1');
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      await api.close();
+      deadRedis.disconnect();
+    }
+  });
+
+  it('start-up stops with one clear line when Redis or Postgres cannot be reached', async () => {
+    const base = Config.fromEnv({ QM_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', QM_READY_TIMEOUT_MS: '300' }).with({ port: 0, databaseUrl: h.db.url });
+    const noRedis = await createApiApp(base.with({ redisUrl: 'redis://127.0.0.1:1' }), { migrate: false }).catch((e: unknown) => e);
+    expect(noRedis).toBeInstanceOf(StartupError);
+    expect((noRedis as Error).message).toMatch(/^cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(.*ECONNREFUSED.*\): start Redis or fix REDIS_URL$/);
+    const noPg = await createApiApp(base.with({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/qm' })).catch((e: unknown) => e);
+    expect(noPg).toBeInstanceOf(StartupError);
+    expect((noPg as Error).message).toMatch(/^cannot prepare Postgres at postgresql:\/\/postgres@127\.0\.0\.1:1\/qm \(.*ECONNREFUSED.*\): start Postgres or fix DATABASE_URL$/);
+  });
+
+  it('/metrics exposes Prometheus metrics, including API requests by route', async () => {
+    await h.request('GET', '/v1/flavors');
+    const r = await h.request('GET', '/metrics', { token: null });
+    expect(r.status).toBe(200);
+    expect(r.contentType).toContain('text/plain');
+    expect(String(r.body)).toMatch(/qm_api_requests_total\{method="GET",route="\/v1\/flavors",status="200"\} \d+/);
+    expect(String(r.body)).toContain('process_cpu_user_seconds_total');
   });
 
   it('/docs serves the UI and /docs/openapi.json documents every endpoint, generated from the code', async () => {
