@@ -54,6 +54,8 @@ export interface VictimList {
   start: number;
   /** prefix[i] = Σ accelerators of list[0..i). */
   prefix: number[];
+  /** Entries evicted since the list was built (it is rebuilt when they pile up). */
+  evicted: number;
 }
 
 /** Upper bound of the accelerators in `v` from `start` whose priority passes `below` (list sorted by priority). */
@@ -88,6 +90,7 @@ export class CycleState {
   readonly reservations = new ReservationBook();
   private readonly byTeamFlavor = new Map<string, Holding[]>();
   private readonly timelines = new Map<string, Holding[]>();
+  private unmerged: Holding[] = [];
   private readonly shareListeners: ((team: string) => void)[] = [];
   private building = true;
   private readonly sortedVictims = new Map<string, VictimList>();
@@ -184,7 +187,7 @@ export class CycleState {
         this.timelines.set(h.flavor, tl);
       }
       if (this.building) tl.push(h);
-      else insertSorted(tl, h);
+      else this.unmerged.push(h);
     }
     if (this.building) return;
     this.reservations.onHold(h);
@@ -218,15 +221,29 @@ export class CycleState {
   victimsOf(team: string, flavor: string, order: (x: Holding, y: Holding) => number): VictimList {
     const k = tfKey(team, flavor);
     let v = this.sortedVictims.get(k);
-    if (v === undefined) {
-      const list = (this.byTeamFlavor.get(k) ?? []).filter((h) => !h.admittedThisCycle).sort(order);
+    if (v === undefined || (v.evicted > 32 && v.evicted * 4 > v.list.length)) {
+      // Only work that can ever be a victim this cycle: preemptible, past the minimum runtime, not
+      // admitted in this cycle, not evicted already.
+      const minRuntimeMs = this.snapshot.options.minRuntimeBeforePreemptionSeconds * 1000;
+      const source = v?.list ?? this.byTeamFlavor.get(k) ?? [];
+      const list = source
+        .filter((h) => !h.admittedThisCycle && h.evicted !== true && h.job.preemptible && this.now - h.admittedAt >= minRuntimeMs)
+        .sort(order);
       const prefix = [0];
       for (const h of list) prefix.push(prefix[prefix.length - 1]! + h.accelerators);
-      v = { list, start: 0, prefix };
+      v = { list, start: 0, prefix, evicted: 0 };
       this.sortedVictims.set(k, v);
     }
     while (v.start < v.list.length && v.list[v.start]!.evicted === true) v.start++;
     return v;
+  }
+
+  /** Marks `h` as preempted for good (after a committed preemption). */
+  evict(h: Holding): void {
+    if (h.evicted === true) return;
+    h.evicted = true;
+    const v = this.sortedVictims.get(tfKey(h.job.team, h.flavor));
+    if (v !== undefined) v.evicted++;
   }
 
   /**
@@ -248,6 +265,18 @@ export class CycleState {
 
   /** Live holdings of `flavor` in order of expected end (then id). */
   timeline(flavor: string): readonly Holding[] {
+    if (this.unmerged.length > 0) {
+      // Admissions of this cycle join their flavors' timelines lazily (merged in order of end).
+      const added = this.unmerged.sort(byEnd);
+      this.unmerged = [];
+      const byFlavor = new Map<string, Holding[]>();
+      for (const h of added) {
+        const list = byFlavor.get(h.flavor) ?? [];
+        list.push(h);
+        byFlavor.set(h.flavor, list);
+      }
+      for (const [f, list] of byFlavor) this.timelines.set(f, mergeByEnd(this.timelines.get(f) ?? [], list));
+    }
     return this.timelines.get(flavor) ?? [];
   }
 }
@@ -256,13 +285,12 @@ function byEnd(a: Holding, b: Holding): number {
   return a.end - b.end || (a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0);
 }
 
-function insertSorted(tl: Holding[], h: Holding): void {
-  let lo = 0;
-  let hi = tl.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (byEnd(tl[mid]!, h) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  tl.splice(lo, 0, h);
+function mergeByEnd(a: readonly Holding[], b: readonly Holding[]): Holding[] {
+  const out: Holding[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(byEnd(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!);
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  return out;
 }

@@ -151,6 +151,12 @@ interface Source {
   next: number;
   /** Whether `next` already points at an eligible entry. */
   settled: boolean;
+  /**
+   * Accelerators this source may give: a borrowing team stops being a victim once it no longer
+   * borrows, so at most its borrowed amount (the last victim may overshoot). Infinity for the own team.
+   */
+  budget: number;
+  consumed: number;
   crossTeam: boolean;
   allows: (h: Holding) => boolean;
   /** For priority-bounded policies: the list (sorted by priority) is done once this is false. */
@@ -174,6 +180,7 @@ function settle(st: CycleState, src: Source, job: PendingJob): void {
 function nextCandidate(st: CycleState, sources: Source[], job: PendingJob): { h: Holding; src: Source } | undefined {
   let best: { h: Holding; src: Source } | undefined;
   for (const src of sources) {
+    if (src.consumed >= src.budget) continue;
     if (!src.settled) {
       settle(st, src, job);
       src.settled = true;
@@ -184,6 +191,7 @@ function nextCandidate(st: CycleState, sources: Source[], job: PendingJob): { h:
   if (best !== undefined) {
     best.src.next++;
     best.src.settled = false;
+    best.src.consumed += best.h.accelerators;
   }
   return best;
 }
@@ -192,6 +200,7 @@ function rewind(sources: Source[]): void {
   for (const src of sources) {
     src.next = src.start;
     src.settled = false;
+    src.consumed = 0;
   }
 }
 
@@ -245,6 +254,8 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
       start: v.start,
       next: v.start,
       settled: false,
+      budget: Infinity,
+      consumed: 0,
       crossTeam: false,
       allows: (h) => withinTeamAllows(within, h, job),
       stillEligible: (h) => below(h.job.priority),
@@ -255,12 +266,14 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
     for (const other of st.quota.members(team.cohort, flavor)) {
       if (other.team === job.team || other.used <= other.nominal) continue;
       const v = st.victimsOf(other.team, flavor, compareCandidates);
-      freeable += victimBound(v, reclaim === 'Any' ? () => true : (p) => p < job.priority);
+      freeable += Math.min(victimBound(v, reclaim === 'Any' ? () => true : (p) => p < job.priority), other.used);
       sources.push({
         list: v.list,
         start: v.start,
         next: v.start,
         settled: false,
+        budget: other.used - other.nominal,
+        consumed: 0,
         crossTeam: true,
         allows: (h) => reclaimAllows(reclaim, h, job),
         stillEligible: reclaim === 'Any' ? () => true : (h) => h.job.priority < job.priority,
@@ -387,7 +400,7 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
     undo(victims);
     return undefined;
   }
-  for (const v of victims) v.evicted = true;
+  for (const v of victims) st.evict(v);
   return { flavor, nodes: fit.nodes, victims, preemptions: victims.map((v) => explainPreemption(v, job, flavor)) };
 }
 
