@@ -3,7 +3,9 @@
 // World: ADMISSIONS pending gangs (REPLICAS × ACCELERATORS each) that all fit, plus WAITING jobs that stay
 // pending (with reasons, positions, some reservations), on NODES nodes of 8 accelerators.
 // Measured: loadSnapshot before the cycle, commitCycle of the whole result (one transaction), and
-// loadSnapshot after (ADMISSIONS running gangs with allocations). Env: ADMISSIONS, WAITING, RUNS.
+// loadSnapshot after (ADMISSIONS running gangs with allocations), an unchanged cycle, and a cycle of 100 more
+// admissions that shifts every waiting job's position (with how many of those row updates were HOT).
+// Env: ADMISSIONS, WAITING, RUNS.
 import { performance } from 'node:perf_hooks';
 import type { CycleResult, SchedulerOptions } from '#core';
 import pg from 'pg';
@@ -70,6 +72,29 @@ function decide(pendingIds: string[], now: number): CycleResult {
   return { admissions, preemptions: [], reservations, pending, stats: { considered: pendingIds.length, admitted: admissions.length, preempted: 0, reserved: reservations.length } };
 }
 
+/** Admits the first `count` of `queue` on nodes after the `used` gangs already placed; the rest wait, positions 1… */
+function decideFrom(queue: string[], count: number, used: number): CycleResult {
+  let slot = used * REPLICAS;
+  const admissions = queue.slice(0, count).map((jobId, i) => ({
+    jobId, team: `team-${i % 100}`, flavor: 'h100-80gb', replicas: REPLICAS, borrowed: 0, preempts: [],
+    placement: Array.from({ length: REPLICAS }, (_, replica) => ({
+      replica, node: `node-${Math.floor(slot++ / (8 / ACCELERATORS)) % NODES}`, accelerators: ACCELERATORS, cpuMillis: 1000, memoryMiB: 1024,
+    })),
+  }));
+  const pending = queue.slice(count).map((jobId, i) => ({
+    jobId, code: 'INSUFFICIENT_CAPACITY' as const, message: `needs ${REPLICAS * ACCELERATORS} h100-80gb, 0 free`, position: i + 1, estimatedStartAt: null,
+  }));
+  return { admissions, preemptions: [], reservations: [], pending, stats: { considered: queue.length, admitted: count, preempted: 0, reserved: 0 } };
+}
+
+async function hotUpdates(pool: pg.Pool): Promise<{ upd: number; hot: number }> {
+  await pool.query('SELECT pg_stat_force_next_flush()');
+  const { rows } = await pool.query<{ upd: string; hot: string }>(
+    `SELECT n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot FROM pg_stat_user_tables WHERE relname = 'jobs'`,
+  );
+  return { upd: Number(rows[0]?.upd ?? 0), hot: Number(rows[0]?.hot ?? 0) };
+}
+
 async function run(): Promise<Record<string, number>> {
   const testDb = await createTestDatabase({ label: 'bench' });
   const pool = new pg.Pool({ connectionString: testDb.url, max: 4 });
@@ -95,7 +120,18 @@ async function run(): Promise<Record<string, number>> {
     t = performance.now();
     await commitCycle(db, { result: idle, now: now + 2, fencing: { leaseName: 'scheduler', token: lease.fencingToken }, cycleNumber: 2, leader: 'bench' });
     const idleCommitMs = performance.now() - t;
+    // A busy steady-state cycle: 100 more admissions, so every waiting job's position shifts (all rewritten).
+    const queue = after.pending.map((j) => j.id);
+    const shift = decideFrom(queue, 100, after.running.length);
+    const hotBefore = await hotUpdates(pool);
+    t = performance.now();
+    await commitCycle(db, { result: shift, now: now + 3, fencing: { leaseName: 'scheduler', token: lease.fencingToken }, cycleNumber: 3, leader: 'bench' });
+    const shiftCommitMs = performance.now() - t;
+    const hotAfter = await hotUpdates(pool);
     return {
+      shiftCommitMs,
+      shiftRowsUpdated: hotAfter.upd - hotBefore.upd,
+      shiftHotUpdates: hotAfter.hot - hotBefore.hot,
       loadSnapshotMs: loadBeforeMs,
       commitMs,
       idleCommitMs,
@@ -126,6 +162,7 @@ console.log(
         commitCycle: median('commitMs'),
         commitCycleSteadyState: median('idleCommitMs'),
         loadSnapshotAfter: median('loadSnapshotAfterMs'),
+        commitCycle100AdmissionsQueueShift: median('shiftCommitMs'),
       },
       samples,
     },
