@@ -83,8 +83,9 @@ token=$(cat "$pki/admin.token")
 start_component() { # name, command... ; own process group (pgid = pid), output to DIR/name.log
   local name=$1
   shift
-  setsid "$@" >"$dir/$name.log" 2>&1 </dev/null &
+  setsid "$@" >>"$dir/$name.log" 2>&1 </dev/null &
   echo $! >"$dir/$name.pid"
+  printf '%q ' "$@" >"$dir/$name.cmd" # for restart-component.sh
 }
 
 alive() { kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null; }
