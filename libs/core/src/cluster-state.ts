@@ -9,8 +9,12 @@
  * free = allocatable − placements of running/admitted work − external use. It may go negative for a
  * node that a stale snapshot over-commits; such a node simply has no room.
  */
+import { isQuantity } from './amount.js';
 import type { ClusterNode, Flavor } from './model.js';
 import { type GroupingKey, groupOfNode } from './topology.js';
+
+/** A capacity figure as a quantity: anything but a non-negative safe integer counts as 0. */
+const q = (n: number | undefined): number => (isQuantity(n) ? n : 0);
 
 export interface NodeGroup {
   /** The grouping it belongs to (`block`, `tpu:2x4`, …); empty for ad-hoc groups. */
@@ -68,19 +72,20 @@ export class ClusterState {
         fleetCapacity: 0,
       });
     }
-    this.fa = nodes.map((n) => n.accelerators - (n.external?.accelerators ?? 0));
-    this.fc = nodes.map((n) => n.cpuMillis - (n.external?.cpuMillis ?? 0));
-    this.fm = nodes.map((n) => n.memoryMiB - (n.external?.memoryMiB ?? 0));
+    // A malformed figure (negative, fractional, NaN) counts as zero capacity rather than throwing.
+    this.fa = nodes.map((n) => q(n.accelerators) - q(n.external?.accelerators));
+    this.fc = nodes.map((n) => q(n.cpuMillis) - q(n.external?.cpuMillis));
+    this.fm = nodes.map((n) => q(n.memoryMiB) - q(n.external?.memoryMiB));
     this.memberships = nodes.map(() => []);
     nodes.forEach((n, i) => {
       this.index.set(n.name, i);
       const fl = this.flavors.get(n.flavor);
       if (fl === undefined) return;
-      fl.fleetCapacity += n.accelerators;
+      fl.fleetCapacity += q(n.accelerators);
       if (!n.schedulable) return;
       fl.nodes.push(i);
-      fl.maxAllocatable = Math.max(fl.maxAllocatable, n.accelerators);
-      fl.totalAllocatable += n.accelerators;
+      fl.maxAllocatable = Math.max(fl.maxAllocatable, q(n.accelerators));
+      fl.totalAllocatable += q(n.accelerators);
     });
     for (const fl of this.flavors.values()) {
       fl.buckets = Array.from({ length: fl.maxAllocatable + 1 }, () => new Set<number>());

@@ -4,6 +4,7 @@
  * release timeline, and the reservations made so far. `hold` and `release` are exact inverses and the
  * only way capacity changes hands, so preemption can try victim sets and undo them.
  */
+import { isQuantity } from './amount.js';
 import { ClusterState } from './cluster-state.js';
 import { FairShare } from './fair-share.js';
 import type { Flavor, JobSpec, RunningJob, Snapshot, Team } from './model.js';
@@ -69,6 +70,9 @@ export function victimBound(v: VictimList, below: (priority: number) => boolean)
   }
   return v.prefix[lo]! - v.prefix[v.start]!;
 }
+
+/** Malformed figures in running placements count as zero. */
+const qty = (n: number): number => (isQuantity(n) ? n : 0);
 
 const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const byId = <T extends { id: string }>(a: T, b: T): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -140,10 +144,10 @@ export class CycleState {
       const replicas: HeldReplica[] = [];
       let accelerators = 0;
       for (const p of r.placement ?? []) {
-        accelerators += p.accelerators;
+        accelerators += qty(p.accelerators);
         const node = this.cluster.index.get(p.node);
         if (node === undefined) continue;
-        replicas.push({ node, a: p.accelerators, c: p.cpuMillis, m: p.memoryMiB });
+        replicas.push({ node, a: qty(p.accelerators), c: qty(p.cpuMillis), m: qty(p.memoryMiB) });
       }
       const h: Holding = {
         job: r,

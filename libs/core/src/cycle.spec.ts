@@ -127,3 +127,27 @@ describe('runCycle', () => {
     });
   });
 });
+
+describe('robustness', () => {
+  it('malformed node and placement figures count as zero instead of throwing', () => {
+    const s = snapshot()
+      .nodes(makeNode('bad').accelerators(Number.NaN), makeNode('neg').accelerators(-4), makeNode('ok'))
+      .quotas(makeQuota('vision', H100).nominal(16))
+      .running({ ...makeJob('weird').runsOn('ok').buildRunning(), placement: [{ replica: 0, node: 'ok', accelerators: Number.NaN, cpuMillis: -1, memoryMiB: 0.5 }] })
+      .pending(makeJob('j').accelerators(8))
+      .build();
+    const r = runCycle(s);
+    expect(r.admissions.map((a) => [a.jobId, a.placement[0]!.node])).toEqual([['j', 'ok']]);
+  });
+
+  it('lending limit in a cycle: a borrower gets only what the lender lends', () => {
+    const s = snapshot()
+      .nodes(...makeNodes('n', 4))
+      .teams(makeTeam('vision').cohort('research'), makeTeam('nlp').cohort('research'))
+      .quotas(makeQuota('vision', H100).nominal(8), makeQuota('nlp', H100).nominal(24).lendingLimit(8))
+      .pending(makeJob('wide').team('vision').replicas(4).minReplicas(1).accelerators(8))
+      .build();
+    const r = runCycle(s);
+    expect(r.admissions.map((a) => [a.jobId, a.replicas, a.borrowed])).toEqual([['wide', 2, 8]]);
+  });
+});
