@@ -295,3 +295,37 @@ export function arbContendedScenario(maxEvents = 16): fc.Arbitrary<Scenario> {
       }),
     );
 }
+
+/**
+ * Ways a pending job can arrive malformed (from a bad API client or a broken row): each patch alone makes
+ * the job invalid. `duplicate` means "give it the id of another pending job".
+ */
+export type JobCorruption = { patch: Record<string, unknown> } | { duplicate: true };
+
+export const JOB_CORRUPTIONS: readonly JobCorruption[] = [
+  { patch: { replicas: 0 } },
+  { patch: { replicas: -1 } },
+  { patch: { replicas: 1.5 } },
+  { patch: { replicas: Number.NaN } },
+  { patch: { minReplicas: 0 } },
+  { patch: { minReplicas: 99 } },
+  { patch: { acceleratorsPerReplica: -1 } },
+  { patch: { acceleratorsPerReplica: 0.5 } },
+  { patch: { acceleratorsPerReplica: Number.NaN } },
+  { patch: { cpuMillisPerReplica: -1 } },
+  { patch: { memoryMiBPerReplica: Number.POSITIVE_INFINITY } },
+  { patch: { flavors: [] } },
+  { patch: { team: 'no-such-team' } },
+  { patch: { priority: Number.NaN } },
+  { patch: { priority: Number.POSITIVE_INFINITY } },
+  { patch: { submittedAt: Number.NaN } },
+  { patch: { expectedRuntimeSeconds: -5 } },
+  { patch: { expectedRuntimeSeconds: Number.NaN } },
+  { patch: { topology: { level: 'rack' } } },
+  { duplicate: true },
+];
+
+/** Up to `max` corruptions, each aimed at a pending job by index (resolved modulo the queue). */
+export function arbCorruptions(max = 4): fc.Arbitrary<{ pick: number; corruption: JobCorruption }[]> {
+  return fc.array(fc.record({ pick: fc.nat(), corruption: fc.constantFrom(...JOB_CORRUPTIONS) }), { minLength: 1, maxLength: max });
+}
