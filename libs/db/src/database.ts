@@ -8,6 +8,8 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Reported as application_name in pg_stat_activity. */
   applicationName?: string;
+  /** Server-side limit per statement, ms (default: none). */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -26,6 +28,7 @@ export class Database {
       ...poolConfig(url),
       max: options.poolSize ?? 10,
       application_name: options.applicationName ?? 'quartermaster',
+      ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
     });
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);

@@ -38,3 +38,4 @@ export { FencingError, InvalidCycleResultError } from './scheduling/errors.js';
 export { acquireOrRenewLease, readLease, releaseLease, type LeaseState } from './scheduling/lease.js';
 export { loadSnapshot, loadSnapshotWithVersions, type SnapshotWithVersions } from './scheduling/load-snapshot.js';
 export { commitCycle, nextCycleNumber, type CommitCycleInput, type CommitCycleOutcome } from './scheduling/commit-cycle.js';
+export { pruneHistory, type PruneOptions, type PruneResult } from './scheduling/prune-history.js';

@@ -70,6 +70,16 @@ describe('Database (Prisma client and raw pool on one connection pool)', () => {
     expect(await db.prisma.job.count({ where: { name: 'orphan' } })).toBe(0);
   });
 
+  it('applies a statement timeout when asked', async () => {
+    const limited = new Database(testDb.url, { statementTimeoutMs: 100 });
+    try {
+      await expect(limited.pool.query('SELECT pg_sleep(5)')).rejects.toThrow(/statement timeout/);
+      await expect(limited.transaction(async (c) => (await c.query<{ n: number }>('SELECT 1 AS n')).rows[0]?.n)).resolves.toBe(1);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('answers ping', async () => {
     await expect(db.ping()).resolves.toBeUndefined();
   });

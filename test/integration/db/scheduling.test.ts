@@ -10,6 +10,7 @@ import {
   loadSnapshot,
   loadSnapshotWithVersions,
   nextCycleNumber,
+  pruneHistory,
   releaseLease,
   type TestDatabase,
 } from '#db';
@@ -329,5 +330,26 @@ describe('acquireOrRenewLease', () => {
   it('rejects a bad ttl or holder', async () => {
     await expect(acquireOrRenewLease(db, LEASE, '', 1000)).rejects.toThrow('holder');
     await expect(acquireOrRenewLease(db, LEASE, 'a', 0)).rejects.toThrow('ttlMs');
+  });
+});
+
+describe('pruneHistory', () => {
+  it('deletes done outbox entries and cycle rows past retention, keeping pending/failed entries and the last cycle', async () => {
+    await db.pool.query(
+      `INSERT INTO outbox (kind, payload, status, dedupe_key, done_at) VALUES
+         ('bind', '{}', 'done', 'old-done', $1), ('bind', '{}', 'done', 'new-done', $2),
+         ('bind', '{}', 'failed', 'old-failed', NULL), ('bind', '{}', 'pending', 'old-pending', NULL)`,
+      [new Date(NOW - 10 * 86_400_000), new Date(NOW - 1000)],
+    );
+    await db.pool.query(
+      `INSERT INTO scheduler_cycles (number, leader, fencing_token, started_at, duration_ms, admitted, preempted, pending)
+       VALUES (1, 'a', 1, $1, 1, 0, 0, 0), (2, 'a', 1, $1, 1, 0, 0, 0), (3, 'a', 1, $2, 1, 0, 0, 0), (4, 'a', 1, $1, 1, 0, 0, 0)`,
+      [new Date(NOW - 10 * 86_400_000), new Date(NOW - 1000)],
+    );
+    const pruned = await pruneHistory(db, { now: NOW, outboxDoneRetentionMs: 86_400_000, cycleRetentionMs: 86_400_000 });
+    expect(pruned).toEqual({ outbox: 1, cycles: 2 });
+    expect(await rows(`SELECT dedupe_key FROM outbox ORDER BY id`)).toEqual([{ dedupe_key: 'new-done' }, { dedupe_key: 'old-failed' }, { dedupe_key: 'old-pending' }]);
+    expect(await rows(`SELECT number::int FROM scheduler_cycles ORDER BY id`)).toEqual([{ number: 3 }, { number: 4 }]);
+    expect(await nextCycleNumber(db)).toBe(5);
   });
 });
