@@ -25,6 +25,8 @@ export const CONFIG_DEFAULTS = {
   QM_READY_TIMEOUT_MS: '1000',
   QM_BODY_LIMIT_BYTES: '1048576',
   QM_TOKEN_CACHE_TTL_MS: '5000',
+  QM_SUBMIT_GROUP_MAX: '128',
+  QM_SUBMIT_IN_FLIGHT: '2',
 } as const;
 
 /** Removes the password from a connection URL, for messages and logs. */
@@ -66,6 +68,10 @@ export class Config {
   readonly bodyLimitBytes: number;
   /** How long a resolved API token is cached in memory before its row is read again. */
   readonly tokenCacheTtlMs: number;
+  /** Most job submissions written by one statement (group commit). */
+  readonly submitGroupMax: number;
+  /** Most submission statements in flight at once; more submissions wait and go in the next group. */
+  readonly submitInFlight: number;
 
   private constructor(values: ConfigValues) {
     this.port = values.port;
@@ -79,6 +85,8 @@ export class Config {
     this.readyTimeoutMs = values.readyTimeoutMs;
     this.bodyLimitBytes = values.bodyLimitBytes;
     this.tokenCacheTtlMs = values.tokenCacheTtlMs;
+    this.submitGroupMax = values.submitGroupMax;
+    this.submitInFlight = values.submitInFlight;
   }
 
   /** Reads and validates every setting; throws ConfigError (one line) on the first bad one. */
@@ -120,6 +128,8 @@ export class Config {
       readyTimeoutMs: int(read('QM_READY_TIMEOUT_MS'), 'QM_READY_TIMEOUT_MS', 10, 120_000),
       bodyLimitBytes: int(read('QM_BODY_LIMIT_BYTES'), 'QM_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024),
       tokenCacheTtlMs: int(read('QM_TOKEN_CACHE_TTL_MS'), 'QM_TOKEN_CACHE_TTL_MS', 0, 3_600_000),
+      submitGroupMax: int(read('QM_SUBMIT_GROUP_MAX'), 'QM_SUBMIT_GROUP_MAX', 1, 1000),
+      submitInFlight: int(read('QM_SUBMIT_IN_FLIGHT'), 'QM_SUBMIT_IN_FLIGHT', 1, 64),
     });
   }
 

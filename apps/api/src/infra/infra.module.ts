@@ -48,11 +48,15 @@ const REPOSITORIES = [
 @Module({})
 export class InfraModule {
   static forRoot(infra: Infrastructure): DynamicModule {
-    const repositories: Provider[] = REPOSITORIES.map((Repo) => ({
-      provide: Repo,
-      useFactory: (db: Database) => new Repo(db),
-      inject: [Database],
-    }));
+    const repositories: Provider[] = REPOSITORIES.map((Repo) =>
+      Repo === JobRepository
+        ? {
+            provide: JobRepository,
+            useFactory: (db: Database) => new JobRepository(db, { maxGroup: infra.config.submitGroupMax, maxInFlight: infra.config.submitInFlight }),
+            inject: [Database],
+          }
+        : { provide: Repo, useFactory: (db: Database) => new Repo(db), inject: [Database] },
+    );
     const providers: Provider[] = [
       { provide: Config, useValue: infra.config },
       { provide: LOGGER, useValue: infra.logger },

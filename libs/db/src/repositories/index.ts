@@ -11,3 +11,4 @@ export * from './node.repository.js';
 export * from './job.repository.js';
 export * from './scheduler-state.repository.js';
 export * from './usage.repository.js';
+export * from './job-submission.js';

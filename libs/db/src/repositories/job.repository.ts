@@ -2,15 +2,18 @@ import type { PoolClient } from 'pg';
 import { canTransition, holdsAllocation, isTerminal, type JobState } from '#core';
 import { inTransaction, type DbHandle } from './db-handle.js';
 import type { EventRecord, JobDetail, JobListFilter, JobRecord, NewJob, StateChange, SubmitResult } from './job.records.js';
-import { SubmissionBatcher } from './job-submission.js';
+import { type BatcherOptions, SubmissionBatcher } from './job-submission.js';
 import { DETAIL_SELECT, JOB_COLUMNS, toDetail, toRecord, type DetailRow, type JobRow } from './job.rows.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Jobs: submission (hot path, raw SQL), reads, cancellation and reported state changes. */
 export class JobRepository {
-  constructor(private readonly db: DbHandle) {
-    this.submitter = new SubmissionBatcher(db, (id) => this.get(id));
+  constructor(
+    private readonly db: DbHandle,
+    grouping: BatcherOptions = { maxGroup: 128, maxInFlight: 2 },
+  ) {
+    this.submitter = new SubmissionBatcher(db, (id) => this.get(id), grouping);
   }
 
   private readonly submitter: SubmissionBatcher;
