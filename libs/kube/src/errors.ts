@@ -25,14 +25,15 @@ export class KubeApiError extends Error {
     readonly operation: string,
     readonly status: number | undefined,
     detail: string,
-    options?: { cause?: unknown },
+    private readonly options?: { cause?: unknown; retryable?: boolean },
   ) {
     super(`${operation} failed${status === undefined ? '' : ` (HTTP ${status})`}: ${detail}`, options);
     this.name = 'KubeApiError';
   }
 
-  /** 429, 5xx and network errors are worth retrying; other 4xx are not. */
+  /** 429, 5xx and network errors are worth retrying; other 4xx are not (unless said otherwise). */
   get retryable(): boolean {
+    if (this.options?.retryable !== undefined) return this.options.retryable;
     return this.status === undefined || this.status === 429 || this.status >= 500;
   }
 

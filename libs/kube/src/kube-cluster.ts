@@ -230,7 +230,7 @@ export class KubeCluster {
     const existing = await this.getPod(name, namespace);
     if (existing === null) {
       // Deleted between our create and get: let the caller retry.
-      throw new KubeApiError(`create pod ${namespace}/${name}`, 409, 'pod existed, then vanished; retry');
+      throw new KubeApiError(`create pod ${namespace}/${name}`, 409, 'pod existed, then vanished; retry', { retryable: true });
     }
     const wanted = manifest.metadata?.labels?.[LABEL_JOB_ID];
     const found = existing.metadata?.labels?.[LABEL_JOB_ID];
