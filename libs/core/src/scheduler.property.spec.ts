@@ -5,7 +5,8 @@
  *         result is checked with checkInvariants, then applied to the world (cycle-driver.ts).
  * 7:      determinism — the same world with every input list shuffled gives the identical result, and
  *         runCycle does not modify its input.
- * 6:      a large gang at the head of the queue (optionally bound to one zone) keeps a reservation whose
+ * 6:      a large gang at the head of the queue (optionally bound to one zone, with or without preemption
+ *         of the small jobs) keeps a reservation whose
  *         start never moves later while only smaller, lower-priority jobs of two teams arrive and running
  *         jobs end exactly when they said they would; it starts at the first cycle at or after that time.
  *
@@ -138,6 +139,8 @@ interface ReservationCase {
   gangReplicas: number;
   /** `zone`: the gang must fit in one zone (nodes alternate between two zones). */
   gangTopology: 'none' | 'zone';
+  /** With preemption on, the gang may also start earlier by preempting lower-priority work. */
+  preemption: boolean;
   reservationDepth: number;
   steps: { advance: number; arrivals: { team: string; accelerators: number; priority: number; runtime: number }[] }[];
 }
@@ -157,6 +160,7 @@ const arbReservationCase: fc.Arbitrary<ReservationCase> = fc.integer({ min: 3, m
     ),
     gangReplicas: fc.integer({ min: 2, max: nodes }),
     gangTopology: fc.constantFrom('none' as const, 'zone' as const),
+    preemption: fc.boolean(),
     reservationDepth: fc.integer({ min: 1, max: 4 }),
     steps: fc.array(
       fc.record({
@@ -190,6 +194,9 @@ function reservationWorld(c: ReservationCase): Snapshot {
   const running: RunningJob[] = c.load.flatMap((jobs, n) =>
     jobs.map(([acc, remaining], k): RunningJob => ({
       ...job(`run-${n}-${k}`, acc, 0, remaining + 60, now - 7_200_000),
+      // With preemption on, the initial load cannot be preempted (else the gang would just take it):
+      // only the small jobs that arrive later are fair game.
+      preemptible: !c.preemption,
       flavor: 'h100',
       admittedAt: now - 60_000,
       placement: [{ replica: 0, node: `node-${n}`, accelerators: acc, cpuMillis: 1000, memoryMiB: 1024 }],
@@ -207,7 +214,7 @@ function reservationWorld(c: ReservationCase): Snapshot {
     quotas: ['team-a', 'team-b'].map((team) => ({ team, flavor: 'h100', nominal: 1000, borrowingLimit: null, lendingLimit: null })),
     running,
     pending: [gang],
-    options: { ...DEFAULT_OPTIONS, preemption: false, backfill: true, reservationDepth: c.reservationDepth },
+    options: { ...DEFAULT_OPTIONS, preemption: c.preemption, backfill: true, reservationDepth: c.reservationDepth },
   };
 }
 
