@@ -7,13 +7,28 @@ export interface Reply {
   body: string;
 }
 
-/** One JSON request over a keep-alive pool. */
-export function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<Reply> {
+/**
+ * One JSON request over a keep-alive pool. A socket the server closed while idle fails with
+ * ECONNRESET/EPIPE on reuse: such a request is sent again (job submissions carry an Idempotency-Key,
+ * so a retried POST never creates a second job).
+ */
+export async function call(base: string, method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await once(base, method, path, token, body, headers);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (attempt >= 5 || (code !== 'ECONNRESET' && code !== 'EPIPE')) throw error;
+    }
+  }
+}
+
+function once(base: string, method: string, path: string, token: string, body: unknown, headers: Record<string, string>): Promise<Reply> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const req = request(
-      { agent, method, hostname: url.hostname, port: url.port, path: url.pathname + url.search, headers: { authorization: `Bearer ${token}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
+      { agent, method, hostname: url.hostname, port: url.port, path: url.pathname + url.search, headers: { authorization: `Bearer ${token}`, ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
       (res) => {
         let data = '';
         res.setEncoding('utf8');

@@ -21,13 +21,16 @@ export async function startService(env: Record<string, string>): Promise<Service
     env: { PATH: process.env['PATH'] ?? '', PORT: '0', QM_SCHEDULER_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // QM_BENCH_LOG=path keeps the service's log lines (phases of every cycle) for a closer look.
+  const keep = process.env['QM_BENCH_LOG'] ? createWriteStream(process.env['QM_BENCH_LOG'], { flags: 'a' }) : null;
   const cycleMs: number[] = [];
   const committedAt = new Map<number, number>();
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    keep?.write(chunk);
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // QM_BENCH_LOG=path keeps the service's log lines (phases of every cycle) for a closer look.
-  const keep = process.env['QM_BENCH_LOG'] ? createWriteStream(process.env['QM_BENCH_LOG'], { flags: 'a' }) : null;
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       keep?.write(`${line}\n`);

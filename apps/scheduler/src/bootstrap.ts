@@ -17,6 +17,7 @@ import {
   createWorkerProcess,
   standaloneHandlers,
   type AnySideEffectHandler,
+  type FailpointHook,
   type SchedulerProcess,
   type SchedulerSettings,
 } from '#scheduling';
@@ -35,6 +36,8 @@ export interface RoleOptions {
   /** Kubernetes mode (config.kubeconfig set) needs these; standalone mode acknowledges every entry. */
   kubernetesHandlers?: HandlerFactory;
   migrate?: boolean;
+  /** Fault injection for tests (QM_TEST_FAILPOINTS, parsed by the entry point). */
+  failpoint?: FailpointHook;
 }
 
 export interface RunningRole {
@@ -72,6 +75,7 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
       logger,
       metrics,
       schedule: runCycle,
+      ...(options.failpoint ? { failpoint: options.failpoint } : {}),
     });
   }
   const worker =

@@ -27,3 +27,4 @@ export * from './manual-cycle.js';
 export * from './pg/pg-cycle.store.js';
 export * from './pg/pg-lease.store.js';
 export * from './cycle-trigger-routes.js';
+export * from './failpoints.js';

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { CycleResult, Snapshot } from '#core';
 import type { Logger } from 'pino';
+import type { FailpointHook } from './failpoints.js';
 import type { ConnectionOptions } from 'bullmq';
 import { CycleRunner } from './cycle-runner.js';
 import type { CycleStore, FencingSource } from './cycle-store.js';
@@ -35,6 +36,8 @@ export interface SchedulerProcessDeps {
   schedule: (snapshot: Snapshot) => CycleResult;
   /** Unique id of this process in the lease (default host:pid:random). */
   holder?: string;
+  /** Fault injection for tests (see failpoints.ts). */
+  failpoint?: FailpointHook;
 }
 
 export function defaultHolder(): string {
@@ -100,7 +103,7 @@ export function createSchedulerProcess(deps: SchedulerProcessDeps): SchedulerPro
   };
   const runner = new CycleRunner(stores.cycles, fencing, deps.schedule, log, [metrics]);
   const subscriber = new CycleTriggerSubscriber(deps.redisUrl, settings.redisPrefix, (reason) => service?.trigger(reason), log);
-  service = new SchedulerService(elector, runner, relay, reconciler, subscriber, { holder, ...settings }, log, metrics);
+  service = new SchedulerService(elector, runner, relay, reconciler, subscriber, { holder, ...settings }, log, metrics, Date.now, deps.failpoint);
   const started = service;
   return {
     holder,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { FailpointHook } from './failpoints.js';
 import { CycleLoop } from './cycle-loop.js';
 import { NotLeaderError, type CycleReport, type CycleRunner } from './cycle-runner.js';
 import type { CycleTriggerSubscriber } from './cycle-trigger.js';
@@ -39,6 +40,7 @@ export class SchedulerService {
     private readonly logger: Logger,
     private readonly metrics?: SchedulerMetrics,
     private readonly clock: () => number = Date.now,
+    private readonly failpoint?: FailpointHook,
   ) {
     this.loop = new CycleLoop(
       (reasons) => this.cycle(reasons),
@@ -102,6 +104,7 @@ export class SchedulerService {
       const report = await this.runner.runOnce(reasons);
       this.lastCycle = report;
       this.lastCycleError = null;
+      if (report.committed) this.failpoint?.('after-commit');
       // Entries written by the API (cancel → delete) ride along when an API event triggered this cycle.
       const fromApi = reasons.some((reason) => API_OUTBOX_REASONS.has(reason));
       const enqueue = fromApi ? this.relay.enqueueAllDue(new Date(this.clock())) : this.relay.enqueueCommitted(report.outbox);

@@ -56,11 +56,13 @@ describe('scheduler processes killed with SIGKILL at random points (real Postgre
     // Traffic: jobs keep arriving and finishing while schedulers die.
     let stop = false;
     let submitted = 0;
-    const target = 600;
+    const target = 1000;
     const traffic = (async () => {
       let wave = 0;
+      let lastWaveAt = 0;
       while (!stop) {
-        if (submitted < target) {
+        if (submitted < target && Date.now() - lastWaveAt >= 400) {
+          lastWaveAt = Date.now();
           const shape = [
             { replicas: 1, perReplica: 1 },
             { replicas: 1, perReplica: 4 },
@@ -74,13 +76,24 @@ describe('scheduler processes killed with SIGKILL at random points (real Postgre
       }
     })();
 
-    const kills = 8;
+    const kills = 10;
+    let selfKilled = 0;
     const violationsSeen: unknown[] = [];
     for (let i = 0; i < kills; i++) {
-      const scheduler = start('scheduler', env);
-      await scheduler.ready;
-      await sleep(200 + Math.floor(rnd() * 1800)); // mid-cycle, between commit and enqueue, or idle: wherever it lands
-      await scheduler.kill('SIGKILL');
+      if (i % 2 === 0) {
+        // Killed from outside at a random moment: mid-cycle, mid-commit, mid-reconcile or idle.
+        const scheduler = start('scheduler', env);
+        await scheduler.ready;
+        await sleep(200 + Math.floor(rnd() * 1800));
+        await scheduler.kill('SIGKILL');
+      } else {
+        // Dies on its own right after a commit, before enqueueing that cycle's side effects.
+        const scheduler = start('scheduler', { ...env, QM_TEST_FAILPOINTS: 'after-commit:0.25' });
+        await scheduler.ready;
+        const died = await Promise.race([scheduler.exited.then(() => true), sleep(8000).then(() => false)]);
+        if (died && scheduler.child.signalCode === 'SIGKILL') selfKilled++;
+        await scheduler.kill('SIGKILL');
+      }
       if (i === kills / 2) {
         await worker.kill('SIGKILL'); // and a worker, while it runs entries
         worker = start('worker', env);
@@ -106,6 +119,7 @@ describe('scheduler processes killed with SIGKILL at random points (real Postgre
       return Object.keys(o).length === 1 && o['done']! > 0;
     }, 60_000, 200);
 
+    expect(selfKilled).toBeGreaterThan(0);
     expect(violationsSeen).toEqual([]);
     expect(await findViolations(db.pool)).toEqual({ overAllocatedNodes: [], admittedTwice: [], allocationsOfNonHolding: 0, holdingWithoutAllocation: 0 });
     expect(await jobStates(db.pool)).toEqual({ SUCCEEDED: target });
