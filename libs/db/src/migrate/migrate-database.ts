@@ -36,6 +36,7 @@ export async function migrateDatabase(url: string, options: MigrateOptions = {})
     throw new Error(`no migrations in ${migrationsList.baseDir}`);
   }
   const lock = new pg.Client(poolConfig(url));
+  lock.on('error', () => undefined); // a dropped connection surfaces as the failing query's error
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);

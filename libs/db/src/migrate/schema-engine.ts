@@ -78,6 +78,7 @@ class ShadowSafePrismaPg extends PrismaPg {
     const database = `qm_shadow_${randomUUID().replaceAll('-', '')}`;
     await this.home.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
     const shadowPool = new pg.Pool({ ...this.home.options, database, max: 2 });
+    shadowPool.on('error', () => undefined);
     const adapter = await new PrismaPg(shadowPool).connect();
     const release = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {
@@ -103,6 +104,7 @@ export interface OpenSchemaEngine {
 export async function openSchemaEngine(url: string): Promise<OpenSchemaEngine> {
   await loadWasm();
   const pool = new pg.Pool({ ...poolConfig(url), max: 4 });
+  pool.on('error', () => undefined); // idle-client errors; the engine's next query reports them
   const logs: string[] = [];
   try {
     const adapter = bindMigrationAwareSqlAdapterFactory(new ShadowSafePrismaPg(pool));

@@ -70,6 +70,7 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
 async function cloneTemplate(server: string, name: string): Promise<void> {
   const template = await templateName();
   const admin = new pg.Client(poolConfig(withDatabase(server, 'postgres')));
+  admin.on('error', () => undefined);
   await admin.connect();
   try {
     await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY.toString()]);
