@@ -21,6 +21,9 @@ const common = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',
+  // Generous: integration tests start processes and talk to real services on a 2-core machine.
+  // Speed is measured by bench/, never asserted by a test.
+  testTimeout: 60000,
 };
 export default {
   projects: [
