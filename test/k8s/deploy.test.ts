@@ -112,6 +112,13 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'); // see the next tests
   });
 
+  it('passes helm lint --strict', () => {
+    const chart = new URL('../../deploy/helm/quartermaster', import.meta.url).pathname;
+    const result = spawnSync(process.env.QM_HELM!, ['lint', chart, '--strict', '--kube-version', 'v1.34.4'], { encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toContain('0 chart(s) failed');
+    expect(result.status).toBe(0);
+  });
+
   it('grants exactly the permissions KubeCluster uses', () => {
     const role = objects.find((o) => o.kind === 'ClusterRole')!;
     const grants = role.rules!.flatMap((rule) =>
