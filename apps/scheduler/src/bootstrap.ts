@@ -132,7 +132,8 @@ async function handlersFor(config: Config, database: Database, logger: Logger, o
 
 /** Runs `start`, stops on SIGTERM/SIGINT, and exits 1 with one line on a start-up failure. */
 export function runMain(name: string, start: () => Promise<{ stop(): Promise<void> }>): void {
-  start()
+  Promise.resolve()
+    .then(start) // a bad setting throws synchronously: still one line, exit 1
     .then((running) => {
       const shutdown = (signal: string): void => {
         process.stderr.write(`${name}: ${signal}, shutting down\n`);
