@@ -48,8 +48,15 @@ export async function startHarness(label: string): Promise<Harness> {
     host: '127.0.0.1',
   });
   const scheduler = schedulerSettingsFromEnv({ QM_REDIS_PREFIX: `qm-test-${label}-${randomBytes(4).toString('hex')}` });
-  const api = await createApiApp(config, { migrate: false, scheduler });
-  const url = await api.listen();
+  let api: ApiApp;
+  let url: string;
+  try {
+    api = await createApiApp(config, { migrate: false, scheduler });
+    url = await api.listen();
+  } catch (error) {
+    await db.drop(); // a failed start leaves no database behind
+    throw error;
+  }
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
   return {
     url,
