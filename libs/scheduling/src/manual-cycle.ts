@@ -29,20 +29,25 @@ export interface ManualCycleDeps {
 export class ManualCycle {
   private readonly runner: CycleRunner;
   private readonly queue: SideEffectQueue;
+  private readonly fencing: ManualCycleFencing;
 
   constructor(deps: ManualCycleDeps) {
     const lock = new PgCycleLock(deps.database.pool);
     const store = new PgCycleStore(deps.database, lock, deps.options);
-    const fencing = new ManualCycleFencing(deps.database, deps.settings.leaseName, `manual:${defaultHolder()}`, deps.settings.leaseTtlMs);
-    this.runner = new CycleRunner(store, fencing, deps.schedule, deps.logger.child({ trigger: 'manual' }), deps.metrics ? [deps.metrics] : []);
+    this.fencing = new ManualCycleFencing(deps.database, deps.settings.leaseName, `manual:${defaultHolder()}`, deps.settings.leaseTtlMs);
+    this.runner = new CycleRunner(store, this.fencing, deps.schedule, deps.logger.child({ trigger: 'manual' }), deps.metrics ? [deps.metrics] : []);
     this.queue = new SideEffectQueue(queueSettings(deps.settings, deps.redisUrl));
   }
 
   /** Runs one cycle now and returns its report (decisions in `report.result`). */
   async run(): Promise<CycleReport> {
-    const report = await this.runner.runOnce(['manual']);
-    await this.queue.enqueue(report.outbox);
-    return report;
+    try {
+      const report = await this.runner.runOnce(['manual']);
+      await this.queue.enqueue(report.outbox);
+      return report;
+    } finally {
+      await this.fencing.releaseIfTaken();
+    }
   }
 
   async close(): Promise<void> {

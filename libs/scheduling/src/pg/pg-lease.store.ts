@@ -24,6 +24,9 @@ export class PgLeaseStore implements LeaseStore {
  *   for `ttlMs` — a scheduler that starts later takes it over with a larger token.
  */
 export class ManualCycleFencing implements FencingSource {
+  /** Set when this process took the lease itself (no live leader): released after the cycle. */
+  private took = false;
+
   constructor(
     private readonly db: Pick<Database, 'pool'>,
     private readonly leaseName: string,
@@ -35,6 +38,14 @@ export class ManualCycleFencing implements FencingSource {
     const lease = await readLease(this.db, this.leaseName);
     if (lease?.held) return { leaseName: this.leaseName, token: lease.fencingToken, holder: lease.holder };
     const taken = await acquireOrRenewLease(this.db, this.leaseName, this.holder, this.ttlMs);
+    this.took = taken.held;
     return taken.held ? { leaseName: this.leaseName, token: taken.fencingToken, holder: this.holder } : null;
+  }
+
+  /** Gives back a lease taken for a manual cycle, so a scheduler process gets it at once. */
+  async releaseIfTaken(): Promise<void> {
+    if (!this.took) return;
+    this.took = false;
+    await releaseLease(this.db, this.leaseName, this.holder);
   }
 }
