@@ -128,7 +128,9 @@ export class CycleState {
     let duplicates = false;
     for (const r of running) {
       if (seen.has(r.id)) {
-        running = [...snapshot.running].sort(byId);
+        // Copies of one id: the first by id, then by content (never by input order), is kept.
+        const content = new Map(snapshot.running.map((j) => [j, JSON.stringify(j)]));
+        running = [...snapshot.running].sort((a, b) => byId(a, b) || (content.get(a)! < content.get(b)! ? -1 : content.get(a)! > content.get(b)! ? 1 : 0));
         duplicates = true;
         break;
       }

@@ -181,12 +181,25 @@ function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[],
   };
 }
 
-/** Pending jobs with a duplicate id (of another pending or a running job) are marked INVALID. */
+/**
+ * Pending jobs with a duplicate id are INVALID: of the copies of one id, the first by content (a
+ * canonical serialisation, never input order) is kept and the others are marked; a pending job with
+ * the id of a running one is marked too. Pending jobs are sorted by id, ties by content.
+ */
 function dedupe(snapshot: Snapshot): { pending: PendingJob[]; duplicates: Set<PendingJob> } {
   const running = new Set(snapshot.running.map((r) => r.id));
+  const count = new Map<string, number>();
+  for (const j of snapshot.pending) count.set(j.id, (count.get(j.id) ?? 0) + 1);
+  const content = new Map<PendingJob, string>();
+  for (const j of snapshot.pending) if (count.get(j.id)! > 1) content.set(j, JSON.stringify(j));
+  const cmpContent = (a: PendingJob, b: PendingJob): number => {
+    const x = content.get(a) ?? '';
+    const y = content.get(b) ?? '';
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+  const sorted = [...snapshot.pending].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) || cmpContent(a, b));
   const seen = new Set<string>();
   const duplicates = new Set<PendingJob>();
-  const sorted = [...snapshot.pending].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   for (const j of sorted) {
     if (seen.has(j.id) || running.has(j.id)) duplicates.add(j);
     seen.add(j.id);

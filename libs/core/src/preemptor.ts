@@ -25,7 +25,7 @@ import { replicasWithin } from './amount.js';
 import { backfillLimits } from './backfill.js';
 import { type CycleState, type Holding, victimBound } from './cycle-state.js';
 import { shapeOf } from './fit.js';
-import { type FreeView, type GangRequest, groupSlots, placeGang, placeInGroups, slotsAnywhere, slotsOn } from './gang-placer.js';
+import { type FreeView, type GangRequest, groupSlots, placeGang, placeInGroups, slotsAnywhere } from './gang-placer.js';
 import type { NodeGroup } from './cluster-state.js';
 import { groupingOf } from './topology.js';
 import type { PendingJob, Preemption, PreemptionKind, ReclaimPolicy, WithinTeamPolicy } from './model.js';
@@ -98,8 +98,8 @@ function enoughCandidates(st: CycleState, job: PendingJob, sources: Source[], ca
   let sum = 0;
   const gap = Math.max(capacityGap, quotaGap);
   if (gap <= 0) return true;
-  for (let c = nextCandidate(st, sources, job); c !== undefined; c = nextCandidate(st, sources, job)) {
-    sum += c.h.accelerators;
+  for (let src = nextSource(st, sources, job); src !== undefined; src = nextSource(st, sources, job)) {
+    sum += src.list[src.next - 1]!.accelerators;
     if (sum >= gap) return true;
   }
   return false;
@@ -111,35 +111,48 @@ function enoughCandidates(st: CycleState, job: PendingJob, sources: Source[], ca
  * Consumes the sources; the caller rewinds them.
  */
 function placeableWithAll(st: CycleState, job: PendingJob, sources: Source[], req: GangRequest): boolean {
-  const freedA = new Map<number, number>();
-  const freedC = new Map<number, number>();
-  const freedM = new Map<number, number>();
+  const freed = new Map<number, { a: number; c: number; m: number }>();
   const cl = st.cluster;
-  const view: FreeView = {
-    freeA: (i) => cl.freeA(i) + (freedA.get(i) ?? 0),
-    freeC: (i) => cl.freeC(i) + (freedC.get(i) ?? 0),
-    freeM: (i) => cl.freeM(i) + (freedM.get(i) ?? 0),
-  };
+  const { a, c, m } = req.shape;
   const k = req.minK;
+  /** Replica slots of node i with `f` released on it (cf. slotsOn). */
+  const slotsWith = (i: number, f: { a: number; c: number; m: number } | undefined): number => {
+    let s = k;
+    if (a > 0) s = Math.min(s, Math.floor((cl.freeA(i) + (f?.a ?? 0)) / a));
+    if (c > 0) s = Math.min(s, Math.floor((cl.freeC(i) + (f?.c ?? 0)) / c));
+    if (m > 0) s = Math.min(s, Math.floor((cl.freeM(i) + (f?.m ?? 0)) / m));
+    return Math.max(0, s);
+  };
   const grouping = groupingOf(job.topology);
+  const none = grouping === 'none';
   // Level none: count replica slots incrementally and stop as soon as there are enough.
-  let slots = grouping === 'none' ? slotsAnywhere(cl, req, k) : 0;
-  for (let c = nextCandidate(st, sources, job); c !== undefined; c = nextCandidate(st, sources, job)) {
-    for (const r of c.h.replicas) {
+  let slots = none ? slotsAnywhere(cl, req, k) : 0;
+  for (let src = nextSource(st, sources, job); src !== undefined; src = nextSource(st, sources, job)) {
+    for (const r of src.list[src.next - 1]!.replicas) {
+      let f = freed.get(r.node);
       const node = cl.nodes[r.node]!;
-      const counts = grouping === 'none' && node.flavor === req.flavor && node.schedulable;
-      const before = counts ? slotsOn(view, r.node, req.shape, k) : 0;
-      freedA.set(r.node, (freedA.get(r.node) ?? 0) + r.a);
-      freedC.set(r.node, (freedC.get(r.node) ?? 0) + r.c);
-      freedM.set(r.node, (freedM.get(r.node) ?? 0) + r.m);
-      if (counts) slots += slotsOn(view, r.node, req.shape, k) - before;
+      const counts = none && node.flavor === req.flavor && node.schedulable;
+      const before = counts ? slotsWith(r.node, f) : 0;
+      if (f === undefined) {
+        f = { a: 0, c: 0, m: 0 };
+        freed.set(r.node, f);
+      }
+      f.a += r.a;
+      f.c += r.c;
+      f.m += r.m;
+      if (counts) slots += slotsWith(r.node, f) - before;
     }
-    if (grouping === 'none' && slots >= k) return true;
+    if (none && slots >= k) return true;
   }
-  if (grouping === 'none') return slots >= k;
+  if (none) return slots >= k;
+  const view: FreeView = {
+    freeA: (i) => cl.freeA(i) + (freed.get(i)?.a ?? 0),
+    freeC: (i) => cl.freeC(i) + (freed.get(i)?.c ?? 0),
+    freeM: (i) => cl.freeM(i) + (freed.get(i)?.m ?? 0),
+  };
   const groups = cl.groups(req.flavor, grouping);
   const extra = new Map<NodeGroup, number>();
-  for (const [i, a] of freedA) for (const g of cl.groupsOfNode(i, grouping)) extra.set(g, (extra.get(g) ?? 0) + a);
+  for (const [i, f] of freed) for (const g of cl.groupsOfNode(i, grouping)) extra.set(g, (extra.get(g) ?? 0) + f.a);
   return placeInGroups(view, groups, (g) => g.freeSum + (extra.get(g) ?? 0), { ...req, maxK: k, caps: undefined }).ok;
 }
 
@@ -174,6 +187,26 @@ function settle(st: CycleState, src: Source, job: PendingJob): void {
     if (preemptible(st, h, job) && src.allows(h)) return;
     src.next++;
   }
+}
+
+/** Like nextCandidate, without allocating: the chosen source's `list[next - 1]` is the candidate. */
+function nextSource(st: CycleState, sources: Source[], job: PendingJob): Source | undefined {
+  let best: Source | undefined;
+  for (const src of sources) {
+    if (src.consumed >= src.budget) continue;
+    if (!src.settled) {
+      settle(st, src, job);
+      src.settled = true;
+    }
+    const h = src.list[src.next];
+    if (h !== undefined && (best === undefined || compareCandidates(h, best.list[best.next]!) < 0)) best = src;
+  }
+  if (best !== undefined) {
+    best.consumed += best.list[best.next]!.accelerators;
+    best.next++;
+    best.settled = false;
+  }
+  return best;
 }
 
 /** The next candidate over all sources, cheapest first (a lazy k-way merge). */

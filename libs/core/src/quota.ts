@@ -81,6 +81,7 @@ export class QuotaBook {
   private readonly pools = new Map<string, CohortPool>();
   private readonly cohortOf = new Map<string, string | null>();
   private readonly poolMembers = new Map<CohortPool, QuotaEntry[]>();
+  private readonly sortedMembers = new Map<CohortPool, QuotaEntry[]>();
 
   /** `teams` and `quotas` must already be sorted (by name, then team/flavor) for determinism. */
   constructor(teams: readonly Team[], quotas: readonly Quota[]) {
@@ -131,6 +132,7 @@ export class QuotaBook {
     if (pool !== null) {
       if (members === undefined) this.poolMembers.set(pool, [e]);
       else members.push(e);
+      this.sortedMembers.delete(pool);
     }
     return e;
   }
@@ -171,10 +173,15 @@ export class QuotaBook {
   }
 
   /** Teams of `cohort` (sorted by name) holding an entry for `flavor`. */
-  members(cohort: string, flavor: string): QuotaEntry[] {
+  members(cohort: string, flavor: string): readonly QuotaEntry[] {
     const pool = this.pools.get(key(cohort, flavor));
-    const list = pool === undefined ? [] : (this.poolMembers.get(pool) ?? []);
-    return [...list].sort((a, b) => (a.team < b.team ? -1 : a.team > b.team ? 1 : 0));
+    if (pool === undefined) return [];
+    let sorted = this.sortedMembers.get(pool);
+    if (sorted === undefined) {
+      sorted = [...(this.poolMembers.get(pool) ?? [])].sort((a, b) => (a.team < b.team ? -1 : a.team > b.team ? 1 : 0));
+      this.sortedMembers.set(pool, sorted);
+    }
+    return sorted;
   }
 }
 
