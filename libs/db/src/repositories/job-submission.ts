@@ -120,7 +120,8 @@ export class SubmissionBatcher {
 
   private async insert(group: Submission[]): Promise<GroupRow[]> {
     const col = <T>(f: (s: Submission) => T): T[] => group.map(f);
-    const { rows } = await this.db.pool.query<GroupRow>(GROUP_SQL, [
+    // A named statement: Postgres parses and plans the CTE once per connection, not per group.
+    const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v1', text: GROUP_SQL, values: [
       col(() => randomUUID()),
       col((s) => s.job.team),
       col((s) => s.job.name),
@@ -142,7 +143,7 @@ export class SubmissionBatcher {
       col((s) => s.idempotency?.key ?? null),
       col((s) => s.actor),
       col((s) => s.idempotency?.requestHash ?? null),
-    ]);
+    ] });
     if (rows.length !== group.length) throw new Error(`submission statement returned ${rows.length} rows for ${group.length} submissions`);
     return rows;
   }
