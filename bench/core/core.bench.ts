@@ -24,6 +24,8 @@ interface Line {
   cycleCpuMs: number;
   admitted: number;
   preempted: number;
+  /** Of `preempted`, how many were reclaims across teams (the rest are within a team). */
+  reclaimed: number;
   reserved: number;
   violations: number;
   /** Time of one checkInvariants call on this scenario's cycle (the scheduler's runtime guard). */
@@ -99,6 +101,7 @@ function runScenario(sc: Scenario, runs: number): Line {
     cycleCpuMs: round(median(cpu)),
     admitted: warm.result.admissions.length,
     preempted: warm.result.preemptions.length,
+    reclaimed: warm.result.preemptions.filter((p) => p.kind === 'ReclaimWithinCohort').length,
     reserved: warm.result.reservations.length,
     violations: violations.length,
     checkMs: round(checkMs),
