@@ -25,7 +25,7 @@ import { replicasWithin } from './amount.js';
 import { backfillLimits } from './backfill.js';
 import { type CycleState, type Holding, victimBound } from './cycle-state.js';
 import { shapeOf } from './fit.js';
-import { type FreeView, type GangRequest, groupSlots, placeGang, placeInGroups, slotsAnywhere } from './gang-placer.js';
+import { type FreeView, type GangRequest, groupSlots, placeGang, placeInGroups, slotsAnywhere, slotsOn } from './gang-placer.js';
 import type { NodeGroup } from './cluster-state.js';
 import { groupingOf } from './topology.js';
 import type { PendingJob, Preemption, PreemptionKind, ReclaimPolicy, WithinTeamPolicy } from './model.js';
@@ -329,7 +329,19 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   const grouping = groupingOf(job.topology);
   const baseReq = { flavor, shape, minK: job.minReplicas, maxK: job.minReplicas, topology: job.topology };
   let knownFailure = false;
+  /** Level none, after a failed check: an upper bound of replica slots (caps ignored), kept incrementally. */
+  let noneBound = 0;
   let touched: Holding[] = [];
+  /** Releases `h` and returns how many replica slots its flavor's schedulable nodes gained (no caps). */
+  const slotGain = (h: Holding): number => {
+    const nodes = [...new Set(h.replicas.map((r) => r.node))].filter((i) => {
+      const n = st.cluster.nodes[i]!;
+      return n.flavor === flavor && n.schedulable;
+    });
+    const before = nodes.map((i) => slotsOn(st.cluster, i, shape, job.minReplicas));
+    st.release(h);
+    return nodes.reduce((sum, i, j) => sum + slotsOn(st.cluster, i, shape, job.minReplicas) - before[j]!, 0);
+  };
   let lastGood: NodeGroup | undefined;
   const cheapChecks = (victims: readonly Holding[]): ReturnType<typeof backfillLimits> | undefined => {
     if (fl.totalFree < need || maxAddable(e) < need) return undefined;
@@ -341,7 +353,15 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   const inGroup = (g: NodeGroup, caps: Map<number, number> | undefined): boolean =>
     g.freeSum >= need && groupSlots(st.cluster, g, { ...baseReq, caps }) >= job.minReplicas;
   const placementFits = (caps: Map<number, number> | undefined): boolean => {
-    if (grouping === 'none') return placeGang(st.cluster, { ...baseReq, caps }).ok;
+    if (grouping === 'none') {
+      if (knownFailure && noneBound < job.minReplicas) return false;
+      const ok = placeGang(st.cluster, { ...baseReq, caps }).ok;
+      if (!ok) {
+        knownFailure = true;
+        noneBound = slotsAnywhere(st.cluster, baseReq, job.minReplicas);
+      }
+      return ok;
+    }
     if (lastGood !== undefined && inGroup(lastGood, caps)) return true;
     if (knownFailure) {
       const seen = new Set<NodeGroup>();
@@ -385,7 +405,8 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   let ok = false;
   for (let c = nextCandidate(st, sources, job); c !== undefined; c = nextCandidate(st, sources, job)) {
     if (c.src.crossTeam && !isBorrowing(st, c.h.job.team, flavor)) continue;
-    st.release(c.h);
+    if (grouping === 'none' && knownFailure) noneBound += slotGain(c.h);
+    else st.release(c.h);
     victims.push(c.h);
     touched.push(c.h);
     if (fits(victims)) {
