@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { createTestDatabase, JobRepository, type NewJob, type TestDatabase } from '#db';
+import { createTestDatabase, JobRepository, SubmissionQueueFullError, type NewJob, type TestDatabase } from '#db';
 import './harness.js';
 
 const job = (name: string, overrides: Partial<NewJob> = {}): NewJob => ({
@@ -65,5 +65,16 @@ describe('group commit of submissions (JobRepository over a real Postgres)', () 
     expect(transitions.rows[0]!.n).toBe(45);
     const keys = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM idempotency_keys');
     expect(keys.rows[0]!.n).toBe(45);
+  });
+
+  it('refuses submissions beyond the queue bound instead of queueing without limit, and stores none of them', async () => {
+    const repo = new JobRepository({ pool, prisma: undefined as never }, { maxGroup: 1, maxInFlight: 1, maxQueued: 2 });
+    const before = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => repo.submit(job(`burst-${i}`), 'alice', null)));
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(refused.length).toBe(7);
+    expect(refused.every((r) => r.status === 'rejected' && r.reason instanceof SubmissionQueueFullError)).toBe(true);
+    const after = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
+    expect(after - before).toBe(3);
   });
 });

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError, forbidden, notFound, type FieldError } from '#common';
-import { FlavorRepository, JobRepository, TeamRepository, type JobDetail, type NewJob } from '#db';
+import { FlavorRepository, JobRepository, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
 import type { JobState } from '#core';
 import { canActForTeam, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
@@ -35,7 +35,10 @@ export class JobsService {
     if (!canActForTeam(caller, dto.team)) throw forbidden(`${caller.subject} may not submit jobs for team ${dto.team}`);
     const job = normalize(dto);
     const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job) };
-    const result = await this.jobs.submit(job, caller.subject, idempotency);
+    const result = await this.jobs.submit(job, caller.subject, idempotency).catch((error: unknown) => {
+      if (error instanceof SubmissionQueueFullError) throw new AppError('UNAVAILABLE', `the API is overloaded (${error.message}); retry shortly`);
+      throw error;
+    });
     switch (result.kind) {
       case 'created':
         return { created: true, job: jobView(result.job) };

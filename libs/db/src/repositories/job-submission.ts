@@ -59,11 +59,18 @@ interface Submission {
 
 type GroupRow = JobRow & { ord: string; team_ok: boolean; flavors_ok: boolean; id: string | null };
 
+/** Too many submissions already wait for a group: the caller should answer 503 and the client retry. */
+export class SubmissionQueueFullError extends Error {
+  override name = 'SubmissionQueueFullError';
+}
+
 export interface BatcherOptions {
   /** Most submissions in one statement. */
   maxGroup: number;
   /** Most statements in flight at once (each holds one pooled connection). */
   maxInFlight: number;
+  /** Most submissions waiting for a group (default 20 × maxGroup); beyond it submit() rejects. */
+  maxQueued?: number;
 }
 
 export class SubmissionBatcher {
@@ -77,6 +84,10 @@ export class SubmissionBatcher {
   ) {}
 
   submit(job: NewJob, actor: string, idempotency: Submission['idempotency']): Promise<SubmitResult> {
+    const limit = this.options.maxQueued ?? this.options.maxGroup * 20;
+    if (this.queue.length >= limit) {
+      return Promise.reject(new SubmissionQueueFullError(`${this.queue.length} submissions are already waiting to be written`));
+    }
     return new Promise((resolve, reject) => {
       this.queue.push({ job, actor, idempotency, resolve, reject });
       this.pump();
