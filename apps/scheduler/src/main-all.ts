@@ -4,6 +4,7 @@ import { createApiApp } from '../../api/src/api-app.js';
 import { Config, createLogger } from '#common';
 import { CycleTriggerPublisher, registerCycleTriggerHook, schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
+import { kubernetesHandlers, startKubernetesWatchers } from './kubernetes/kubernetes-mode.js';
 
 runMain('quartermaster', async () => {
   const config = Config.fromEnv(process.env);
@@ -13,10 +14,12 @@ runMain('quartermaster', async () => {
   // Cycle triggers after each committed API write (debounced by the scheduler).
   const publisher = new CycleTriggerPublisher(config.redisUrl, settings.redisPrefix, logger);
   registerCycleTriggerHook(api.app.getHttpAdapter().getInstance(), (reason) => publisher.publish(reason));
-  const background = await startRole('both', config, settings, { database: api.database, logger, migrate: false });
+  const background = await startRole('both', config, settings, { database: api.database, logger, migrate: false, kubernetesHandlers: kubernetesHandlers(process.env) });
+  const kube = config.kubeconfig ? await startKubernetesWatchers(config, api.database, settings.redisPrefix, logger) : null;
   await api.listen();
   return {
     async stop() {
+      await kube?.stop();
       await background.stop();
       await api.close();
       await publisher.close();

@@ -2,5 +2,6 @@
 import { Config } from '#common';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
+import { kubernetesHandlers } from './kubernetes/kubernetes-mode.js';
 
-runMain('quartermaster-worker', () => startRole('worker', Config.fromEnv(process.env), schedulerSettingsFromEnv(process.env)));
+runMain('quartermaster-worker', () => startRole('worker', Config.fromEnv(process.env), schedulerSettingsFromEnv(process.env), { kubernetesHandlers: kubernetesHandlers(process.env) }));

@@ -1,0 +1,148 @@
+import type { JobState } from '#core';
+import { FlavorRepository, JobRepository, inTransaction, type DbHandle } from '#db';
+import type { JobPodTemplate, KubeFlavor } from '#kube';
+
+/** Where an imported gang's pods live (set in the job's template by the gang importer). */
+export interface ImportedFrom {
+  namespace: string;
+  gang: string;
+}
+
+/** What the bind handler needs to place a job's pods. */
+export interface BindTarget {
+  id: string;
+  name: string;
+  team: string;
+  priority: number;
+  state: JobState;
+  acceleratorsPerReplica: number;
+  template: JobPodTemplate;
+  importedFrom: ImportedFrom | null;
+  flavor: { name: string; resourceName: string; nodeLabels: Record<string, string> } | null;
+  /** Replica → node, from the job's allocation. */
+  allocations: { replica: number; node: string }[];
+  /** Victims of the current admission: their pods must be gone before this job's are bound. */
+  preemptedJobs: string[];
+}
+
+interface TargetRow {
+  id: string;
+  name: string;
+  team: string;
+  priority: number;
+  state: JobState;
+  accelerators_per_replica: number;
+  template: Record<string, unknown>;
+  flavor: string | null;
+  resource_name: string | null;
+  node_labels: Record<string, string> | null;
+  preempted_jobs: string[];
+}
+
+const ACTOR = 'kubernetes';
+
+/** Postgres reads and writes of Kubernetes mode (jobs' targets, pod-driven state changes, requeue). */
+export class KubeJobStore {
+  private readonly jobs: JobRepository;
+  private readonly flavorRepo: FlavorRepository;
+
+  constructor(private readonly db: DbHandle) {
+    this.jobs = new JobRepository(db);
+    this.flavorRepo = new FlavorRepository(db);
+  }
+
+  async bindTarget(jobId: string): Promise<BindTarget | null> {
+    const { rows } = await this.db.pool.query<TargetRow>(
+      `SELECT j.id, j.name, j.team, j.priority, j.state::text AS state, j.accelerators_per_replica, j.template, j.flavor,
+              f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs
+       FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = $1`,
+      [jobId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const allocations = await this.db.pool.query<{ replica: number; node: string }>(
+      'SELECT replica, node FROM allocations WHERE job_id = $1 ORDER BY replica',
+      [jobId],
+    );
+    const template = row.template;
+    const imported = template['importedFrom'] as ImportedFrom | undefined;
+    return {
+      id: row.id,
+      name: row.name,
+      team: row.team,
+      priority: row.priority,
+      state: row.state,
+      acceleratorsPerReplica: row.accelerators_per_replica,
+      template: {
+        image: typeof template['image'] === 'string' ? template['image'] : '',
+        ...(Array.isArray(template['command']) ? { command: template['command'] as string[] } : {}),
+        ...(Array.isArray(template['args']) ? { args: template['args'] as string[] } : {}),
+        ...(typeof template['env'] === 'object' && template['env'] !== null ? { env: template['env'] as Record<string, string> } : {}),
+        ...(typeof template['cpuMillis'] === 'number' ? { cpuMillis: template['cpuMillis'] } : {}),
+        ...(typeof template['memoryMiB'] === 'number' ? { memoryMiB: template['memoryMiB'] } : {}),
+      },
+      importedFrom: imported && typeof imported.namespace === 'string' ? imported : null,
+      flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,
+      allocations: allocations.rows,
+      preemptedJobs: row.preempted_jobs ?? [],
+    };
+  }
+
+  async state(jobId: string): Promise<{ state: JobState; replicas: number } | null> {
+    const { rows } = await this.db.pool.query<{ state: JobState; replicas: number }>(
+      `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas
+       FROM jobs j WHERE id = $1`,
+      [jobId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** A lifecycle step driven by the cluster (checked against the lifecycle table; terminal → `delete` outbox). */
+  async transition(jobId: string, to: JobState, reason: string): Promise<'changed' | 'unchanged' | 'invalid' | 'missing'> {
+    return (await this.jobs.report(jobId, to, ACTOR, reason)).kind;
+  }
+
+  /**
+   * A replica failed and the policy is `requeue`: the gang goes back to PENDING (through PREEMPTED, as the
+   * lifecycle wants), its allocation is released and a `delete` outbox entry removes its remaining pods.
+   */
+  async requeue(jobId: string, reason: string): Promise<boolean> {
+    return inTransaction(this.db.pool, async (client) => {
+      const { rows } = await client.query<{ state: JobState; team: string; version: number }>(
+        `SELECT state::text AS state, team, version FROM jobs WHERE id = $1 FOR UPDATE`,
+        [jobId],
+      );
+      const job = rows[0];
+      if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return false;
+      await client.query(
+        `UPDATE jobs SET state = 'PENDING', version = version + 1, updated_at = now(), queued_at = now(), preempted_jobs = '{}',
+           admitted_replicas = NULL, started_at = NULL WHERE id = $1`,
+        [jobId],
+      );
+      await client.query('DELETE FROM allocations WHERE job_id = $1', [jobId]);
+      await client.query(
+        `INSERT INTO job_transitions (job_id, "from", "to", reason) VALUES ($1, $2::job_state, 'PREEMPTED', $3), ($1, 'PREEMPTED', 'PENDING', $3)`,
+        [jobId, job.state, reason],
+      );
+      await client.query(
+        `INSERT INTO events (kind, job_id, team, actor, message, data) VALUES ('job.requeued', $1, $2, $3, $4, $5::jsonb)`,
+        [jobId, job.team, ACTOR, `${job.state} → PENDING: ${reason}`, JSON.stringify({ from: job.state, to: 'PENDING', reason })],
+      );
+      await client.query(
+        `INSERT INTO outbox (kind, payload, dedupe_key) VALUES ('delete', $1::jsonb, $2) ON CONFLICT (dedupe_key) DO NOTHING`,
+        [JSON.stringify({ jobId }), `delete:requeue:${jobId}:${job.version}`],
+      );
+      return true;
+    });
+  }
+
+  /** Flavors as the node mapping and gang import need them. */
+  async kubeFlavors(): Promise<KubeFlavor[]> {
+    const flavors = await this.flavorRepo.list();
+    return flavors.map((f) => ({ name: f.name, resourceName: f.resourceName, nodeLabels: f.nodeLabels }));
+  }
+
+  submitter(): JobRepository {
+    return this.jobs;
+  }
+}

@@ -1,0 +1,89 @@
+import type { Logger } from 'pino';
+import { createLogger, type Config } from '#common';
+import { Database } from '#db';
+import { KubeCluster } from '#kube';
+import { CycleTriggerPublisher, type AnySideEffectHandler, type CycleTriggerReason } from '#scheduling';
+import { GangImporter } from './gang-importer.js';
+import { KubeJobStore } from './kube-job-store.js';
+import { kubernetesSettingsFromEnv, type KubernetesSettings } from './kubernetes-settings.js';
+import { NodeStoreSync } from './node-store-sync.js';
+import { PodPhaseSync } from './pod-phase-sync.js';
+import { kubernetesSideEffectHandlers } from './pod-side-effects.js';
+
+function clusterFor(config: Config, settings: KubernetesSettings): KubeCluster {
+  if (!config.kubeconfig) throw new Error('Kubernetes mode needs KUBECONFIG');
+  return KubeCluster.fromKubeconfig(config.kubeconfig, { namespace: settings.namespace, schedulerName: settings.schedulerName });
+}
+
+/** The `kubernetesHandlers` factory of startRole: bind/evict/delete through the Kubernetes API. */
+export function kubernetesHandlers(env: Record<string, string | undefined> = process.env) {
+  return (config: Config, database: Database, logger: Logger): AnySideEffectHandler[] => {
+    const settings = kubernetesSettingsFromEnv(env);
+    return kubernetesSideEffectHandlers(clusterFor(config, settings), new KubeJobStore(database), settings, logger.child({ component: 'kube-side-effects' }));
+  };
+}
+
+export interface KubernetesWatchers {
+  nodes: NodeStoreSync;
+  pods: PodPhaseSync;
+  importer: GangImporter;
+  stop(): Promise<void>;
+}
+
+/**
+ * The cluster → Postgres half of Kubernetes mode: node sync (nodes rows, source `kubernetes`), pod phases
+ * → job states, and the import of annotated foreign gangs; each change publishes a cycle trigger. Safe
+ * to run in several processes (every write is idempotent and checked against the current state).
+ */
+export async function startKubernetesWatchers(config: Config, database: Database, redisPrefix: string, logger: Logger, env: Record<string, string | undefined> = process.env): Promise<KubernetesWatchers> {
+  const settings = kubernetesSettingsFromEnv(env);
+  const cluster = clusterFor(config, settings);
+  const store = new KubeJobStore(database);
+  const log = logger.child({ component: 'kube-watchers' });
+  const publisher = new CycleTriggerPublisher(config.redisUrl, redisPrefix, log);
+  const trigger = (reason: CycleTriggerReason) => (): void => void publisher.publish(reason);
+  const nodes = new NodeStoreSync(cluster, database, () => store.kubeFlavors(), { debounceMs: settings.nodeSyncDebounceMs, flavorRefreshMs: settings.flavorRefreshMs, onChanged: trigger('node.changed') }, log);
+  const pods = new PodPhaseSync(cluster, store, settings.replicaFailure, log, trigger('job.finished'));
+  const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log);
+  await nodes.start();
+  try {
+    await pods.start();
+  } catch (error) {
+    await nodes.stop();
+    throw error;
+  }
+  importer.start();
+  return {
+    nodes,
+    pods,
+    importer,
+    async stop() {
+      await importer.stop();
+      await pods.stop();
+      await nodes.stop();
+      await publisher.close();
+    },
+  };
+}
+
+/**
+ * Starts a role, and in Kubernetes mode the watchers next to it (over a Database of their own, so the
+ * role's lifecycle is untouched); stops both.
+ */
+export async function withKubernetesWatchers(
+  config: Config,
+  redisPrefix: string,
+  start: () => Promise<{ stop(): Promise<void> }>,
+): Promise<{ stop(): Promise<void> }> {
+  const running = await start();
+  if (!config.kubeconfig) return running;
+  const database = new Database(config.databaseUrl, { poolSize: 4, applicationName: 'quartermaster-kube-watchers' });
+  const watchers = await startKubernetesWatchers(config, database, redisPrefix, createLogger(config.logLevel, 'quartermaster-kube'));
+  return {
+    async stop() {
+      await watchers.stop();
+      await database.close();
+      await running.stop();
+    },
+  };
+}

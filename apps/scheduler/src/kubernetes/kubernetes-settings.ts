@@ -1,0 +1,49 @@
+/** Settings of Kubernetes mode (KUBECONFIG set), from the environment. */
+export type ReplicaFailurePolicy = 'fail' | 'requeue';
+
+export interface KubernetesSettings {
+  /** Namespace Quartermaster creates its jobs' pods in (`QM_KUBE_NAMESPACE`, default `default`). */
+  namespace: string;
+  /** schedulerName of Quartermaster's pods (`QM_KUBE_SCHEDULER_NAME`, default `quartermaster`). */
+  schedulerName: string;
+  /** Grace period of evictions and deletions, seconds (`QM_KUBE_GRACE_SECONDS`; unset = the pod's own). */
+  gracePeriodSeconds: number | undefined;
+  /** A Failed replica fails the gang (`fail`, default) or requeues it (`requeue`) — `QM_KUBE_REPLICA_FAILURE`. */
+  replicaFailure: ReplicaFailurePolicy;
+  /** Node changes are written to Postgres at most this often (`QM_KUBE_NODE_SYNC_DEBOUNCE_MS`, 100). */
+  nodeSyncDebounceMs: number;
+  /** Flavors are re-read from Postgres this often (`QM_KUBE_FLAVOR_REFRESH_MS`, 5000). */
+  flavorRefreshMs: number;
+  /** Annotated foreign pods are looked for this often (`QM_KUBE_IMPORT_EVERY_MS`, 1000; 0 = off). */
+  importEveryMs: number;
+}
+
+export class KubernetesSettingsError extends Error {}
+
+function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new KubernetesSettingsError(`${name}=${raw} must be an integer ≥ ${min}`);
+  return value;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function kubernetesSettingsFromEnv(env: Record<string, string | undefined>): KubernetesSettings {
+  const namespace = env['QM_KUBE_NAMESPACE']?.trim() || 'default';
+  if (!DNS_LABEL.test(namespace) || namespace.length > 63) throw new KubernetesSettingsError(`QM_KUBE_NAMESPACE=${namespace} must be a DNS label`);
+  const schedulerName = env['QM_KUBE_SCHEDULER_NAME']?.trim() || 'quartermaster';
+  const policy = env['QM_KUBE_REPLICA_FAILURE']?.trim() || 'fail';
+  if (policy !== 'fail' && policy !== 'requeue') throw new KubernetesSettingsError(`QM_KUBE_REPLICA_FAILURE=${policy} must be fail or requeue`);
+  const grace = env['QM_KUBE_GRACE_SECONDS']?.trim();
+  return {
+    namespace,
+    schedulerName,
+    gracePeriodSeconds: grace === undefined || grace === '' ? undefined : integer(env, 'QM_KUBE_GRACE_SECONDS', 0, 0),
+    replicaFailure: policy,
+    nodeSyncDebounceMs: integer(env, 'QM_KUBE_NODE_SYNC_DEBOUNCE_MS', 100, 0),
+    flavorRefreshMs: integer(env, 'QM_KUBE_FLAVOR_REFRESH_MS', 5000, 100),
+    importEveryMs: integer(env, 'QM_KUBE_IMPORT_EVERY_MS', 1000, 0),
+  };
+}

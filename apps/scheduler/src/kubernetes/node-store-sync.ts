@@ -1,0 +1,145 @@
+import type { Logger } from 'pino';
+import type { ClusterNode } from '#core';
+import type { DbHandle } from '#db';
+import { ClusterNodeSync, type KubeCluster, type KubeFlavor } from '#kube';
+
+/**
+ * Writes the cluster's accelerator nodes (ClusterNodeSync: Node objects plus the capacity other
+ * schedulers' pods hold) into Postgres as `nodes` rows with source `kubernetes`, and asks for a cycle
+ * whenever something changed. A node that left the cluster is deleted, or, while allocations still name
+ * it, kept as unschedulable with no capacity. Flavors are re-read periodically (a new flavor maps nodes).
+ */
+export class NodeStoreSync {
+  private sync: ClusterNodeSync | null = null;
+  private written = new Map<string, string>();
+  private timer: NodeJS.Timeout | null = null;
+  private flavorTimer: NodeJS.Timeout | null = null;
+  private flavorKey = '';
+  private chain: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly cluster: KubeCluster,
+    private readonly db: DbHandle,
+    private readonly loadFlavors: () => Promise<KubeFlavor[]>,
+    private readonly options: { debounceMs: number; flavorRefreshMs: number; onChanged: () => void },
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const flavors = await this.loadFlavors();
+    this.flavorKey = JSON.stringify(flavors);
+    this.sync = await ClusterNodeSync.start(this.cluster, flavors, {
+      onChange: () => this.schedule(),
+      onError: (error) => this.logger.warn({ err: error }, 'node sync watch error'),
+    });
+    await this.flush();
+    this.flavorTimer = setInterval(() => {
+      this.chain = this.chain.then(() => this.refreshFlavors());
+    }, this.options.flavorRefreshMs);
+    this.flavorTimer.unref();
+  }
+
+  /** Writes now (tests, and after a flavor change through the API). */
+  async flushNow(): Promise<void> {
+    await this.refreshFlavors();
+    this.chain = this.chain.then(() => this.flush());
+    await this.chain;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.flavorTimer) clearInterval(this.flavorTimer);
+    await this.chain;
+    await this.sync?.stop();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.chain = this.chain.then(() => this.flush());
+    }, this.options.debounceMs);
+  }
+
+  private async refreshFlavors(): Promise<void> {
+    try {
+      const flavors = await this.loadFlavors();
+      const key = JSON.stringify(flavors);
+      if (key !== this.flavorKey) {
+        this.flavorKey = key;
+        this.sync?.setFlavors(flavors);
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'node sync: cannot read flavors');
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (!this.sync) return;
+    try {
+      const nodes = this.sync.nodes();
+      const changed = nodes.filter((n) => this.written.get(n.name) !== JSON.stringify(n));
+      const present = new Set(nodes.map((n) => n.name));
+      const gone = [...this.written.keys()].filter((name) => !present.has(name));
+      if (changed.length > 0) await this.upsert(changed);
+      const removed = await this.removeMissing(nodes.map((n) => n.name));
+      for (const n of changed) this.written.set(n.name, JSON.stringify(n));
+      for (const name of gone) this.written.delete(name);
+      if (changed.length > 0 || removed > 0) {
+        this.logger.debug({ changed: changed.length, removed }, 'node sync: nodes written');
+        this.options.onChanged();
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'node sync: cannot write nodes, retrying');
+      this.written.clear();
+      if (!this.stopped) setTimeout(() => this.schedule(), 1000).unref();
+    }
+  }
+
+  private async upsert(nodes: ClusterNode[]): Promise<void> {
+    const col = <T>(f: (n: ClusterNode) => T): T[] => nodes.map(f);
+    await this.db.pool.query(
+      `INSERT INTO nodes (name, flavor, accelerators, cpu_millis, memory_mib, zone, block, domain, tpu_shape, schedulable, source,
+                          external_accelerators, external_cpu_millis, external_memory_mib, updated_at)
+       SELECT n.name, n.flavor, n.acc, n.cpu, n.mem, n.zone, n.block, n.domain, n.tpu, n.sched, 'kubernetes', n.xacc, n.xcpu, n.xmem, now()
+       FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
+                   $11::int[], $12::int[], $13::int[]) AS n(name, flavor, acc, cpu, mem, zone, block, domain, tpu, sched, xacc, xcpu, xmem)
+       ON CONFLICT (name) DO UPDATE SET flavor = EXCLUDED.flavor, accelerators = EXCLUDED.accelerators, cpu_millis = EXCLUDED.cpu_millis,
+         memory_mib = EXCLUDED.memory_mib, zone = EXCLUDED.zone, block = EXCLUDED.block, domain = EXCLUDED.domain,
+         tpu_shape = EXCLUDED.tpu_shape, schedulable = EXCLUDED.schedulable, source = 'kubernetes',
+         external_accelerators = EXCLUDED.external_accelerators, external_cpu_millis = EXCLUDED.external_cpu_millis,
+         external_memory_mib = EXCLUDED.external_memory_mib, updated_at = now()`,
+      [
+        col((n) => n.name),
+        col((n) => n.flavor),
+        col((n) => n.accelerators),
+        col((n) => n.cpuMillis),
+        col((n) => n.memoryMiB),
+        col((n) => n.topology.zone ?? null),
+        col((n) => n.topology.block ?? null),
+        col((n) => n.topology.domain ?? null),
+        col((n) => n.topology.tpuShape ?? null),
+        col((n) => n.schedulable),
+        col((n) => n.external?.accelerators ?? 0),
+        col((n) => n.external?.cpuMillis ?? 0),
+        col((n) => n.external?.memoryMiB ?? 0),
+      ],
+    );
+  }
+
+  /** Kubernetes-sourced rows whose Node is gone: deleted, or made unschedulable while allocations name them. */
+  private async removeMissing(present: string[]): Promise<number> {
+    const deleted = await this.db.pool.query(
+      `DELETE FROM nodes n WHERE n.source = 'kubernetes' AND NOT (n.name = ANY($1::text[]))
+         AND NOT EXISTS (SELECT 1 FROM allocations a WHERE a.node = n.name)`,
+      [present],
+    );
+    const fenced = await this.db.pool.query(
+      `UPDATE nodes SET schedulable = false, updated_at = now() WHERE source = 'kubernetes' AND schedulable AND NOT (name = ANY($1::text[]))`,
+      [present],
+    );
+    return (deleted.rowCount ?? 0) + (fenced.rowCount ?? 0);
+  }
+}

@@ -1,0 +1,120 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { LABEL_JOB_ID, type KubeCluster, type ResourceWatch } from '#kube';
+import type { KubeJobStore } from './kube-job-store.js';
+import type { ReplicaFailurePolicy } from './kubernetes-settings.js';
+
+/** What the pods of one gang say about the job: a pure function of their phases. */
+export type GangVerdict = { kind: 'none' } | { kind: 'running' } | { kind: 'succeeded' } | { kind: 'failed'; pod: string };
+
+/**
+ * `replicas` pods make the gang. A Failed pod fails the gang at once; all replicas Succeeded → succeeded;
+ * every replica bound and Running (or already Succeeded) → running. Terminating pods are ignored.
+ */
+export function gangVerdict(pods: readonly V1Pod[], replicas: number): GangVerdict {
+  const live = pods.filter((pod) => !pod.metadata?.deletionTimestamp);
+  const failed = live.find((pod) => pod.status?.phase === 'Failed');
+  if (failed) return { kind: 'failed', pod: `${failed.metadata?.namespace}/${failed.metadata?.name}` };
+  if (replicas <= 0 || live.length < replicas) return { kind: 'none' };
+  const phases = live.map((pod) => pod.status?.phase);
+  if (phases.every((phase) => phase === 'Succeeded')) return { kind: 'succeeded' };
+  if (live.every((pod) => pod.spec?.nodeName) && phases.every((phase) => phase === 'Running' || phase === 'Succeeded')) return { kind: 'running' };
+  return { kind: 'none' };
+}
+
+/**
+ * Watches the pods of Quartermaster's jobs (label `quartermaster.io/job-id`, all namespaces) and moves the
+ * jobs along as their pods do: BINDING → RUNNING, → SUCCEEDED, and on a Failed replica → FAILED (policy
+ * `fail`) or back to PENDING (policy `requeue`). Every change is checked against the job's current
+ * state in Postgres, so several processes running this, or a replayed event, change nothing twice.
+ */
+export class PodPhaseSync {
+  private watch: ResourceWatch<V1Pod> | null = null;
+  private readonly dirty = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly cluster: KubeCluster,
+    private readonly store: KubeJobStore,
+    private readonly policy: ReplicaFailurePolicy,
+    private readonly logger: Logger,
+    private readonly onJobEnded: () => void = () => undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    const mark = (pod: V1Pod): void => {
+      const jobId = pod.metadata?.labels?.[LABEL_JOB_ID];
+      if (!jobId) return;
+      this.dirty.add(jobId);
+      this.schedule();
+    };
+    this.watch = await this.cluster.watchPods(
+      { onAdd: mark, onUpdate: mark, onDelete: mark, onError: (error) => this.logger.warn({ err: error }, 'pod phase watch error') },
+      { allNamespaces: true, labelSelector: LABEL_JOB_ID },
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    await this.watch?.stop();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.running.then(() => this.flush());
+    }, 20);
+  }
+
+  private async flush(): Promise<void> {
+    const jobs = [...this.dirty];
+    this.dirty.clear();
+    for (const jobId of jobs) {
+      try {
+        await this.evaluate(jobId);
+      } catch (error) {
+        this.logger.warn({ err: error, jobId }, 'pod phase sync: cannot update job, will retry on the next pod event');
+        this.dirty.add(jobId);
+      }
+    }
+    if (this.dirty.size > 0 && !this.stopped) setTimeout(() => this.schedule(), 500).unref();
+  }
+
+  private async evaluate(jobId: string): Promise<void> {
+    const job = await this.store.state(jobId);
+    if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return;
+    const pods = (this.watch?.list() ?? []).filter((pod) => pod.metadata?.labels?.[LABEL_JOB_ID] === jobId);
+    const verdict = gangVerdict(pods, job.replicas);
+    const log = this.logger.child({ jobId });
+    switch (verdict.kind) {
+      case 'none':
+        return;
+      case 'running':
+        if (job.state === 'RUNNING') return;
+        if (job.state === 'ADMITTED') await this.store.transition(jobId, 'BINDING', 'pods bound');
+        await this.store.transition(jobId, 'RUNNING', `all ${job.replicas} replicas running`);
+        log.info('job running: every replica Running');
+        return;
+      case 'succeeded':
+        await this.store.transition(jobId, 'SUCCEEDED', `all ${job.replicas} replicas succeeded`);
+        log.info('job succeeded');
+        this.onJobEnded();
+        return;
+      case 'failed':
+        if (this.policy === 'requeue') {
+          await this.store.requeue(jobId, `replica pod ${verdict.pod} failed; gang requeued`);
+          log.info({ pod: verdict.pod }, 'replica failed: gang requeued');
+        } else {
+          await this.store.transition(jobId, 'FAILED', `replica pod ${verdict.pod} failed`);
+          log.info({ pod: verdict.pod }, 'replica failed: gang failed');
+        }
+        this.onJobEnded();
+        return;
+    }
+  }
+}

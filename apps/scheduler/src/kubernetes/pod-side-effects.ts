@@ -1,0 +1,159 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, podManifestForReplica, type KubeCluster } from '#kube';
+import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
+import type { BindTarget, KubeJobStore } from './kube-job-store.js';
+import type { KubernetesSettings } from './kubernetes-settings.js';
+
+const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
+
+/** Thrown (and retried by the queue) while the preemptor waits for its victims' pods to go. */
+export class WaitingForVictimsError extends Error {}
+
+function isTerminal(pod: V1Pod): boolean {
+  return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+}
+
+/** Pods of a job, in any namespace, by the `quartermaster.io/job-id` label. */
+export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[]> {
+  return cluster.listPods({ allNamespaces: true, labelSelector: `${LABEL_JOB_ID}=${jobId}` });
+}
+
+function replicaOf(pod: V1Pod): number | null {
+  const raw = pod.metadata?.labels?.[LABEL_REPLICA];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
+}
+
+/**
+ * Kubernetes-mode side effects. All idempotent: they re-read the job and the cluster and do only what is
+ * missing; a retried or duplicated delivery finds the effect in place and returns.
+ *
+ * - `bind`: waits (by throwing, so the queue retries with backoff) until every pod of the admission's
+ *   victims is gone, moves the job ADMITTED → BINDING, creates one pod per allocated replica (or, for an
+ *   imported gang, uses its existing pods) and binds each to its allocated node through pods/binding.
+ *   A pod already bound there is fine; a stale pod (terminal, terminating, or bound elsewhere — left by an
+ *   earlier admission) is deleted and the entry retried.
+ * - `evict`: evicts every pod of the victim gang through the Eviction API.
+ * - `delete`: deletes every pod of a job that no longer holds an allocation.
+ * - `notify`: nothing to do in the cluster.
+ */
+export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJobStore, settings: KubernetesSettings, logger: Logger): AnySideEffectHandler[] {
+  const grace = settings.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: settings.gracePeriodSeconds };
+  const removeAll = async (jobId: string, how: 'evict' | 'delete'): Promise<number> => {
+    const pods = await listJobPods(cluster, jobId);
+    const results = await Promise.all(
+      pods.map((pod) => {
+        const namespace = pod.metadata?.namespace ?? cluster.namespace;
+        const name = pod.metadata!.name!;
+        return how === 'evict' ? cluster.evictPod(name, { namespace, ...grace }) : cluster.deletePod(name, { namespace, ...grace });
+      }),
+    );
+    return results.filter((r) => r !== 'not-found').length;
+  };
+
+  return [
+    {
+      name: 'bind',
+      handle: async ({ jobId }) => {
+        const target = await store.bindTarget(jobId);
+        if (!target || !HOLDING.has(target.state) || target.allocations.length === 0) {
+          logger.info({ jobId, state: target?.state }, 'bind: job no longer holds an allocation, nothing to bind');
+          return;
+        }
+        await waitForVictims(cluster, target);
+        if (target.state === 'ADMITTED') await store.transition(jobId, 'BINDING', 'binding pods');
+        await bindReplicas(cluster, target, settings, grace);
+        logger.info({ jobId, replicas: target.allocations.length }, 'bind: every replica bound');
+      },
+    },
+    {
+      name: 'evict',
+      handle: async ({ jobId, preemptorJobId }) => {
+        const target = await store.bindTarget(jobId);
+        if (target && HOLDING.has(target.state)) {
+          // Re-admitted since: its current pods are the new admission's (the bind handler replaces stale ones).
+          logger.info({ jobId }, 'evict: job holds again, its pods belong to the new admission');
+          return;
+        }
+        const evicted = await removeAll(jobId, 'evict');
+        logger.info({ jobId, preemptorJobId, evicted }, 'evict: victim gang evicted');
+      },
+    },
+    {
+      name: 'delete',
+      handle: async ({ jobId }) => {
+        const target = await store.bindTarget(jobId);
+        if (target && HOLDING.has(target.state)) {
+          logger.info({ jobId }, 'delete: job holds again, its pods belong to the new admission');
+          return;
+        }
+        const deleted = await removeAll(jobId, 'delete');
+        logger.info({ jobId, deleted }, 'delete: pods removed');
+      },
+    },
+    { name: 'notify', handle: () => Promise.resolve() },
+  ];
+}
+
+async function waitForVictims(cluster: KubeCluster, target: BindTarget): Promise<void> {
+  const remaining: string[] = [];
+  for (const victim of target.preemptedJobs) {
+    const pods = await listJobPods(cluster, victim);
+    for (const pod of pods) if (!isTerminal(pod)) remaining.push(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
+  }
+  if (remaining.length > 0) {
+    throw new WaitingForVictimsError(`waiting for ${remaining.length} pod(s) of preempted gangs to go: ${remaining.slice(0, 5).join(', ')}`);
+  }
+}
+
+async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: KubernetesSettings, grace: { gracePeriodSeconds?: number }): Promise<void> {
+  const existing = new Map<number, V1Pod>();
+  for (const pod of await listJobPods(cluster, target.id)) {
+    const replica = replicaOf(pod);
+    if (replica !== null) existing.set(replica, pod);
+  }
+  const flavor = target.flavor;
+  if (!flavor) throw new PermanentSideEffectError(`job ${target.id} holds an allocation but has no known flavor`);
+  const stale: string[] = [];
+  await Promise.all(
+    target.allocations.map(async ({ replica, node }) => {
+      let pod = existing.get(replica);
+      if (pod && (isTerminal(pod) || pod.metadata?.deletionTimestamp || (pod.spec?.nodeName && pod.spec.nodeName !== node))) {
+        if (target.importedFrom) {
+          throw new PermanentSideEffectError(`imported pod ${pod.metadata?.namespace}/${pod.metadata?.name} is ${pod.status?.phase ?? 'gone'} or bound elsewhere`);
+        }
+        // Left by an earlier admission of this job: remove it, retry once it is gone.
+        await cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid, ...grace });
+        stale.push(pod.metadata!.name!);
+        return;
+      }
+      if (!pod) {
+        if (target.importedFrom) throw new PermanentSideEffectError(`imported gang ${target.importedFrom.namespace}/${target.importedFrom.gang} lost replica ${replica}`);
+        const manifest = podManifestForReplica(
+          {
+            id: target.id,
+            name: target.name,
+            team: target.team,
+            priority: target.priority,
+            replicas: target.allocations.length,
+            acceleratorsPerReplica: target.acceleratorsPerReplica,
+            template: target.template,
+            flavor,
+          },
+          replica,
+          undefined,
+          { namespace: settings.namespace, schedulerName: settings.schedulerName },
+        );
+        pod = (await cluster.createPod(manifest)).pod;
+      }
+      if (pod.spec?.nodeName === node) return;
+      try {
+        await cluster.bindPod(pod.metadata!.name!, node, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid });
+      } catch (error) {
+        if (error instanceof PodBoundElsewhereError) throw new Error(`${error.message}: retrying after removing it`, { cause: error });
+        throw error;
+      }
+    }),
+  );
+  if (stale.length > 0) throw new Error(`removed stale pods of an earlier admission (${stale.join(', ')}); binding on retry`);
+}
