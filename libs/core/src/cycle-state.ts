@@ -71,6 +71,16 @@ export function victimBound(v: VictimList, below: (priority: number) => boolean)
   return v.prefix[lo]! - v.prefix[v.start]!;
 }
 
+/** The value of `map` at `key`, created by `make` when missing. */
+function nested<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) {
+    v = make();
+    map.set(key, v);
+  }
+  return v;
+}
+
 /** Malformed figures in running placements count as zero. */
 const qty = (n: number): number => (isQuantity(n) ? n : 0);
 
@@ -92,7 +102,9 @@ export class CycleState {
   readonly flavors = new Map<string, Flavor>();
   readonly teams = new Map<string, Team>();
   readonly reservations = new ReservationBook();
-  private readonly byTeamFlavor = new Map<string, Holding[]>();
+  private readonly byTeamFlavor = new Map<string, Map<string, Holding[]>>();
+  /** While building: usage per team and flavor, applied to quota and fair share in one go. */
+  private readonly buildUsage = new Map<string, Map<string, number>>();
   private readonly timelines = new Map<string, Holding[]>();
   private unmerged: Holding[] = [];
   private readonly shareListeners: ((team: string) => void)[] = [];
@@ -166,6 +178,13 @@ export class CycleState {
     }
     this.cluster.seal();
     for (const tl of this.timelines.values()) tl.sort(byEnd);
+    for (const [team, byFlavor] of this.buildUsage) {
+      for (const [flavor, x] of byFlavor) {
+        this.quota.add(team, flavor, x);
+        this.share.add(team, flavor, x);
+      }
+    }
+    this.buildUsage.clear();
     this.building = false;
   }
 
@@ -179,13 +198,18 @@ export class CycleState {
     if (!h.removed) return;
     h.removed = false;
     for (const r of h.replicas) this.cluster.apply(r.node, -r.a, -r.c, -r.m);
-    this.quota.add(h.job.team, h.flavor, h.accelerators);
-    this.share.add(h.job.team, h.flavor, h.accelerators);
+    if (this.building) {
+      const u = nested(this.buildUsage, h.job.team, () => new Map<string, number>());
+      u.set(h.flavor, (u.get(h.flavor) ?? 0) + h.accelerators);
+    } else {
+      this.quota.add(h.job.team, h.flavor, h.accelerators);
+      this.share.add(h.job.team, h.flavor, h.accelerators);
+    }
     if (h.indexed !== true) {
       h.indexed = true;
-      const k = tfKey(h.job.team, h.flavor);
-      const list = this.byTeamFlavor.get(k);
-      if (list === undefined) this.byTeamFlavor.set(k, [h]);
+      const byFlavor = nested(this.byTeamFlavor, h.job.team, () => new Map<string, Holding[]>());
+      const list = byFlavor.get(h.flavor);
+      if (list === undefined) byFlavor.set(h.flavor, [h]);
       else list.push(h);
       let tl = this.timelines.get(h.flavor);
       if (tl === undefined) {
@@ -217,7 +241,7 @@ export class CycleState {
 
   /** Live holdings of `team` on `flavor`. */
   holdingsOf(team: string, flavor: string): Holding[] {
-    return (this.byTeamFlavor.get(tfKey(team, flavor)) ?? []).filter((h) => !h.removed);
+    return (this.byTeamFlavor.get(team)?.get(flavor) ?? []).filter((h) => !h.removed);
   }
 
   /**
@@ -231,7 +255,7 @@ export class CycleState {
       // Only work that can ever be a victim this cycle: preemptible, past the minimum runtime, not
       // admitted in this cycle, not evicted already.
       const minRuntimeMs = this.snapshot.options.minRuntimeBeforePreemptionSeconds * 1000;
-      const source = v?.list ?? this.byTeamFlavor.get(k) ?? [];
+      const source = v?.list ?? this.byTeamFlavor.get(team)?.get(flavor) ?? [];
       const list = source
         .filter((h) => !h.admittedThisCycle && h.evicted !== true && h.job.preemptible && this.now - h.admittedAt >= minRuntimeMs)
         .sort(order);
