@@ -105,6 +105,9 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
     const createJob = doc.body.components.schemas.CreateJobDto;
     expect(createJob.required).toEqual(expect.arrayContaining(['name', 'team', 'replicas', 'acceleratorsPerReplica', 'flavors', 'template']));
     expect(Object.keys(createJob.properties)).toEqual(expect.arrayContaining(['minReplicas', 'flavorSelection', 'speeds', 'topology']));
+    const submit = doc.body.paths['/v1/jobs'].post;
+    expect(Object.keys(submit.responses)).toEqual(expect.arrayContaining(['400', '401', '403', '409', '422']));
+    expect(doc.body.components.schemas.ProblemDoc.required).toEqual(expect.arrayContaining(['type', 'title', 'status', 'detail', 'errors']));
   });
 
   it('malformed JSON, wrong content type, non-object bodies, huge bodies and unknown routes are problem+json 4xx', async () => {

@@ -8,6 +8,7 @@ import { AdminOnly } from '../auth/auth.decorators.js';
 import { UsageService } from '../teams/usage.service.js';
 import { NamePipe } from '../validation/name.pipe.js';
 import { PutCohortDto } from './cohort.dto.js';
+import { ApiProblems } from '../problem.doc.js';
 
 /** Per flavor: capacity = Σ members' nominal quota; used/borrowed/lent/pendingDemand summed over members. */
 function cohortView(c: CohortRecord, usage: Map<string, TeamFlavorUsage[]>): unknown {
@@ -35,6 +36,7 @@ function cohortView(c: CohortRecord, usage: Map<string, TeamFlavorUsage[]>): unk
 
 @ApiTags('tenancy')
 @ApiBearerAuth()
+@ApiProblems()
 @Controller('v1/cohorts')
 export class CohortsController {
   constructor(

@@ -6,6 +6,7 @@ import { FlavorRepository, type FlavorRecord } from '#db';
 import { AdminOnly } from '../auth/auth.decorators.js';
 import { NamePipe } from '../validation/name.pipe.js';
 import { DEFAULT_RESOURCE_NAME, PutFlavorDto } from './flavor.dto.js';
+import { ApiProblems } from '../problem.doc.js';
 
 export const flavorView = (f: FlavorRecord): unknown => ({
   name: f.name,
@@ -21,6 +22,7 @@ export const flavorView = (f: FlavorRecord): unknown => ({
 
 @ApiTags('capacity')
 @ApiBearerAuth()
+@ApiProblems()
 @Controller('v1/flavors')
 export class FlavorsController {
   constructor(@Inject(FlavorRepository) private readonly flavors: FlavorRepository) {}

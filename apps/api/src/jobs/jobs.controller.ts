@@ -6,9 +6,11 @@ import type { Principal } from '../auth/principal.js';
 import { CreateJobDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
 import { jobView } from './job.view.js';
 import { JobsService } from './jobs.service.js';
+import { ApiProblems } from '../problem.doc.js';
 
 @ApiTags('jobs')
 @ApiBearerAuth()
+@ApiProblems()
 @Controller('v1/jobs')
 export class JobsController {
   constructor(@Inject(JobsService) private readonly jobs: JobsService) {}

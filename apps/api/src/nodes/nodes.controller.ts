@@ -6,6 +6,7 @@ import { FlavorRepository, NodeRepository, type NodeRecord, pgCode, PG_FOREIGN_K
 import { AdminOnly } from '../auth/auth.decorators.js';
 import { NamePipe } from '../validation/name.pipe.js';
 import { PutNodeDto } from './node.dto.js';
+import { ApiProblems } from '../problem.doc.js';
 
 const nodeView = (n: NodeRecord): unknown => ({
   name: n.name,
@@ -23,6 +24,7 @@ const nodeView = (n: NodeRecord): unknown => ({
 
 @ApiTags('capacity')
 @ApiBearerAuth()
+@ApiProblems()
 @Controller('v1/nodes')
 export class NodesController {
   constructor(

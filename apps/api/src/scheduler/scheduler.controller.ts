@@ -6,11 +6,13 @@ import { NotLeaderError } from '#scheduling';
 import { AdminOnly } from '../auth/auth.decorators.js';
 import { CYCLE_RUNNER } from '../infra/tokens.js';
 import type { CycleRunnerPort } from './cycle-runner.port.js';
+import { ApiProblems } from '../problem.doc.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 @ApiTags('scheduler')
 @ApiBearerAuth()
+@ApiProblems()
 @Controller('v1/scheduler')
 export class SchedulerController {
   constructor(

@@ -9,6 +9,7 @@ import type { Principal } from '../auth/principal.js';
 import { NamePipe } from '../validation/name.pipe.js';
 import { PutQuotaDto, PutTeamDto } from './team.dto.js';
 import { UsageService, usageView } from './usage.service.js';
+import { ApiProblems } from '../problem.doc.js';
 
 const teamView = (t: TeamRecord, usage: TeamFlavorUsage[]): unknown => ({
   name: t.name,
@@ -25,6 +26,7 @@ const quotaView = (q: QuotaRecord | null): unknown =>
 
 @ApiTags('tenancy')
 @ApiBearerAuth()
+@ApiProblems()
 @Controller('v1/teams')
 export class TeamsController {
   constructor(

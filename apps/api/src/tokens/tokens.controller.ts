@@ -6,9 +6,11 @@ import { TeamRepository, TokenRepository } from '#db';
 import { AdminOnly, Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { CreateTokenDto } from './token.dto.js';
+import { ApiProblems } from '../problem.doc.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
+@ApiProblems()
 @Controller('v1')
 export class TokensController {
   constructor(
