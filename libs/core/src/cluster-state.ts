@@ -55,6 +55,7 @@ export class ClusterState {
   private readonly groupings = new Map<string, NodeGroup[]>();
   private readonly memberships: NodeGroup[][];
   private readonly failed = new Map<string, Map<string, FailedShape>>();
+  private readonly largest = new Map<string, number>();
 
   /** `nodes` must be sorted by name. Nodes of unknown flavors are kept but never offered. */
   constructor(
@@ -171,6 +172,22 @@ export class ClusterState {
     }
     this.fc[i] = this.fc[i]! + dC;
     this.fm[i] = this.fm[i]! + dM;
+  }
+
+  /** The largest total allocatable accelerators of one group of `grouping` on `flavor` (0 when none). */
+  largestGroup(flavor: string, grouping: GroupingKey): number {
+    const k = `${flavor}\u0000${grouping}`;
+    let best = this.largest.get(k);
+    if (best === undefined) {
+      best = 0;
+      for (const g of this.groups(flavor, grouping)) {
+        let sum = 0;
+        for (const i of g.nodes) sum += q(this.nodes[i]!.accelerators);
+        best = Math.max(best, sum);
+      }
+      this.largest.set(k, best);
+    }
+    return best;
   }
 
   /** The groups of `grouping` that node `i` belongs to (only groupings already built). */

@@ -9,11 +9,13 @@ import type { CycleState } from './cycle-state.js';
 import { type GangFit, type GangRequest, type ReplicaShape, placeGang } from './gang-placer.js';
 import type { PendingJob } from './model.js';
 import { maxAddable, quotaCeiling } from './quota.js';
+import { groupingOf } from './topology.js';
 import {
   type FlavorFailure,
   capacityMessage,
   ceilingMessage,
   fleetMessage,
+  groupTooSmallMessage,
   noQuotaMessage,
   quotaMessage,
   reservationBlockMessage,
@@ -41,6 +43,11 @@ export function neverFits(st: CycleState, job: PendingJob, flavor: string): FitO
   const fl = st.cluster.flavor(flavor)!;
   if (a > fl.maxAllocatable || need > fl.totalAllocatable) {
     return fail(flavor, 'UNSATISFIABLE', fleetMessage(flavor, job.minReplicas, a, fl.maxAllocatable, fl.totalAllocatable));
+  }
+  const grouping = groupingOf(job.topology);
+  if (grouping !== 'none') {
+    const largest = st.cluster.largestGroup(flavor, grouping);
+    if (need > largest) return fail(flavor, 'UNSATISFIABLE', groupTooSmallMessage(flavor, need, grouping, largest));
   }
   return undefined;
 }

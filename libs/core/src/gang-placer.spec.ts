@@ -107,11 +107,18 @@ describe('topology', () => {
     else expect(nodes).toEqual(wantNodes);
   });
 
-  it('a gang no block can hold is TOPOLOGY_UNSATISFIABLE with the best block named', () => {
-    const r = runCycle(snapshot().nodes(...blocks).quotas(quota).pending(makeJob('j').replicas(5).accelerators(8).topology('block')).build());
+  it('a gang no block can hold right now is TOPOLOGY_UNSATISFIABLE with the best block named', () => {
+    const busy = [...blocks, makeNode('b2-x').zone('z1').block('b2').external(8)].map((b) => b.build());
+    const nodes = busy.map((n) => (n.name === 'b2-0' ? { ...n, external: { accelerators: 8, cpuMillis: 0, memoryMiB: 0 } } : n));
+    const r = runCycle(snapshot().nodes(...nodes).quotas(quota).pending(makeJob('j').replicas(4).accelerators(8).topology('block')).build());
     expect(r.admissions).toEqual([]);
     expect(r.pending[0]).toMatchObject({ code: 'TOPOLOGY_UNSATISFIABLE' });
-    expect(r.pending[0]!.message).toBe('needs 5 × 8 free h100-80gb in one block; best block has room for 4');
+    expect(r.pending[0]!.message).toBe('needs 4 × 8 free h100-80gb in one block; best block has room for 3');
+  });
+
+  it('a gang larger than every block is UNSATISFIABLE', () => {
+    const r = runCycle(snapshot().nodes(...blocks).quotas(quota).pending(makeJob('j').replicas(5).accelerators(8).topology('block')).build());
+    expect(r.pending[0]).toMatchObject({ code: 'UNSATISFIABLE', message: 'needs 40 h100-80gb in one block; the largest block has 32' });
   });
 
   it('a node missing the level label never matches a topology requirement', () => {

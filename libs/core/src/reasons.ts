@@ -44,6 +44,12 @@ export function fleetMessage(flavor: string, replicas: number, perReplica: numbe
   return `needs ${replicas * perReplica} ${flavor}; all schedulable ${flavor} nodes together have ${total}`;
 }
 
+export function groupTooSmallMessage(flavor: string, need: number, grouping: string, largest: number): string {
+  const level = describeGrouping(grouping);
+  if (largest === 0) return `needs ${need} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}`;
+  return `needs ${need} ${flavor} in one ${level}; the largest ${level} has ${largest}`;
+}
+
 export function capacityMessage(flavor: string, replicas: number, perReplica: number, fit: GangFit & { ok: false }, totalFree: number): string {
   if (fit.grouping === 'none') {
     return `needs ${replicas} × ${perReplica} free ${flavor}; room for ${fit.best} now (${totalFree} ${flavor} free in total)`;
