@@ -251,10 +251,18 @@ export function shuffleWithSeed<T>(items: readonly T[], seed: number): T[] {
 
 /**
  * A contended world: one or two flavors, every team in one cohort with quotas that split the fleet
- * (nominal ≈ capacity / teams, borrowing and lending limits drawn), preemption on, submit-heavy events
- * with mixed priorities. Here the queue outgrows the fleet, so within-team preemption and reclaim happen.
+ * (nominal ≈ capacity / teams, borrowing and lending limits drawn), preemption on; a first burst of
+ * priority-0 preemptible jobs of team-0 fills the fleet (so team-0 borrows), then submit-heavy events
+ * with mixed priorities follow.
+ * Here the queue outgrows the fleet, so within-team preemption and reclaim happen.
  */
 export function arbContendedScenario(maxEvents = 16): fc.Arbitrary<Scenario> {
+  const smallJob = arbJobDraw().map((j) => ({
+    ...j,
+    replicas: Math.min(j.replicas, 2),
+    acceleratorsPerReplica: Math.min(j.acceleratorsPerReplica, 4),
+    flavors: [Math.max(0, j.flavors[0]!)],
+  }));
   return arbCluster({ maxNodes: 10, maxTeams: 4, maxCohorts: 1 })
     .map((c) => {
       const flavors = c.flavors.slice(0, 2);
@@ -285,13 +293,19 @@ export function arbContendedScenario(maxEvents = 16): fc.Arbitrary<Scenario> {
           return { cohorts: [{ name: 'cohort-0' }], teams, quotas };
         }),
         options: arbOptions().map((o) => ({ ...o, preemption: true, maxAdmissionsPerTeamPerCycle: null })),
-        events: fc.array(
-          fc.oneof(
-            { weight: 6, arbitrary: fc.record({ type: fc.constant('submit' as const), jobs: fc.array(arbJobDraw().map((j) => ({ ...j, replicas: Math.min(j.replicas, 2), acceleratorsPerReplica: Math.min(j.acceleratorsPerReplica, 4), flavors: [Math.max(0, j.flavors[0]!)] })), { minLength: 1, maxLength: 6 }) }) },
-            { weight: 1, arbitrary: arbEvent() },
-          ),
-          { minLength: 2, maxLength: maxEvents },
-        ),
+        // First a burst of team-0's low-priority preemptible work that fills the fleet, then mixed arrivals.
+        events: fc
+          .tuple(
+            fc.array(smallJob.map((j) => ({ ...j, team: 0, priority: 0, preemptible: true })), { minLength: 4, maxLength: 16 }),
+            fc.array(
+              fc.oneof(
+                { weight: 6, arbitrary: fc.record({ type: fc.constant('submit' as const), jobs: fc.array(smallJob, { minLength: 1, maxLength: 6 }) }) },
+                { weight: 1, arbitrary: arbEvent() },
+              ),
+              { minLength: 1, maxLength: maxEvents },
+            ),
+          )
+          .map(([fill, rest]): ClusterEvent[] => [{ type: 'submit', jobs: fill }, ...rest]),
       }),
     );
 }
