@@ -181,6 +181,7 @@ describe('checkInvariants', () => {
       ['a team has no quota for the admitted flavor', (w) => { w.snapshot.quotas = w.snapshot.quotas.filter((q) => q.team !== 'solo'); }, 'NO_QUOTA'],
       ['a team exceeds nominal + borrowingLimit', (w) => { Object.assign(quota(w.snapshot, 'vision', 'h100'), { nominal: 4, borrowingLimit: 2 }); }, 'TEAM_OVER_QUOTA'],
       ['a team without a cohort goes above nominal', (w) => { Object.assign(quota(w.snapshot, 'solo', 'tpu'), { nominal: 4, borrowingLimit: null }); }, 'TEAM_OVER_QUOTA'],
+      ['an admission is charged to another team', (w) => { adm(w.result, 'solo-tpu').team = 'vision'; }, 'WRONG_TEAM'],
       ['borrowed is larger than the admission', (w) => { adm(w.result, 'vis-high').borrowed = 9; }, 'BORROWED_FIELD'],
       ['a team without a cohort reports borrowing', (w) => { adm(w.result, 'solo-tpu').borrowed = 2; }, 'BORROWED_FIELD'],
     ])('fails when %s', (_name, breakIt, want) => {

@@ -62,6 +62,7 @@ export type ViolationCode =
   | 'GANG_REPLICAS'
   | 'GANG_RESOURCES'
   // rule 3
+  | 'WRONG_TEAM'
   | 'NO_QUOTA'
   | 'TEAM_OVER_QUOTA'
   | 'COHORT_OVERLENT'
@@ -254,7 +255,7 @@ function checkAdmissionShape(ix: SnapshotIndex, a: Admission, out: Violation[]):
   if (!job) return; // reported as UNKNOWN_JOB
   const id = job.id;
   if (a.team !== job.team) {
-    violation(out, 3, 'NO_QUOTA', `admission of ${id} is charged to team ${a.team} but the job belongs to ${job.team}`, id);
+    violation(out, 3, 'WRONG_TEAM', `admission of ${id} is charged to team ${a.team} but the job belongs to ${job.team}`, id);
   }
   if (!job.flavors.includes(a.flavor)) {
     violation(out, 1, 'FLAVOR_NOT_ACCEPTED', `job ${id} admitted on flavor ${a.flavor}, which it does not accept (accepts ${job.flavors.join(', ')})`, id);
