@@ -72,6 +72,7 @@ export interface CliIo {
 }
 
 interface Change {
+  kind: 'quota' | 'nodes';
   label: string;
   apply: (cluster: ClusterSpec, tenancy: TenancySpec) => { cluster: ClusterSpec; tenancy: TenancySpec };
 }
@@ -81,7 +82,7 @@ export function parseQuotaChange(text: string): Change {
   const m = /^([^/=\s]+)\/([^/=\s]+)=(\d+)$/.exec(text);
   if (m === null) throw new UsageError(`--quota '${text}': expected TEAM/FLAVOR=NOMINAL, e.g. vision/h100-80gb=48`);
   const [, team, flavor, n] = m as unknown as [string, string, string, string];
-  return { label: `quota ${team}/${flavor}=${n}`, apply: (cluster, tenancy) => ({ cluster, tenancy: changeQuota(tenancy, team, flavor, Number(n), cluster) }) };
+  return { kind: 'quota', label: `quota ${team}/${flavor}=${n}`, apply: (cluster, tenancy) => ({ cluster, tenancy: changeQuota(tenancy, team, flavor, Number(n), cluster) }) };
 }
 
 /** `h100-80gb=+16` (add 16 nodes) or `h100-80gb=-4` (remove 4). */
@@ -89,7 +90,21 @@ export function parseNodesChange(text: string): Change {
   const m = /^([^=\s]+)=([+-]\d+)$/.exec(text);
   if (m === null) throw new UsageError(`--nodes '${text}': expected FLAVOR=+N or FLAVOR=-N, e.g. h100-80gb=+16`);
   const [, flavor, delta] = m as unknown as [string, string, string];
-  return { label: `nodes ${flavor}${delta}`, apply: (cluster, tenancy) => ({ cluster: changeNodes(cluster, flavor, Number(delta)), tenancy }) };
+  return { kind: 'nodes', label: `nodes ${flavor}${delta}`, apply: (cluster, tenancy) => ({ cluster: changeNodes(cluster, flavor, Number(delta)), tenancy }) };
+}
+
+/** Flavors whose accelerators exceed the teams' nominal quotas: the core lends only nominal quota, so the rest stays idle. */
+export function unownedCapacity(cluster: ClusterSpec, tenancy: TenancySpec): string[] {
+  const capacity = new Map<string, number>();
+  for (const n of cluster.nodes) capacity.set(n.flavor, (capacity.get(n.flavor) ?? 0) + n.accelerators);
+  const nominal = new Map<string, number>();
+  for (const q of tenancy.quotas) nominal.set(q.flavor, (nominal.get(q.flavor) ?? 0) + q.nominal);
+  const notes: string[] = [];
+  for (const [flavor, cap] of capacity) {
+    const owned = nominal.get(flavor) ?? 0;
+    if (cap > owned) notes.push(`${flavor} has ${cap} accelerators but the teams' nominal quotas sum to ${owned}; the ${cap - owned} beyond them are usable only if quotas grow (--quota)`);
+  }
+  return notes;
 }
 
 function selectPolicies(flags: SimulateFlags): PolicyName[] {
@@ -107,6 +122,8 @@ interface Loaded {
   trace: Trace;
   cluster: ClusterSpec;
   tenancy: TenancySpec;
+  /** Set when the tenancy was derived from the fleet (no file, no database): re-derived for a changed fleet. */
+  derive?: (cluster: ClusterSpec) => TenancySpec;
   epochMs: number;
   description: string;
 }
@@ -148,9 +165,13 @@ function load(flags: SimulateFlags, io: CliIo): Loaded {
     trace = { jobs: applySpeedFloor(trace.jobs, flags.speedFloor), rejected: trace.rejected };
   }
   const teams = trace.jobs.map((j) => j.team);
-  const tenancy =
-    flags.tenancy !== undefined ? parseTenancyFile(readText(at(flags.tenancy), 'tenancy file'), basename(flags.tenancy), cluster) : deriveTenancy(teams, vcNodes(), cluster);
-  return { trace, cluster, tenancy, epochMs, description };
+  if (flags.tenancy !== undefined) {
+    const tenancy = parseTenancyFile(readText(at(flags.tenancy), 'tenancy file'), basename(flags.tenancy), cluster);
+    return { trace, cluster, tenancy, epochMs, description };
+  }
+  const weights = vcNodes();
+  const derive = (c: ClusterSpec): TenancySpec => deriveTenancy(teams, weights, c);
+  return { trace, cluster, tenancy: derive(cluster), derive, epochMs, description };
 }
 
 export interface SimulateOutput {
@@ -207,9 +228,13 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
   };
   let changed: SimInput | undefined;
   if (changes.length > 0) {
+    // Fleet changes first; a derived tenancy is re-derived for the new fleet; then quota changes.
     let { cluster, tenancy } = input;
-    for (const c of changes) ({ cluster, tenancy } = c.apply(cluster, tenancy));
+    for (const c of changes) if (c.kind === 'nodes') ({ cluster, tenancy } = c.apply(cluster, tenancy));
+    if (loaded.derive !== undefined) tenancy = loaded.derive(cluster);
+    for (const c of changes) if (c.kind === 'quota') ({ cluster, tenancy } = c.apply(cluster, tenancy));
     changed = { ...input, cluster, tenancy };
+    for (const note of unownedCapacity(cluster, tenancy)) io.stderr.write(`note (what-if): ${note}\n`);
   }
 
   for (const r of loaded.trace.rejected.slice(0, 5)) io.stderr.write(`warning: ${r.source}:${r.line}: ${r.reason} (job rejected)\n`);

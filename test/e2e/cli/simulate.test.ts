@@ -130,6 +130,7 @@ describe('qm simulate: runs', () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.whatIf[0].diff.changes).toEqual(['nodes h100-80gb+1']);
+    expect(r.stderr).toContain("note (what-if): h100-80gb has 16 accelerators but the teams' nominal quotas sum to 8; the 8 beyond them are usable only if quotas grow (--quota)");
     expect(out.whatIf[0].diff.teams.map((t: { team: string }) => t.team)).toEqual(['a', 'b']);
   });
 
