@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DbHandle } from './db-handle.js';
-import type { JobDetail, NewJob, SubmitResult } from './job.records.js';
-import { JOB_COLUMNS, toRecord, type JobRow } from './job.rows.js';
+import type { JobDetail, JobRecord, NewJob, SubmitResult } from './job.records.js';
 
 /**
  * Job submission as one SQL statement for a whole group of submissions (group commit).
@@ -43,11 +42,11 @@ WITH input AS (
     tpu_shape, expected_runtime_seconds, template::jsonb, subject, clock_timestamp(), clock_timestamp()
   FROM ok WHERE team_ok AND flavors_ok AND (key IS NULL OR id IN (SELECT job_id FROM k))
   ORDER BY ord
-  RETURNING ${JOB_COLUMNS}
+  RETURNING id, submitted_at, queued_at
 ), t AS (
   INSERT INTO job_transitions (job_id, "from", "to", at, reason) SELECT id, NULL, 'PENDING', submitted_at, 'submitted' FROM j
 )
-SELECT ok.ord, ok.team_ok, ok.flavors_ok, j.* FROM ok LEFT JOIN j ON j.id = ok.id ORDER BY ok.ord`;
+SELECT ok.ord, ok.team_ok, ok.flavors_ok, j.id, j.submitted_at, j.queued_at FROM ok LEFT JOIN j ON j.id = ok.id ORDER BY ok.ord`;
 
 interface Submission {
   job: NewJob;
@@ -57,7 +56,15 @@ interface Submission {
   reject: (error: unknown) => void;
 }
 
-type GroupRow = JobRow & { ord: string; team_ok: boolean; flavors_ok: boolean; id: string | null };
+/** Only what the database decided is read back; the rest of the new job is what was sent. */
+interface GroupRow {
+  ord: string;
+  team_ok: boolean;
+  flavors_ok: boolean;
+  id: string | null;
+  submitted_at: Date | null;
+  queued_at: Date | null;
+}
 
 /** Too many submissions already wait for a group: the caller should answer 503 and the client retry. */
 export class SubmissionQueueFullError extends Error {
@@ -132,7 +139,7 @@ export class SubmissionBatcher {
   private async insert(group: Submission[]): Promise<GroupRow[]> {
     const col = <T>(f: (s: Submission) => T): T[] => group.map(f);
     // A named statement: Postgres parses and plans the CTE once per connection, not per group.
-    const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v1', text: GROUP_SQL, values: [
+    const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v2', text: GROUP_SQL, values: [
       col(() => randomUUID()),
       col((s) => s.job.team),
       col((s) => s.job.name),
@@ -162,7 +169,7 @@ export class SubmissionBatcher {
   private async outcome(s: Submission, row: GroupRow): Promise<SubmitResult> {
     if (!row.team_ok || !row.flavors_ok) return { kind: 'unknown-references', team: !row.team_ok, flavors: !row.flavors_ok };
     if (row.id !== null) {
-      const record = toRecord(row);
+      const record = newRecord(row.id, s, row.submitted_at!, row.queued_at!);
       return {
         kind: 'created',
         job: { ...record, allocation: [], transitions: [{ from: null, to: 'PENDING', at: record.submittedAt, reason: 'submitted' }] },
@@ -181,4 +188,28 @@ export class SubmissionBatcher {
     if (!existing) throw new Error(`job ${found.job_id} of an Idempotency-Key does not exist`);
     return { kind: 'replayed', job: existing };
   }
+}
+
+/** The stored row of a job just inserted: the submission plus the column defaults of `jobs`. */
+function newRecord(id: string, s: Submission, submittedAt: Date, queuedAt: Date): JobRecord {
+  return {
+    ...s.job,
+    id,
+    state: 'PENDING',
+    flavor: null,
+    admittedReplicas: null,
+    pendingCode: null,
+    pendingMessage: null,
+    pendingPosition: null,
+    pendingEstimatedStartAt: null,
+    preemptedBy: null,
+    preemptionCount: 0,
+    submittedAt,
+    queuedAt,
+    admittedAt: null,
+    startedAt: null,
+    finishedAt: null,
+    createdBy: s.actor,
+    version: 0,
+  };
 }
