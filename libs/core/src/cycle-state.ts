@@ -172,7 +172,10 @@ export class CycleState {
         end: expectedEnd(r.admittedAt, r.expectedRuntimeSeconds, defaultRuntime, this.now),
         admittedThisCycle: false,
         removed: true,
+        // Every field set up front: one object shape for all holdings keeps property access fast.
         preempted: r.preempted,
+        evicted: false,
+        indexed: false,
       };
       this.hold(h);
     }

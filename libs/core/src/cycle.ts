@@ -162,6 +162,9 @@ function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[],
     end: expectedEnd(st.now, job.expectedRuntimeSeconds, st.snapshot.options.defaultExpectedRuntimeSeconds, st.now),
     admittedThisCycle: true,
     removed: true,
+    preempted: undefined,
+    evicted: false,
+    indexed: false,
   };
   st.hold(h);
   return {
