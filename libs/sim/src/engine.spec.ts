@@ -135,6 +135,18 @@ describe('runSimulation (event engine)', () => {
     expect(r.jobs.map((j) => j.id)).toEqual(['j1']);
   });
 
+  it('runs another cycle a grid step later for jobs held back by the per-team admission limit', () => {
+    // A core that admits one job per cycle and holds the rest back with ADMISSION_LIMIT.
+    const onePerCycle = (s: Snapshot): CycleResult => {
+      const r = firstFit({ ...s, pending: s.pending.slice(0, 1) });
+      r.pending.push(...s.pending.slice(1).map((p, i) => ({ jobId: p.id, code: 'ADMISSION_LIMIT' as const, message: 'limit', position: i + 1, estimatedStartAt: null })));
+      return r;
+    };
+    const jobs = [job('j1', 0, 100, { acceleratorsPerReplica: 1 }), job('j2', 0, 100, { acceleratorsPerReplica: 1 }), job('j3', 0, 100, { acceleratorsPerReplica: 1 })];
+    const r = runSimulation(input(jobs, 1, { cycleIntervalSeconds: 10 }), onePerCycle);
+    expect(['j1', 'j2', 'j3'].map((id) => outcome(r, id).firstStartSeconds)).toEqual([0, 10, 20]);
+  });
+
   it('reports jobs the core never admits as unfinished with its last reason', () => {
     const never = (s: Snapshot): CycleResult => ({
       admissions: [],

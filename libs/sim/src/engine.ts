@@ -198,7 +198,9 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     for (const a of result.admissions) admit(a);
     lastPending = result.pending;
     recordAllocation();
-    if (result.preemptions.length > 0) requestCycle(now + Math.max(intervalMs, MS));
+    // Victims may fit elsewhere, and jobs held back only by the per-team admission limit may start in
+    // the next cycle: either way, one more cycle a grid step later (nothing else would trigger it).
+    if (result.preemptions.length > 0 || result.pending.some((p) => p.code === 'ADMISSION_LIMIT')) requestCycle(now + Math.max(intervalMs, MS));
     if (minRuntimeMs > 0 && pending.size > 0) {
       let soonest = Infinity;
       for (const r of running.values()) {
