@@ -9,7 +9,7 @@ import { LABEL_JOB_ID, KubeCluster } from '#kube';
 import { CycleTriggerPublisher, registerCycleTriggerHook, schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, type ApiApp } from '../../apps/api/src/main.js';
 import { startRole, type RunningRole } from '../../apps/scheduler/src/bootstrap.js';
-import { kubernetesHandlers, startKubernetesWatchers, type KubernetesWatchers } from '../../apps/scheduler/src/kubernetes/kubernetes-mode.js';
+import { attachExtender, kubernetesHandlers, startKubernetesWatchers, type KubernetesWatchers } from '../../apps/scheduler/src/kubernetes/kubernetes-mode.js';
 import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
 
 export const ADMIN = 'k8s-scheduler-admin-token-0123456789';
@@ -52,7 +52,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
 }
 
-export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Record<string, string> = {}): Promise<QmEnv> {
+export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Record<string, string> = {}, options: { extender?: boolean } = {}): Promise<QmEnv> {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = uniqueName(label);
@@ -93,6 +93,8 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
   const api = await createApiApp(config, { migrate: false, scheduler: settings, logger });
   const publisher = new CycleTriggerPublisher(config.redisUrl, settings.redisPrefix, logger);
   registerCycleTriggerHook(api.app.getHttpAdapter().getInstance(), (reason) => publisher.publish(reason));
+  let watchersRef: KubernetesWatchers | null = null;
+  if (options.extender) attachExtender(api.app.getHttpAdapter().getInstance(), config, api.database, () => watchersRef?.pods.pods() ?? [], logger, env);
   const url = await api.listen();
 
   const startBackground = async (): Promise<[RunningRole, KubernetesWatchers]> => {
@@ -101,6 +103,7 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
     return [background, watchers];
   };
   let [background, watchers] = await startBackground();
+  watchersRef = watchers;
   const cluster = new KubeCluster(kc, { namespace });
 
   const request: QmEnv['request'] = async (method, path, body) => {
@@ -132,6 +135,7 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
       await background.stop();
       await watchers.stop();
       [background, watchers] = await startBackground();
+      watchersRef = watchers;
     },
     request,
     async ok(method, path, body) {

@@ -4,7 +4,7 @@ import { createApiApp } from '../../api/src/api-app.js';
 import { Config, createLogger } from '#common';
 import { CycleTriggerPublisher, registerCycleTriggerHook, schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
-import { kubernetesHandlers, startKubernetesWatchers } from './kubernetes/kubernetes-mode.js';
+import { attachExtender, kubernetesHandlers, startKubernetesWatchers } from './kubernetes/kubernetes-mode.js';
 
 runMain('quartermaster', async () => {
   const config = Config.fromEnv(process.env);
@@ -16,6 +16,8 @@ runMain('quartermaster', async () => {
   registerCycleTriggerHook(api.app.getHttpAdapter().getInstance(), (reason) => publisher.publish(reason));
   const background = await startRole('both', config, settings, { database: api.database, logger, migrate: false, kubernetesHandlers: kubernetesHandlers(process.env) });
   const kube = config.kubeconfig ? await startKubernetesWatchers(config, api.database, settings.redisPrefix, logger) : null;
+  // Kubernetes mode: the scheduler extender is served by this process's API (deploy/kube-scheduler/config.yaml).
+  if (kube) attachExtender(api.app.getHttpAdapter().getInstance(), config, api.database, () => kube.pods.pods(), logger);
   await api.listen();
   return {
     async stop() {

@@ -1,8 +1,11 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { createLogger, type Config } from '#common';
 import { Database } from '#db';
-import { KubeCluster } from '#kube';
+import { KubeCluster, isTerminalPod, podRequests, schedulerNameOf } from '#kube';
 import { CycleTriggerPublisher, type AnySideEffectHandler, type CycleTriggerReason } from '#scheduling';
+import { ExtenderService } from '../extender/extender-service.js';
+import { registerExtenderRoutes, type RouteHost } from '../extender/extender-routes.js';
 import { GangImporter } from './gang-importer.js';
 import { KubeJobStore } from './kube-job-store.js';
 import { kubernetesSettingsFromEnv, type KubernetesSettings } from './kubernetes-settings.js';
@@ -42,14 +45,36 @@ export async function startKubernetesWatchers(config: Config, database: Database
   const log = logger.child({ component: 'kube-watchers' });
   const publisher = new CycleTriggerPublisher(config.redisUrl, redisPrefix, log);
   const trigger = (reason: CycleTriggerReason) => (): void => void publisher.publish(reason);
-  const nodes = new NodeStoreSync(cluster, database, () => store.kubeFlavors(), { debounceMs: settings.nodeSyncDebounceMs, flavorRefreshMs: settings.flavorRefreshMs, onChanged: trigger('node.changed') }, log);
   const pods = new PodPhaseSync(cluster, store, settings.replicaFailure, log, trigger('job.finished'));
+  const heldByOwnPods = (node: string, resourceName: string): { accelerators: number; cpuMillis: number; memoryMiB: number } => {
+    const held = { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
+    for (const pod of pods.pods()) {
+      if (pod.spec?.nodeName !== node || isTerminalPod(pod) || schedulerNameOf(pod) === settings.schedulerName) continue;
+      let r: { accelerators: number; cpuMillis: number; memoryMiB: number };
+      try {
+        r = podRequests(pod, resourceName || null);
+      } catch {
+        continue; // malformed quantities: ClusterNodeSync could not count it either
+      }
+      held.accelerators += r.accelerators;
+      held.cpuMillis += r.cpuMillis;
+      held.memoryMiB += r.memoryMiB;
+    }
+    return held;
+  };
+  const nodes = new NodeStoreSync(
+    cluster,
+    database,
+    () => store.kubeFlavors(),
+    { debounceMs: settings.nodeSyncDebounceMs, flavorRefreshMs: settings.flavorRefreshMs, onChanged: trigger('node.changed'), heldByOwnPods },
+    log,
+  );
   const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log);
-  await nodes.start();
+  await pods.start();
   try {
-    await pods.start();
+    await nodes.start();
   } catch (error) {
-    await nodes.stop();
+    await pods.stop();
     throw error;
   }
   importer.start();
@@ -86,4 +111,15 @@ export async function withKubernetesWatchers(
       await running.stop();
     },
   };
+}
+
+/**
+ * Serves the scheduler extender (POST /extender/filter|prioritize|bind|preempt) on an HTTP host — the
+ * API's Fastify instance in `npm start` — answering from Postgres and the watchers' pod cache.
+ */
+export function attachExtender(host: RouteHost, config: Config, database: Database, ownPods: () => readonly V1Pod[], logger: Logger, env: Record<string, string | undefined> = process.env): ExtenderService {
+  const settings = kubernetesSettingsFromEnv(env);
+  const service = new ExtenderService(database.pool, clusterFor(config, settings), ownPods);
+  registerExtenderRoutes(host, service, logger.child({ component: 'extender' }));
+  return service;
 }

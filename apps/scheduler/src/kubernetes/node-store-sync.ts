@@ -15,6 +15,7 @@ export class NodeStoreSync {
   private timer: NodeJS.Timeout | null = null;
   private flavorTimer: NodeJS.Timeout | null = null;
   private flavorKey = '';
+  private resourceOf = new Map<string, string>();
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -22,13 +23,23 @@ export class NodeStoreSync {
     private readonly cluster: KubeCluster,
     private readonly db: DbHandle,
     private readonly loadFlavors: () => Promise<KubeFlavor[]>,
-    private readonly options: { debounceMs: number; flavorRefreshMs: number; onChanged: () => void },
+    private readonly options: {
+      debounceMs: number;
+      flavorRefreshMs: number;
+      onChanged: () => void;
+      /**
+       * Usage ClusterNodeSync counts as external but that Quartermaster already holds as allocations: pods
+       * of Quartermaster jobs bound by another scheduler (kube-scheduler through the extender). Subtracted.
+       */
+      heldByOwnPods?: (node: string, resourceName: string) => { accelerators: number; cpuMillis: number; memoryMiB: number };
+    },
     private readonly logger: Logger,
   ) {}
 
   async start(): Promise<void> {
     const flavors = await this.loadFlavors();
     this.flavorKey = JSON.stringify(flavors);
+    this.resourceOf = new Map(flavors.map((f) => [f.name, f.resourceName]));
     this.sync = await ClusterNodeSync.start(this.cluster, flavors, {
       onChange: () => this.schedule(),
       onError: (error) => this.logger.warn({ err: error }, 'node sync watch error'),
@@ -69,6 +80,7 @@ export class NodeStoreSync {
       const key = JSON.stringify(flavors);
       if (key !== this.flavorKey) {
         this.flavorKey = key;
+        this.resourceOf = new Map(flavors.map((f) => [f.name, f.resourceName]));
         this.sync?.setFlavors(flavors);
       }
     } catch (error) {
@@ -79,7 +91,7 @@ export class NodeStoreSync {
   private async flush(): Promise<void> {
     if (!this.sync) return;
     try {
-      const nodes = this.sync.nodes();
+      const nodes = this.sync.nodes().map((n) => this.withoutOwnPods(n));
       const changed = nodes.filter((n) => this.written.get(n.name) !== JSON.stringify(n));
       const present = new Set(nodes.map((n) => n.name));
       const gone = [...this.written.keys()].filter((name) => !present.has(name));
@@ -96,6 +108,19 @@ export class NodeStoreSync {
       this.written.clear();
       if (!this.stopped) setTimeout(() => this.schedule(), 1000).unref();
     }
+  }
+
+  private withoutOwnPods(node: ClusterNode): ClusterNode {
+    const held = this.options.heldByOwnPods?.(node.name, this.resourceOf.get(node.flavor) ?? '');
+    if (!held || !node.external || (held.accelerators === 0 && held.cpuMillis === 0 && held.memoryMiB === 0)) return node;
+    return {
+      ...node,
+      external: {
+        accelerators: Math.max(0, node.external.accelerators - held.accelerators),
+        cpuMillis: Math.max(0, node.external.cpuMillis - held.cpuMillis),
+        memoryMiB: Math.max(0, node.external.memoryMiB - held.memoryMiB),
+      },
+    };
   }
 
   private async upsert(nodes: ClusterNode[]): Promise<void> {

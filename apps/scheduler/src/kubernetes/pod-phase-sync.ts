@@ -56,6 +56,11 @@ export class PodPhaseSync {
     );
   }
 
+  /** Pods of Quartermaster jobs as last seen (empty before start). */
+  pods(): readonly V1Pod[] {
+    return this.watch?.list() ?? [];
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);

@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, podManifestForReplica, type KubeCluster } from '#kube';
 import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
@@ -6,6 +6,18 @@ import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
 
 const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
+
+/** On pods bound by another scheduler (kube-scheduler with the extender): the node the admission chose. */
+export const ANNOTATION_ALLOCATED_NODE = 'quartermaster.io/allocated-node';
+
+async function annotateAllocatedNode(cluster: KubeCluster, pod: V1Pod, node: string): Promise<void> {
+  await cluster.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .patchNamespacedPod(
+      { name: pod.metadata!.name!, namespace: pod.metadata?.namespace ?? cluster.namespace, body: { metadata: { annotations: { [ANNOTATION_ALLOCATED_NODE]: node } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+}
 
 /** Thrown (and retried by the queue) while the preemptor waits for its victims' pods to go. */
 export class WaitingForVictimsError extends Error {}
@@ -147,6 +159,13 @@ async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: 
         pod = (await cluster.createPod(manifest)).pod;
       }
       if (pod.spec?.nodeName === node) return;
+      // A pod that names another scheduler (an imported gang under kube-scheduler) is bound by that
+      // scheduler, which the extender steers to exactly this node.
+      if (pod.spec?.schedulerName && pod.spec.schedulerName !== settings.schedulerName) {
+        // Tell it (and wake it: an update requeues a pod kube-scheduler found unschedulable).
+        if (pod.metadata?.annotations?.[ANNOTATION_ALLOCATED_NODE] !== node) await annotateAllocatedNode(cluster, pod, node);
+        return;
+      }
       try {
         await cluster.bindPod(pod.metadata!.name!, node, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid });
       } catch (error) {

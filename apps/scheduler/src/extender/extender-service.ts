@@ -1,0 +1,144 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Pool } from 'pg';
+import { LABEL_JOB_ID, LABEL_REPLICA, type KubeCluster } from '#kube';
+import {
+  MAX_EXTENDER_PRIORITY,
+  type ExtenderArgs,
+  type ExtenderBindingArgs,
+  type ExtenderBindingResult,
+  type ExtenderFilterResult,
+  type ExtenderPreemptionArgs,
+  type ExtenderPreemptionResult,
+  type HostPriority,
+} from './extender-types.js';
+
+const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
+
+/** Which Quartermaster job and replica a pod is, from its labels (set on our pods and on imported gangs). */
+export function podIdentity(pod: V1Pod | undefined): { jobId: string; replica: number } | null {
+  const labels = pod?.metadata?.labels ?? {};
+  const jobId = labels[LABEL_JOB_ID];
+  const replica = labels[LABEL_REPLICA];
+  if (!jobId || replica === undefined || !/^\d+$/.test(replica)) return null;
+  return { jobId, replica: Number(replica) };
+}
+
+/** Pods that ask to be a gang (quartermaster.io/gang annotation) but are not imported yet. */
+function isUnimportedGangPod(pod: V1Pod | undefined): boolean {
+  return pod?.metadata?.annotations?.['quartermaster.io/gang'] !== undefined && podIdentity(pod) === null;
+}
+
+interface Decision {
+  state: string;
+  pendingMessage: string | null;
+  node: string | null;
+}
+
+/**
+ * The scheduler extender: kube-scheduler asks, Quartermaster's committed decisions answer. For a pod of
+ * a Quartermaster gang (our pods, or imported annotated pods): filter keeps only the node the admission
+ * allocated to that replica, and rejects every node while the gang is not admitted (so no gang is ever
+ * partly bound); prioritize scores that node highest; bind binds only there (pods/binding, idempotent);
+ * preempt lets kube-scheduler preempt nothing for them (Quartermaster preempts whole gangs itself).
+ * Pods that are not Quartermaster's pass filter untouched, are steered to the fullest nodes (packing),
+ * and may preempt only victims that are not Quartermaster pods.
+ */
+export class ExtenderService {
+  constructor(
+    private readonly pool: Pool,
+    private readonly cluster: KubeCluster,
+    /** Pods of Quartermaster jobs as the pod watch sees them (for the preempt verb's uid lookup). */
+    private readonly ownPods: () => readonly V1Pod[],
+  ) {}
+
+  private async decision(jobId: string, replica: number): Promise<Decision | null> {
+    const { rows } = await this.pool.query<{ state: string; pending_message: string | null; node: string | null }>(
+      `SELECT j.state::text AS state, j.pending_message, a.node
+       FROM jobs j LEFT JOIN allocations a ON a.job_id = j.id AND a.replica = $2 WHERE j.id = $1`,
+      [jobId, replica],
+    );
+    const row = rows[0];
+    return row ? { state: row.state, pendingMessage: row.pending_message, node: row.node } : null;
+  }
+
+  async filter(args: ExtenderArgs): Promise<ExtenderFilterResult> {
+    const names = args.NodeNames ?? (args.Nodes?.items ?? []).map((n) => n.metadata?.name ?? '');
+    const result = (keep: string[], failed: Record<string, string>, unresolvable: Record<string, string> = {}): ExtenderFilterResult => ({
+      ...(args.NodeNames || !args.Nodes ? { NodeNames: keep } : { Nodes: { ...args.Nodes, items: args.Nodes.items.filter((n) => keep.includes(n.metadata?.name ?? '')) } }),
+      FailedNodes: failed,
+      FailedAndUnresolvableNodes: unresolvable,
+      Error: '',
+    });
+    const rejectAll = (reason: string): ExtenderFilterResult => result([], Object.fromEntries(names.map((n) => [n, reason])));
+    if (!args.Pod) return { NodeNames: [], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: 'ExtenderArgs.Pod is required' };
+    if (isUnimportedGangPod(args.Pod)) return rejectAll('Quartermaster: gang not imported yet (waiting for all its pods)');
+    const identity = podIdentity(args.Pod);
+    if (!identity) return result(names, {});
+    const decision = await this.decision(identity.jobId, identity.replica);
+    if (!decision) return rejectAll(`Quartermaster: job ${identity.jobId} is unknown`);
+    if (!HOLDING.has(decision.state) || decision.node === null) {
+      return rejectAll(`Quartermaster: gang ${identity.jobId} is not admitted (${decision.state}${decision.pendingMessage ? `: ${decision.pendingMessage}` : ''})`);
+    }
+    const node = decision.node;
+    const keep = names.filter((n) => n === node);
+    const failed = Object.fromEntries(names.filter((n) => n !== node).map((n) => [n, `Quartermaster: replica ${identity.replica} of gang ${identity.jobId} is allocated to ${node}`]));
+    return result(keep, failed);
+  }
+
+  async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
+    const names = args.NodeNames ?? (args.Nodes?.items ?? []).map((n) => n.metadata?.name ?? '');
+    const identity = podIdentity(args.Pod);
+    if (identity) {
+      const decision = await this.decision(identity.jobId, identity.replica);
+      return names.map((Host) => ({ Host, Score: decision?.node === Host ? MAX_EXTENDER_PRIORITY : 0 }));
+    }
+    // Packing: the more of a node is in use (our allocations plus others' pods), the higher its score.
+    const { rows } = await this.pool.query<{ name: string; used: number; total: number }>(
+      `SELECT n.name, n.external_accelerators + COALESCE((SELECT sum(a.accelerators) FROM allocations a WHERE a.node = n.name), 0)::int AS used,
+              n.accelerators AS total
+       FROM nodes n WHERE n.name = ANY($1::text[])`,
+      [names],
+    );
+    const byName = new Map(rows.map((r) => [r.name, r]));
+    return names.map((Host) => {
+      const row = byName.get(Host);
+      const score = row && row.total > 0 ? Math.round((MAX_EXTENDER_PRIORITY * Math.min(row.used, row.total)) / row.total) : 0;
+      return { Host, Score: score };
+    });
+  }
+
+  async bind(args: ExtenderBindingArgs): Promise<ExtenderBindingResult> {
+    if (!args.PodName || !args.PodNamespace || !args.Node) return { Error: 'ExtenderBindingArgs needs PodName, PodNamespace and Node' };
+    try {
+      const pod = await this.cluster.getPod(args.PodName, args.PodNamespace);
+      if (!pod) return { Error: `pod ${args.PodNamespace}/${args.PodName} not found` };
+      const identity = podIdentity(pod);
+      if (identity) {
+        const decision = await this.decision(identity.jobId, identity.replica);
+        if (!decision || !HOLDING.has(decision.state) || decision.node !== args.Node) {
+          return { Error: `Quartermaster: replica ${identity.replica} of gang ${identity.jobId} is not allocated to ${args.Node}` };
+        }
+      }
+      await this.cluster.bindPod(args.PodName, args.Node, { namespace: args.PodNamespace, ...(args.PodUID ? { uid: args.PodUID } : {}) });
+      return { Error: '' };
+    } catch (error) {
+      return { Error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  preempt(args: ExtenderPreemptionArgs): ExtenderPreemptionResult {
+    if (podIdentity(args.Pod) || isUnimportedGangPod(args.Pod)) return { NodeNameToMetaVictims: {} };
+    const ours = new Set(this.ownPods().map((p) => p.metadata?.uid).filter((uid): uid is string => !!uid));
+    const meta: Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> = {};
+    for (const [node, victims] of Object.entries(args.NodeNameToMetaVictims ?? {})) meta[node] = victims;
+    for (const [node, victims] of Object.entries(args.NodeNameToVictims ?? {})) {
+      meta[node] = { Pods: victims.Pods.map((p) => ({ UID: p.metadata?.uid ?? '' })), NumPDBViolations: victims.NumPDBViolations };
+    }
+    const allowed: Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> = {};
+    for (const [node, victims] of Object.entries(meta)) {
+      if (victims.Pods.some((p) => ours.has(p.UID))) continue;
+      allowed[node] = victims;
+    }
+    return { NodeNameToMetaVictims: allowed };
+  }
+}

@@ -1,0 +1,104 @@
+// The real kube-scheduler, configured with deploy/kube-scheduler/config.yaml (Quartermaster as extender,
+// urlPrefix pointed at this test's API), schedules annotated gangs only where Quartermaster's quota and
+// gang decisions allow: every pod lands on the node its replica was allocated, an unplaceable or
+// over-quota gang gets no pod bound, and pods that are not Quartermaster's are scheduled as usual.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { V1Pod } from '@kubernetes/client-node';
+import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
+import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+
+let qm: QmEnv;
+let kubeScheduler: RunningKubeScheduler;
+
+beforeAll(async () => {
+  qm = await startQm('qm-ext', 4, {}, { extender: true });
+  await seedTenancy(qm);
+  await qm.ok('PUT', '/v1/teams/nlp/quotas/a100', { nominal: 8, borrowingLimit: 0, lendingLimit: null });
+  await eventually('8 nodes synced', async () => {
+    const nodes = ((await qm.ok('GET', '/v1/nodes')) as { items: { source: string }[] }).items;
+    return nodes.filter((n) => n.source === 'kubernetes').length === 8 ? true : undefined;
+  });
+  kubeScheduler = await startKubeScheduler(readRepoFile('deploy/kube-scheduler/config.yaml'), (config) => {
+    const [extender] = config.extenders as Record<string, unknown>[];
+    extender!.urlPrefix = `${qm.url}/extender`;
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await kubeScheduler?.stop();
+  await qm?.close();
+}, 120_000);
+
+const gangPod = (name: string, team: string, gang: string, size: number, gpus: number): V1Pod => ({
+  metadata: {
+    name,
+    annotations: { 'quartermaster.io/team': team, 'quartermaster.io/gang': gang, 'quartermaster.io/gang-size': String(size), 'quartermaster.io/flavor': 'a100' },
+  },
+  // No schedulerName: the default scheduler (kube-scheduler) schedules them, asking the extender.
+  spec: { containers: [{ name: 'c', image: 'x', resources: { limits: { 'nvidia.com/gpu': String(gpus) } } }] },
+});
+
+type Job = { id: string; state: string; allocation?: { replica: number; node: string }[] };
+
+describe('kube-scheduler with Quartermaster as extender', () => {
+  it('binds a gang only to the nodes its replicas were allocated, and never part of a gang', async () => {
+    const create = (pod: V1Pod): Promise<V1Pod> => qm.core.createNamespacedPod({ namespace: qm.namespace, body: pod });
+    for (let i = 0; i < 3; i++) await create(gangPod(`ok-${i}`, 'vision', 'ok', 3, 8));
+    // Over quota (nlp: 8 a100 nominal, no borrowing): 2 × 8 never admitted.
+    for (let i = 0; i < 2; i++) await create(gangPod(`quota-${i}`, 'nlp', 'quota', 2, 8));
+
+    const jobOf = async (prefix: string, n: number): Promise<string | undefined> => {
+      const pods = (await qm.cluster.listPods({ namespace: qm.namespace })).filter((p) => p.metadata!.name!.startsWith(prefix));
+      const id = pods[0]?.metadata?.labels?.['quartermaster.io/job-id'];
+      return pods.length === n && id && pods.every((p) => p.metadata?.labels?.['quartermaster.io/job-id'] === id) ? id : undefined;
+    };
+    const okJob = await eventually('gang ok imported', () => jobOf('ok-', 3));
+    const quotaJob = await eventually('gang quota imported', () => jobOf('quota-', 2));
+
+    await eventually('kube-scheduler bound the admitted gang', async () => {
+      const pods = await qm.jobPods(okJob);
+      return pods.length === 3 && pods.every((p) => p.spec?.nodeName) ? true : undefined;
+    }, 90_000);
+    const job = (await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job;
+    for (const pod of await qm.jobPods(okJob)) {
+      expect(pod.spec?.schedulerName).toBe('default-scheduler');
+      const replica = Number(pod.metadata!.labels!['quartermaster.io/replica']);
+      expect(pod.spec?.nodeName).toBe(job.allocation!.find((a) => a.replica === replica)!.node);
+    }
+    // kube-scheduler consulted the extender (its log carries the extender's rejections before admission);
+    // Quartermaster's own worker never binds pods that name another scheduler.
+    expect(kubeScheduler.logs()).toContain('Quartermaster: gang not imported yet');
+
+    // Over quota: PENDING, and kube-scheduler bound none of its pods.
+    const quota = (await qm.ok('GET', `/v1/jobs/${quotaJob}`)) as Job & { pending?: { code: string } };
+    expect(quota.state).toBe('PENDING');
+    // Never within nlp's quota (16 > 8 + 0): the core reports it unsatisfiable (or over quota).
+    expect(quota.pending?.code).toMatch(/^(QUOTA_EXCEEDED|UNSATISFIABLE)$/);
+    expect((await qm.jobPods(quotaJob)).filter((p) => p.spec?.nodeName)).toHaveLength(0);
+
+    // Pods running: the job follows.
+    await qm.kubelet();
+    await eventually('gang running', async () => (((await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job).state === 'RUNNING' ? true : undefined));
+    expect((await qm.jobPods(quotaJob)).filter((p) => p.spec?.nodeName)).toHaveLength(0);
+  }, 180_000);
+
+  it('answers the extender verbs directly: filter rejects every node for a gang not admitted, bind refuses a wrong node', async () => {
+    const pods = (await qm.cluster.listPods({ namespace: qm.namespace })).filter((p) => p.metadata!.name!.startsWith('quota-'));
+    const nodes = qm.nodes.filter((n) => n.includes('-a100-'));
+    const post = async (verb: string, body: unknown): Promise<Record<string, unknown>> => {
+      const res = await fetch(`${qm.url}/extender/${verb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Record<string, unknown>;
+    };
+    const filter = await post('filter', { Pod: pods[0], NodeNames: nodes });
+    expect(filter.NodeNames).toEqual([]);
+    expect(Object.keys(filter.FailedNodes as object).sort()).toEqual([...nodes].sort());
+    expect(String(Object.values(filter.FailedNodes as object)[0])).toMatch(/not admitted/);
+    const bind = await post('bind', { PodName: pods[0]!.metadata!.name, PodNamespace: qm.namespace, PodUID: pods[0]!.metadata!.uid, Node: nodes[0] });
+    expect(String(bind.Error)).toMatch(/not allocated/);
+    const preempt = await post('preempt', { Pod: pods[0], NodeNameToMetaVictims: { [nodes[0]!]: { Pods: [{ UID: 'x' }], NumPDBViolations: 0 } } });
+    expect(preempt.NodeNameToMetaVictims).toEqual({});
+    const bad = await fetch(`${qm.url}/extender/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' });
+    expect(bad.status).toBe(400);
+  }, 60_000);
+});
