@@ -15,6 +15,8 @@ export class OutboxRelay {
     private readonly queue: SideEffectQueue,
     private readonly logger: Logger,
     private readonly pageSize = 2000,
+    /** A due entry still pending this long after it became due gets its queue job checked (see repair). */
+    private readonly staleAfterMs = 10_000,
   ) {}
 
   async enqueueCommitted(entries: readonly OutboxRef[]): Promise<void> {
@@ -29,6 +31,11 @@ export class OutboxRelay {
       const page = await this.store.listDue(now, this.pageSize, afterId);
       if (page.length === 0) break;
       await this.queue.enqueue(page);
+      const stale = page.filter((e) => e.availableAt !== undefined && now.getTime() - e.availableAt.getTime() > this.staleAfterMs);
+      if (stale.length > 0) {
+        const repaired = await this.queue.repair(stale);
+        if (repaired > 0) this.logger.warn({ repaired }, 'outbox entries whose queue job was lost or finished were enqueued again');
+      }
       total += page.length;
       afterId = page[page.length - 1]!.id;
       if (page.length < this.pageSize) break;

@@ -11,6 +11,8 @@ export interface OutboxRecord {
 export interface OutboxRef {
   id: string;
   kind: string;
+  /** When the entry became due (listDue fills it; used to find entries stuck in a damaged queue). */
+  availableAt?: Date;
 }
 
 /** Outbox persistence (implemented over libs/db). */

@@ -49,6 +49,24 @@ export class SideEffectQueue {
     );
   }
 
+  /**
+   * Re-enqueues entries whose queue job is in no list (`unknown`: its keys were partly lost, e.g. Redis
+   * flushed or failed over mid-write) or already finished while Postgres still says pending. Such a job
+   * id would make `enqueue` a no-op forever. Returns how many were repaired.
+   */
+  async repair(entries: readonly OutboxRef[]): Promise<number> {
+    let repaired = 0;
+    for (const entry of entries) {
+      const jobId = sideEffectJobId(entry.id);
+      const state = await this.queue.getJobState(jobId);
+      if (state !== 'unknown' && state !== 'completed' && state !== 'failed') continue;
+      await this.queue.remove(jobId).catch(() => 0);
+      await this.enqueue([entry]);
+      repaired++;
+    }
+    return repaired;
+  }
+
   async close(): Promise<void> {
     await this.queue.close();
   }

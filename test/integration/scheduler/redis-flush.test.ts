@@ -57,6 +57,9 @@ describe('Redis flushed while jobs flow', () => {
     await waitFor('every outbox entry done', async () => {
       const o = await outboxStates(db.pool);
       return Object.keys(o).length === 1 && o['done']! > 0;
+    }, 60_000).catch(async (error: unknown) => {
+      const { rows } = await db.pool.query(`SELECT id, kind, status, attempts, last_error, available_at, created_at FROM outbox WHERE status <> 'done' ORDER BY id LIMIT 10`);
+      throw new Error(`${(error as Error).message}; not done: ${JSON.stringify(rows)}`);
     });
     expect(flushes).toBeGreaterThanOrEqual(4);
     expect(deletedKeys).toBeGreaterThan(0);

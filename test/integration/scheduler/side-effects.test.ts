@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
 import { Database, createTestDatabase, type TestDatabase } from '#db';
 import {
   OutboxRelay,
@@ -7,7 +8,9 @@ import {
   SideEffectQueue,
   SideEffectWorker,
   PermanentSideEffectError,
+  SIDE_EFFECT_QUEUE,
   redisConnection,
+  sideEffectJobId,
   standaloneHandlers,
   type AnySideEffectHandler,
   type QueueSettings,
@@ -152,5 +155,29 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
     expect(calls).toBe(4);
     await w.close();
     await queue.close();
+  });
+
+  it('repairs an entry whose queue job lost its list entry but kept its hash (a partial flush), which re-adding alone cannot fix', async () => {
+    const prefix = uniquePrefix('fx');
+    const queue = new SideEffectQueue(settings(prefix));
+    const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger, 100, 0);
+    const ids = await insertOutbox(5, 'bind', 'orphan');
+    await relay.enqueueCommitted(ids.map((id) => ({ id, kind: 'bind' })));
+    const redis = new Redis(REDIS_URL);
+    await redis.del(`${prefix}:${SIDE_EFFECT_QUEUE}:wait`, `${prefix}:${SIDE_EFFECT_QUEUE}:marker`); // the job hashes survive
+    redis.disconnect();
+    expect(await queue.queue.getJobState(sideEffectJobId(ids[0]!))).toBe('unknown');
+
+    const w = worker(prefix, standaloneHandlers());
+    w.start();
+    try {
+      await waitFor('orphaned entries done', async () => {
+        await relay.enqueueAllDue(new Date());
+        return (await statuses(ids))['done'] === ids.length;
+      });
+    } finally {
+      await w.close();
+      await queue.close();
+    }
   });
 });

@@ -6,13 +6,13 @@ export class PgOutboxStore implements OutboxStore {
   constructor(private readonly pool: Pool) {}
 
   async listDue(now: Date, limit: number, afterId?: string): Promise<OutboxRef[]> {
-    const { rows } = await this.pool.query<{ id: string; kind: string }>(
-      `SELECT id::text AS id, kind FROM outbox
+    const { rows } = await this.pool.query<{ id: string; kind: string; available_at: Date }>(
+      `SELECT id::text AS id, kind, available_at FROM outbox
        WHERE status = 'pending' AND available_at <= $1 AND id > $2::bigint
        ORDER BY id LIMIT $3`,
       [now, afterId ?? '0', limit],
     );
-    return rows;
+    return rows.map((r) => ({ id: r.id, kind: r.kind, availableAt: r.available_at }));
   }
 
   async get(id: string): Promise<OutboxRecord | null> {
