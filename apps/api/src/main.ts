@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { Config, ConfigError } from '#common';
-import { SchedulerSettingsError, schedulerSettingsFromEnv } from '#scheduling';
+import { CycleTriggerPublisher, registerCycleTriggerHook, SchedulerSettingsError, schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, StartupError } from './api-app.js';
 
 export { createApiApp, StartupError, type ApiApp, type ApiAppOptions } from './api-app.js';
@@ -13,10 +13,14 @@ export { ApiModule } from './app.module.js';
 export async function startApi(env: NodeJS.ProcessEnv): Promise<void> {
   try {
     const config = Config.fromEnv(env);
-    const api = await createApiApp(config, { scheduler: schedulerSettingsFromEnv(env) });
+    const settings = schedulerSettingsFromEnv(env);
+    const api = await createApiApp(config, { scheduler: settings });
+    // A separate scheduler process runs the cycles: tell it (debounced on its side) after each committed write.
+    const publisher = new CycleTriggerPublisher(config.redisUrl, settings.redisPrefix, api.logger);
+    registerCycleTriggerHook(api.app.getHttpAdapter().getInstance(), (reason) => publisher.publish(reason));
     await api.listen();
     const stop = (): void => {
-      api.close().then(
+      Promise.all([api.close(), publisher.close()]).then(
         () => process.exit(0),
         () => process.exit(1),
       );
