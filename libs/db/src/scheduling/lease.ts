@@ -50,12 +50,13 @@ export async function acquireOrRenewLease(db: SqlHandle, name: string, holder: s
 }
 
 /**
- * Gives the lease up when `holder` has it (graceful shutdown): it expires now and has no holder, so a
- * standby takes it at once, with a new fencing token.
+ * Gives the lease up when `holder` has it (graceful shutdown): it has no holder and expired long ago
+ * (the epoch, not `now()`: a later transaction's `now()` can read the same or an earlier instant when the
+ * database clock is stepped), so a standby takes it at once, with a new fencing token.
  */
 export async function releaseLease(db: SqlHandle, name: string, holder: string): Promise<void> {
   await db.pool.query(
-    `UPDATE scheduler_leases SET holder = '', expires_at = now(), renewed_at = now()
+    `UPDATE scheduler_leases SET holder = '', expires_at = to_timestamp(0), renewed_at = now()
      WHERE name = $1 AND holder = $2`,
     [name, holder],
   );
