@@ -52,15 +52,15 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
 }
 
-export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Record<string, string> = {}, options: { extender?: boolean } = {}): Promise<QmEnv> {
+export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Record<string, string> = {}, options: { extender?: boolean; existingNodes?: { names: string[]; h100Product: string; a100Product: string } } = {}): Promise<QmEnv> {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = uniqueName(label);
   await createNamespace(core, namespace);
-  const h100Product = uniqueName('H100');
-  const a100Product = uniqueName('A100');
-  const nodes: string[] = [];
-  for (let i = 0; i < nodesPerFlavor; i++) {
+  const h100Product = options.existingNodes?.h100Product ?? uniqueName('H100');
+  const a100Product = options.existingNodes?.a100Product ?? uniqueName('A100');
+  const nodes: string[] = options.existingNodes ? [...options.existingNodes.names] : [];
+  for (let i = 0; i < (options.existingNodes ? 0 : nodesPerFlavor); i++) {
     for (const [kind, product] of [['h100', h100Product], ['a100', a100Product]] as const) {
       const name = uniqueName(`${label}-${kind}-${i}`);
       nodes.push(name);

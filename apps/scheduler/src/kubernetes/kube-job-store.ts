@@ -97,6 +97,29 @@ export class KubeJobStore {
     return rows[0] ?? null;
   }
 
+  /**
+   * A non-terminal step (ADMITTED → BINDING, ADMITTED|BINDING → RUNNING) in one statement: the job row,
+   * its transition and its event, only when the job is still in `from` (a replay changes nothing).
+   */
+  async advance(jobId: string, from: 'ADMITTED' | 'BINDING', to: 'BINDING' | 'RUNNING', reason: string): Promise<boolean> {
+    const { rows } = await this.db.pool.query<{ n: number }>(
+      `WITH u AS (
+         UPDATE jobs SET state = $3::text::job_state, version = version + 1, updated_at = now(),
+           started_at = CASE WHEN $3::text = 'RUNNING' AND started_at IS NULL THEN now() ELSE started_at END
+         WHERE id = $1::uuid AND state = $2::text::job_state RETURNING id, team
+       ), t AS (
+         INSERT INTO job_transitions (job_id, "from", "to", reason) SELECT id, $2::text::job_state, $3::text::job_state, $4::text FROM u
+       ), e AS (
+         INSERT INTO events (kind, job_id, team, actor, message, data)
+         SELECT 'job.' || lower($3::text), id, team, $5::text, $2::text || ' → ' || $3::text || ': ' || $4::text,
+                jsonb_build_object('from', $2::text, 'to', $3::text) FROM u
+       )
+       SELECT count(*)::int AS n FROM u`,
+      [jobId, from, to, reason, ACTOR],
+    );
+    return (rows[0]?.n ?? 0) > 0;
+  }
+
   /** A lifecycle step driven by the cluster (checked against the lifecycle table; terminal → `delete` outbox). */
   async transition(jobId: string, to: JobState, reason: string): Promise<'changed' | 'unchanged' | 'invalid' | 'missing'> {
     return (await this.jobs.report(jobId, to, ACTOR, reason)).kind;

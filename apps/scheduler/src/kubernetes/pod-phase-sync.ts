@@ -91,9 +91,11 @@ export class PodPhaseSync {
   }
 
   private async evaluate(jobId: string): Promise<void> {
+    const pods = (this.watch?.list() ?? []).filter((pod) => pod.metadata?.labels?.[LABEL_JOB_ID] === jobId);
+    // Nothing to decide while any live pod is still Pending and none failed: skip the database.
+    if (gangVerdict(pods, pods.length).kind === 'none') return;
     const job = await this.store.state(jobId);
     if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return;
-    const pods = (this.watch?.list() ?? []).filter((pod) => pod.metadata?.labels?.[LABEL_JOB_ID] === jobId);
     const verdict = gangVerdict(pods, job.replicas);
     const log = this.logger.child({ jobId });
     switch (verdict.kind) {
@@ -101,8 +103,8 @@ export class PodPhaseSync {
         return;
       case 'running':
         if (job.state === 'RUNNING') return;
-        if (job.state === 'ADMITTED') await this.store.transition(jobId, 'BINDING', 'pods bound');
-        await this.store.transition(jobId, 'RUNNING', `all ${job.replicas} replicas running`);
+        if (job.state === 'ADMITTED') await this.store.advance(jobId, 'ADMITTED', 'BINDING', 'pods bound');
+        await this.store.advance(jobId, 'BINDING', 'RUNNING', `all ${job.replicas} replicas running`);
         log.info('job running: every replica Running');
         return;
       case 'succeeded':

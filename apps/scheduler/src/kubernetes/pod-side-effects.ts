@@ -1,6 +1,6 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, podManifestForReplica, type KubeCluster } from '#kube';
+import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, PodTerminatingError, podManifestForReplica, type KubeCluster } from '#kube';
 import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
@@ -72,8 +72,8 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, state: target?.state }, 'bind: job no longer holds an allocation, nothing to bind');
           return;
         }
-        await waitForVictims(cluster, target);
-        if (target.state === 'ADMITTED') await store.transition(jobId, 'BINDING', 'binding pods');
+        if (target.preemptedJobs.length > 0) await waitForVictims(cluster, target);
+        if (target.state === 'ADMITTED') await store.advance(jobId, 'ADMITTED', 'BINDING', 'binding pods');
         await bindReplicas(cluster, target, settings, grace);
         logger.info({ jobId, replicas: target.allocations.length }, 'bind: every replica bound');
       },
@@ -119,10 +119,14 @@ async function waitForVictims(cluster: KubeCluster, target: BindTarget): Promise
 }
 
 async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: KubernetesSettings, grace: { gracePeriodSeconds?: number }): Promise<void> {
+  // Imported gangs: their pods exist already. Our own jobs: createPod is idempotent (an existing pod of the
+  // same job is returned), so no listing is needed on the hot path.
   const existing = new Map<number, V1Pod>();
-  for (const pod of await listJobPods(cluster, target.id)) {
-    const replica = replicaOf(pod);
-    if (replica !== null) existing.set(replica, pod);
+  if (target.importedFrom) {
+    for (const pod of await listJobPods(cluster, target.id)) {
+      const replica = replicaOf(pod);
+      if (replica !== null) existing.set(replica, pod);
+    }
   }
   const flavor = target.flavor;
   if (!flavor) throw new PermanentSideEffectError(`job ${target.id} holds an allocation but has no known flavor`);
@@ -130,15 +134,6 @@ async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: 
   await Promise.all(
     target.allocations.map(async ({ replica, node }) => {
       let pod = existing.get(replica);
-      if (pod && (isTerminal(pod) || pod.metadata?.deletionTimestamp || (pod.spec?.nodeName && pod.spec.nodeName !== node))) {
-        if (target.importedFrom) {
-          throw new PermanentSideEffectError(`imported pod ${pod.metadata?.namespace}/${pod.metadata?.name} is ${pod.status?.phase ?? 'gone'} or bound elsewhere`);
-        }
-        // Left by an earlier admission of this job: remove it, retry once it is gone.
-        await cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid, ...grace });
-        stale.push(pod.metadata!.name!);
-        return;
-      }
       if (!pod) {
         if (target.importedFrom) throw new PermanentSideEffectError(`imported gang ${target.importedFrom.namespace}/${target.importedFrom.gang} lost replica ${replica}`);
         const manifest = podManifestForReplica(
@@ -156,7 +151,24 @@ async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: 
           undefined,
           { namespace: settings.namespace, schedulerName: settings.schedulerName },
         );
-        pod = (await cluster.createPod(manifest)).pod;
+        try {
+          pod = (await cluster.createPod(manifest)).pod;
+        } catch (error) {
+          if (error instanceof PodTerminatingError) {
+            stale.push(manifest.metadata!.name!);
+            return;
+          }
+          throw error;
+        }
+      }
+      if (isTerminal(pod) || pod.metadata?.deletionTimestamp || (pod.spec?.nodeName && pod.spec.nodeName !== node)) {
+        if (target.importedFrom) {
+          throw new PermanentSideEffectError(`imported pod ${pod.metadata?.namespace}/${pod.metadata?.name} is ${pod.status?.phase ?? 'gone'} or bound elsewhere`);
+        }
+        // Left by an earlier admission of this job: remove it, retry once it is gone.
+        if (!pod.metadata?.deletionTimestamp) await cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid, ...grace });
+        stale.push(pod.metadata!.name!);
+        return;
       }
       if (pod.spec?.nodeName === node) return;
       // A pod that names another scheduler (an imported gang under kube-scheduler) is bound by that
@@ -174,5 +186,5 @@ async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: 
       }
     }),
   );
-  if (stale.length > 0) throw new Error(`removed stale pods of an earlier admission (${stale.join(', ')}); binding on retry`);
+  if (stale.length > 0) throw new Error(`stale pods of an earlier admission are being removed (${stale.join(', ')}); binding on retry`);
 }
