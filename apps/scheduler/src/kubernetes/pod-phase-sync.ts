@@ -31,6 +31,8 @@ export function gangVerdict(pods: readonly V1Pod[], replicas: number): GangVerdi
 export class PodPhaseSync {
   private watch: ResourceWatch<V1Pod> | null = null;
   private readonly dirty = new Set<string>();
+  /** Pods by job id, kept from the watch's events (evaluating a job must not scan every pod). */
+  private readonly byJob = new Map<string, Map<string, V1Pod>>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -44,14 +46,28 @@ export class PodPhaseSync {
   ) {}
 
   async start(): Promise<void> {
-    const mark = (pod: V1Pod): void => {
+    const mark = (pod: V1Pod, deleted = false): void => {
       const jobId = pod.metadata?.labels?.[LABEL_JOB_ID];
       if (!jobId) return;
+      const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+      let pods = this.byJob.get(jobId);
+      if (deleted) {
+        pods?.delete(key);
+        if (pods?.size === 0) this.byJob.delete(jobId);
+      } else {
+        if (!pods) this.byJob.set(jobId, (pods = new Map<string, V1Pod>()));
+        pods.set(key, pod);
+      }
       this.dirty.add(jobId);
       this.schedule();
     };
     this.watch = await this.cluster.watchPods(
-      { onAdd: mark, onUpdate: mark, onDelete: mark, onError: (error) => this.logger.warn({ err: error }, 'pod phase watch error') },
+      {
+        onAdd: (pod) => mark(pod),
+        onUpdate: (pod) => mark(pod),
+        onDelete: (pod) => mark(pod, true),
+        onError: (error) => this.logger.warn({ err: error }, 'pod phase watch error'),
+      },
       { allNamespaces: true, labelSelector: LABEL_JOB_ID },
     );
   }
@@ -91,7 +107,7 @@ export class PodPhaseSync {
   }
 
   private async evaluate(jobId: string): Promise<void> {
-    const pods = (this.watch?.list() ?? []).filter((pod) => pod.metadata?.labels?.[LABEL_JOB_ID] === jobId);
+    const pods = [...(this.byJob.get(jobId)?.values() ?? [])];
     // Nothing to decide while any live pod is still Pending and none failed: skip the database.
     if (gangVerdict(pods, pods.length).kind === 'none') return;
     const job = await this.store.state(jobId);
