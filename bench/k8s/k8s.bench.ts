@@ -3,7 +3,8 @@
 // Quartermaster (REST submission → cycle → pods created and bound through pods/binding) binds N
 // single-GPU jobs' pods on the same nodes. Prints one JSON line.
 //   QM_BENCH_NODES (500), QM_BENCH_PODS (4000), QM_BENCH_KS_QPS (unset = kube-scheduler's stock client
-//   QPS/burst 50/100; set e.g. 1000 to lift it).
+//   QPS/burst 50/100; set e.g. 1000 to lift it), QM_WORKER_CONCURRENCY (128 here: binds are I/O-bound
+//   API calls; the service's own default is 32).
 import { execFileSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { seedTenancy, startQm } from '../../test/k8s/scheduler-harness.js';
 const NODES = Number(process.env.QM_BENCH_NODES ?? 500);
 const PODS = Number(process.env.QM_BENCH_PODS ?? 4000);
 const KS_QPS = process.env.QM_BENCH_KS_QPS;
+const WORKER_CONCURRENCY = process.env.QM_WORKER_CONCURRENCY ?? '128';
 const root = new URL('../../', import.meta.url).pathname;
 
 async function pool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<unknown>): Promise<void> {
@@ -99,7 +101,7 @@ async function main(): Promise<void> {
     const qm = await startQm(
       'bench',
       0,
-      { QM_KUBE_IMPORT_EVERY_MS: '0', ...(process.env.QM_WORKER_CONCURRENCY ? { QM_WORKER_CONCURRENCY: process.env.QM_WORKER_CONCURRENCY } : {}) },
+      { QM_KUBE_IMPORT_EVERY_MS: '0', QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY },
       { existingNodes: { names, h100Product, a100Product } },
     );
     try {
@@ -137,7 +139,7 @@ async function main(): Promise<void> {
           ratio: Math.round((quartermasterPodsPerSec / kubeSchedulerPodsPerSec) * 100) / 100,
           kubeSchedulerClientQps: KS_QPS ? Number(KS_QPS) : 'stock (50)',
           quartermasterSubmitSeconds: Math.round(qmSubmitSeconds * 10) / 10,
-          quartermasterWorkerConcurrency: Number(process.env.QM_WORKER_CONCURRENCY ?? 32),
+          quartermasterWorkerConcurrency: Number(WORKER_CONCURRENCY),
         })}\n`,
       );
     } finally {
