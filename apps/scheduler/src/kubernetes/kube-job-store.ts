@@ -21,6 +21,8 @@ export interface BindTarget {
   flavor: { name: string; resourceName: string; nodeLabels: Record<string, string> } | null;
   /** Replica → node, from the job's allocation. */
   allocations: { replica: number; node: string }[];
+  /** Identifies the current admission (admitted_at, ms): pods of an earlier admission are stale. */
+  admission: string;
   /** Victims of the current admission: their pods must be gone before this job's are bound. */
   preemptedJobs: string[];
 }
@@ -37,6 +39,7 @@ interface TargetRow {
   resource_name: string | null;
   node_labels: Record<string, string> | null;
   preempted_jobs: string[];
+  admission: string | null;
 }
 
 const ACTOR = 'kubernetes';
@@ -54,7 +57,8 @@ export class KubeJobStore {
   async bindTarget(jobId: string): Promise<BindTarget | null> {
     const { rows } = await this.db.pool.query<TargetRow>(
       `SELECT j.id, j.name, j.team, j.priority, j.state::text AS state, j.accelerators_per_replica, j.template, j.flavor,
-              f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs
+              f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
+              (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission
        FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = $1`,
       [jobId],
     );
@@ -85,6 +89,7 @@ export class KubeJobStore {
       flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,
       allocations: allocations.rows,
       preemptedJobs: row.preempted_jobs ?? [],
+      admission: row.admission ?? '',
     };
   }
 

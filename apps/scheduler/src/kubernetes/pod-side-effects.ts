@@ -9,6 +9,8 @@ const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
 
 /** On pods bound by another scheduler (kube-scheduler with the extender): the node the admission chose. */
 export const ANNOTATION_ALLOCATED_NODE = 'quartermaster.io/allocated-node';
+/** On Quartermaster's own pods: the admission they were created for (a later admission replaces them). */
+export const ANNOTATION_ADMISSION = 'quartermaster.io/admission';
 
 async function annotateAllocatedNode(cluster: KubeCluster, pod: V1Pod, node: string): Promise<void> {
   await cluster.kubeConfig
@@ -151,6 +153,7 @@ async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: 
           undefined,
           { namespace: settings.namespace, schedulerName: settings.schedulerName },
         );
+        manifest.metadata!.annotations = { ...manifest.metadata!.annotations, [ANNOTATION_ADMISSION]: target.admission };
         try {
           pod = (await cluster.createPod(manifest)).pod;
         } catch (error) {
@@ -161,12 +164,15 @@ async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: 
           throw error;
         }
       }
-      if (isTerminal(pod) || pod.metadata?.deletionTimestamp || (pod.spec?.nodeName && pod.spec.nodeName !== node)) {
+      const earlierAdmission = !target.importedFrom && pod.metadata?.annotations?.[ANNOTATION_ADMISSION] !== target.admission;
+      if (earlierAdmission || isTerminal(pod) || pod.metadata?.deletionTimestamp || (pod.spec?.nodeName && pod.spec.nodeName !== node)) {
         if (target.importedFrom) {
           throw new PermanentSideEffectError(`imported pod ${pod.metadata?.namespace}/${pod.metadata?.name} is ${pod.status?.phase ?? 'gone'} or bound elsewhere`);
         }
         // Left by an earlier admission of this job: remove it, retry once it is gone.
-        if (!pod.metadata?.deletionTimestamp) await cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid, ...grace });
+        // No uid precondition: libs/kube's deletePod sends it as a body, and the API server then ignores the
+        // gracePeriodSeconds query parameter (the pod would linger Terminating for its default 30 s).
+        if (!pod.metadata?.deletionTimestamp) await cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, ...grace });
         stale.push(pod.metadata!.name!);
         return;
       }

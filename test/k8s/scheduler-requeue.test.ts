@@ -1,0 +1,42 @@
+// QM_KUBE_REPLICA_FAILURE=requeue: a Failed replica sends the whole gang back to PENDING, its pods are
+// removed, and the gang is admitted and bound again (fresh pods, same deterministic names).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { eventually, gangBody, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+
+let qm: QmEnv;
+
+beforeAll(async () => {
+  qm = await startQm('qm-requeue', 2, { QM_KUBE_REPLICA_FAILURE: 'requeue', QM_REQUEUE_BACKOFF_BASE_MS: '100', QM_REQUEUE_BACKOFF_MAX_MS: '200' });
+  await seedTenancy(qm);
+  await eventually('4 nodes synced', async () => {
+    const nodes = ((await qm.ok('GET', '/v1/nodes')) as { items: { source: string }[] }).items;
+    return nodes.filter((n) => n.source === 'kubernetes').length === 4 ? true : undefined;
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await qm?.close();
+}, 120_000);
+
+describe('replica failure policy requeue', () => {
+  it('requeues the gang whole and binds it again', async () => {
+    const id = ((await qm.ok('POST', '/v1/jobs', gangBody({ name: 'rq' }))) as { id: string }).id;
+    const bound = async (): Promise<string[] | undefined> => {
+      const pods = await qm.jobPods(id);
+      return pods.length === 2 && pods.every((p) => p.spec?.nodeName && !p.metadata?.deletionTimestamp) ? pods.map((p) => p.metadata!.uid!) : undefined;
+    };
+    const first = await eventually('gang bound', bound);
+    await qm.kubelet();
+    await eventually('running', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string }).state === 'RUNNING' ? true : undefined));
+    const [victim] = await qm.jobPods(id);
+    await qm.cluster.patchPodStatus(victim!.metadata!.name!, { phase: 'Failed' }, qm.namespace);
+    const again = await eventually('bound again with fresh pods', async () => {
+      const uids = await bound();
+      return uids && uids.every((uid) => !first.includes(uid)) ? uids : undefined;
+    }, 60_000);
+    expect(again).toHaveLength(2);
+    const events = ((await qm.ok('GET', `/v1/jobs/${id}/events`)) as { items?: { kind: string }[] } | { kind: string }[]);
+    const kinds = (Array.isArray(events) ? events : (events.items ?? [])).map((e) => e.kind);
+    expect(kinds).toContain('job.requeued');
+  }, 120_000);
+});
