@@ -2,6 +2,7 @@ import pg from 'pg';
 import { createPrismaClient } from './client.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import { poolConfig } from './migrate/connection.js';
+import { inTransaction } from './repositories/db-handle.js';
 
 export interface DatabaseOptions {
   /** Most connections of the shared pool (default 10). */
@@ -37,18 +38,7 @@ export class Database {
 
   /** Runs `fn` in one transaction on one pooled connection (BEGIN … COMMIT, ROLLBACK on throw). */
   async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    return inTransaction(this.pool, fn);
   }
 
   /** Throws unless Postgres answers within `timeoutMs` (for /readyz). */

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { FencingError } from '#db';
+import { FencingError, inTransaction } from '#db';
 import type { RequeuedJob, ReconcileStore } from '../reconciler.js';
 import type { JobStateCount } from '../scheduler-metrics.js';
 import type { PgCycleLock } from './pg-cycle-lock.js';
@@ -32,7 +32,7 @@ export class PgReconcileStore implements ReconcileStore {
   }
 
   async requeueStuckAdmissions(input: Parameters<ReconcileStore['requeueStuckAdmissions']>[0]): Promise<RequeuedJob[]> {
-    return this.lock.withLock(() => this.inTransaction(async (client) => {
+    return this.lock.withLock(() => inTransaction(this.pool, async (client) => {
       await assertFencing(client, input.fencing);
       const { rows } = await client.query<{ id: string; team: string; state: string; requeues: number }>(
         `SELECT j.id, j.team, j.state::text AS state,
@@ -81,20 +81,6 @@ export class PgReconcileStore implements ReconcileStore {
     return rows;
   }
 
-  private async inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-  }
 }
 
 async function assertFencing(client: PoolClient, fencing: { leaseName: string; token: bigint }): Promise<void> {
