@@ -6,7 +6,7 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { Config, createLogger } from '#common';
 import { createTestDatabase, type TestDatabase } from '#db';
 import { LABEL_JOB_ID, KubeCluster } from '#kube';
-import { CycleTriggerPublisher, registerCycleTriggerHook, schedulerSettingsFromEnv } from '#scheduling';
+import { schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, type ApiApp } from '../../apps/api/src/main.js';
 import { startRole, type RunningRole } from '../../apps/scheduler/src/bootstrap.js';
 import { attachExtender, kubernetesHandlers, startKubernetesWatchers, type KubernetesWatchers } from '../../apps/scheduler/src/kubernetes/kubernetes-mode.js';
@@ -91,8 +91,6 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
   const settings = schedulerSettingsFromEnv(env);
   const logger = createLogger(config.logLevel, `qm-k8s-${label}`);
   const api = await createApiApp(config, { migrate: false, scheduler: settings, logger });
-  const publisher = new CycleTriggerPublisher(config.redisUrl, settings.redisPrefix, logger);
-  registerCycleTriggerHook(api.app.getHttpAdapter().getInstance(), (reason) => publisher.publish(reason));
   let watchersRef: KubernetesWatchers | null = null;
   if (options.extender) attachExtender(api.app.getHttpAdapter().getInstance(), config, api.database, () => watchersRef?.pods.pods() ?? [], logger, env);
   const url = await api.listen();
@@ -157,7 +155,6 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
     async close() {
       await background.stop();
       await watchers.stop();
-      await publisher.close();
       await api.close();
       await cleanUp(core, namespace, nodes);
       await db.drop();

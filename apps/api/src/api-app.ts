@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl } from '#common';
 import { runCycle } from '#core';
 import { Database, migrateDatabase } from '#db';
-import { ManualCycle, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
+import { CycleTriggerPublisher, ManualCycle, registerCycleTriggerHook, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
 import { ApiModule } from './app.module.js';
 import type { Infrastructure } from './infra/infra.module.js';
 import { createRedis, withTimeout } from './infra/redis.js';
@@ -89,10 +89,10 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     throw error;
   }
 
+  const settings = options.scheduler ?? schedulerSettingsFromEnv({});
   const ownsCycles = options.cycles === undefined;
   const cycles =
-    options.cycles ??
-    new ManualCycle({ database, settings: options.scheduler ?? schedulerSettingsFromEnv({}), redisUrl: config.redisUrl, logger, schedule: runCycle });
+    options.cycles ?? new ManualCycle({ database, settings, redisUrl: config.redisUrl, logger, schedule: runCycle });
   let app: NestFastifyApplication;
   try {
     app = await buildNestApp(config, { config, logger, database, redis, cycles }, options.imports ?? []);
@@ -101,6 +101,9 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     await release();
     throw error;
   }
+  // After each committed write that may let a job start, tell the scheduler (it debounces), wherever it runs.
+  const triggers = new CycleTriggerPublisher(config.redisUrl, settings.redisPrefix, logger);
+  registerCycleTriggerHook(app.getHttpAdapter().getInstance(), (why) => triggers.publish(why));
   return {
     app,
     database,
@@ -116,6 +119,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     },
     async close() {
       await app.close();
+      await triggers.close();
       if (ownsCycles) await cycles.close?.().catch(() => undefined);
       await release();
     },

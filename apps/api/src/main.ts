@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { Config, ConfigError } from '#common';
-import { CycleTriggerPublisher, registerCycleTriggerHook, SchedulerSettingsError, schedulerSettingsFromEnv } from '#scheduling';
+import { SchedulerSettingsError, schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, StartupError } from './api-app.js';
 
 export { createApiApp, StartupError, type ApiApp, type ApiAppOptions } from './api-app.js';
@@ -13,14 +13,10 @@ export { ApiModule } from './app.module.js';
 export async function startApi(env: NodeJS.ProcessEnv): Promise<void> {
   try {
     const config = Config.fromEnv(env);
-    const settings = schedulerSettingsFromEnv(env);
-    const api = await createApiApp(config, { scheduler: settings });
-    // A separate scheduler process runs the cycles: tell it (debounced on its side) after each committed write.
-    const publisher = new CycleTriggerPublisher(config.redisUrl, settings.redisPrefix, api.logger);
-    registerCycleTriggerHook(api.app.getHttpAdapter().getInstance(), (reason) => publisher.publish(reason));
+    const api = await createApiApp(config, { scheduler: schedulerSettingsFromEnv(env) });
     await api.listen();
     const stop = (): void => {
-      Promise.all([api.close(), publisher.close()]).then(
+      api.close().then(
         () => process.exit(0),
         () => process.exit(1),
       );

@@ -2,7 +2,7 @@
 // logger; the scheduler still elects itself through the lease, so several such processes are safe.
 import { createApiApp } from '../../api/src/api-app.js';
 import { Config, createLogger } from '#common';
-import { CycleTriggerPublisher, registerCycleTriggerHook, schedulerSettingsFromEnv } from '#scheduling';
+import { schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
 import { attachExtender, kubernetesHandlers, startKubernetesWatchers } from './kubernetes/kubernetes-mode.js';
 
@@ -11,9 +11,7 @@ runMain('quartermaster', async () => {
   const settings = schedulerSettingsFromEnv(process.env);
   const logger = createLogger(config.logLevel, 'quartermaster');
   const api = await createApiApp(config, { logger, scheduler: settings });
-  // Cycle triggers after each committed API write (debounced by the scheduler).
-  const publisher = new CycleTriggerPublisher(config.redisUrl, settings.redisPrefix, logger);
-  registerCycleTriggerHook(api.app.getHttpAdapter().getInstance(), (reason) => publisher.publish(reason));
+  // createApiApp publishes a cycle trigger after each committed API write (debounced by the scheduler).
   const background = await startRole('both', config, settings, { database: api.database, logger, migrate: false, kubernetesHandlers: kubernetesHandlers(process.env) });
   const kube = config.kubeconfig ? await startKubernetesWatchers(config, api.database, settings.redisPrefix, logger) : null;
   // Kubernetes mode: the scheduler extender is served by this process's API (deploy/kube-scheduler/config.yaml).
@@ -24,7 +22,6 @@ runMain('quartermaster', async () => {
       await kube?.stop();
       await background.stop();
       await api.close();
-      await publisher.close();
     },
   };
 });

@@ -32,6 +32,9 @@ export interface Harness {
   api: ApiApp;
   db: TestDatabase;
   pg: pg.Pool;
+  /** Where the API publishes cycle triggers (Redis URL and this run's key prefix). */
+  redisUrl: string;
+  redisPrefix: string;
   request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
   /** Row counts of the tables a request could write. */
   counts(): Promise<Record<string, number>>;
@@ -63,6 +66,8 @@ export async function startHarness(label: string): Promise<Harness> {
     api,
     db,
     pg: pool,
+    redisUrl: config.redisUrl,
+    redisPrefix: scheduler.redisPrefix,
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { ...(options.headers ?? {}) };
       const token = options.token === undefined ? ADMIN_TOKEN : options.token;
