@@ -29,11 +29,11 @@ interface Rendered extends KubernetesObject {
   data?: Record<string, string>;
 }
 
-function helmTemplate(): Rendered[] {
+function helmTemplate(releaseName = release): Rendered[] {
   const helm = process.env.QM_HELM;
   if (!helm) throw new Error('QM_HELM is not set: run through the k8s Jest project');
   const chart = new URL('../../deploy/helm/quartermaster', import.meta.url).pathname;
-  const result = spawnSync(helm, ['template', release, chart, '--namespace', namespace, '--kube-version', 'v1.34.4'], { encoding: 'utf8' });
+  const result = spawnSync(helm, ['template', releaseName, chart, '--namespace', namespace, '--kube-version', 'v1.34.4'], { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
   const documents = parseAllDocuments(result.stdout);
   for (const document of documents) {
@@ -98,6 +98,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         `Deployment/${base}-scheduler`,
         `Deployment/${base}-worker`,
         `Service/${base}-api`,
+        `Service/${base}-scheduler`,
         `ServiceAccount/${base}`,
       ].sort(),
     );
@@ -110,6 +111,22 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     }
     const configMap = objects.find((o) => o.kind === 'ConfigMap')!;
     expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'); // see the next tests
+  });
+
+  it('points kube-scheduler at the scheduler processes\' Service (they serve the extender)', () => {
+    // deploy/kube-scheduler/config.yaml is written for release `quartermaster` in namespace `quartermaster`.
+    const config = parseAllDocuments(readRepoFile('deploy/kube-scheduler/config.yaml'))[0]!.toJS() as { extenders: { urlPrefix: string }[] };
+    const target = new URL(config.extenders[0]!.urlPrefix);
+    const rendered = helmTemplate('quartermaster');
+    const service = rendered.find((o) => o.kind === 'Service' && `${o.metadata?.name}.quartermaster.svc.cluster.local` === target.hostname);
+    expect(service).toBeDefined();
+    const spec = service!.spec as { selector: Record<string, string>; ports: { port: number; targetPort: string }[] };
+    expect(spec.selector['app.kubernetes.io/component']).toBe('scheduler');
+    expect(spec.ports.map((p) => p.port)).toEqual([Number(target.port)]);
+    const scheduler = rendered.find((o) => o.kind === 'Deployment' && o.metadata?.name === 'quartermaster-scheduler')!;
+    const container = (scheduler.spec as { template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } } }).template.spec.containers[0]!;
+    expect(container.ports.find((p) => p.name === spec.ports[0]!.targetPort)?.containerPort).toBe(Number(target.port));
+    expect(target.pathname).toBe('/extender');
   });
 
   it('passes helm lint --strict', () => {
@@ -218,7 +235,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     const cluster = new KubeCluster(kc, { namespace });
 
     beforeAll(async () => {
-      // A stand-in for the extender endpoints (the real ones are the API's): accepts every node, binds.
+      // A stand-in for the extender endpoints (the real ones are the scheduler processes'): accepts every node, binds.
       server = createServer((req: IncomingMessage, res: ServerResponse) => {
         let body = '';
         req.on('data', (chunk: Buffer) => (body += chunk.toString()));

@@ -1,14 +1,17 @@
 // The real kube-scheduler, configured with deploy/kube-scheduler/config.yaml (Quartermaster as extender,
-// urlPrefix pointed at this test's API), schedules annotated gangs only where Quartermaster's quota and
+// urlPrefix pointed at this test's scheduler process), schedules annotated gangs only where Quartermaster's quota and
 // gang decisions allow: every pod lands on the node its replica was allocated, an unplaceable or
 // over-quota gang gets no pod bound, and pods that are not Quartermaster's are scheduled as usual.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { V1Pod } from '@kubernetes/client-node';
+import { SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
+import { testKubeConfig, uniqueName } from './support/cluster.js';
 import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
 import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
 
 let qm: QmEnv;
 let kubeScheduler: RunningKubeScheduler;
+const scheduling = testKubeConfig().makeApiClient(SchedulingV1Api);
+const priorityClasses: string[] = [];
 
 beforeAll(async () => {
   qm = await startQm('qm-ext', 4, {}, { extender: true });
@@ -20,11 +23,12 @@ beforeAll(async () => {
   });
   kubeScheduler = await startKubeScheduler(readRepoFile('deploy/kube-scheduler/config.yaml'), (config) => {
     const [extender] = config.extenders as Record<string, unknown>[];
-    extender!.urlPrefix = `${qm.url}/extender`;
+    extender!.urlPrefix = `${qm.schedulerUrl}/extender`;
   });
 }, 180_000);
 
 afterAll(async () => {
+  for (const name of priorityClasses) await scheduling.deletePriorityClass({ name }).catch(() => undefined);
   await kubeScheduler?.stop();
   await qm?.close();
 }, 120_000);
@@ -86,7 +90,7 @@ describe('kube-scheduler with Quartermaster as extender', () => {
     const pods = (await qm.cluster.listPods({ namespace: qm.namespace })).filter((p) => p.metadata!.name!.startsWith('quota-'));
     const nodes = qm.nodes.filter((n) => n.includes('-a100-'));
     const post = async (verb: string, body: unknown): Promise<Record<string, unknown>> => {
-      const res = await fetch(`${qm.url}/extender/${verb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${qm.schedulerUrl}/extender/${verb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       expect(res.status).toBe(200);
       return (await res.json()) as Record<string, unknown>;
     };
@@ -98,7 +102,62 @@ describe('kube-scheduler with Quartermaster as extender', () => {
     expect(String(bind.Error)).toMatch(/not allocated/);
     const preempt = await post('preempt', { Pod: pods[0], NodeNameToMetaVictims: { [nodes[0]!]: { Pods: [{ UID: 'x' }], NumPDBViolations: 0 } } });
     expect(preempt.NodeNameToMetaVictims).toEqual({});
-    const bad = await fetch(`${qm.url}/extender/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' });
+    const bad = await fetch(`${qm.schedulerUrl}/extender/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' });
     expect(bad.status).toBe(400);
   }, 60_000);
+
+  it('lets kube-scheduler preempt only pods that are not Quartermaster\'s (preempt verb)', async () => {
+    // The a100 nodes: three hold the admitted gang "ok" (its pods have priority 0), the fourth is free.
+    const priority = async (value: number): Promise<string> => {
+      const name = uniqueName(`qm-ext-p${value}`);
+      await scheduling.createPriorityClass({ body: { metadata: { name }, value, preemptionPolicy: 'PreemptLowerPriority' } });
+      priorityClasses.push(name);
+      return name;
+    };
+    const [middle, high] = [await priority(100), await priority(1000)];
+    const plainPod = (name: string, priorityClassName: string): V1Pod => ({
+      metadata: { name },
+      spec: {
+        priorityClassName,
+        terminationGracePeriodSeconds: 0,
+        nodeSelector: { 'nvidia.com/gpu.product': qm.a100Product },
+        containers: [{ name: 'c', image: 'x', resources: { limits: { 'nvidia.com/gpu': '8' } } }],
+      },
+    });
+    const boundNode = async (name: string): Promise<string | undefined> => (await qm.cluster.getPod(name, qm.namespace))?.spec?.nodeName || undefined;
+
+    // A pod that is not Quartermaster's (priority 100) fills the free a100 node.
+    await qm.core.createNamespacedPod({ namespace: qm.namespace, body: plainPod('filler', middle) });
+    const fillerNode = await eventually('filler bound', () => boundNode('filler'), 60_000);
+    const okJob = (await qm.cluster.getPod('ok-0', qm.namespace))!.metadata!.labels!['quartermaster.io/job-id']!;
+    const gangPods = (await qm.jobPods(okJob)).map((p) => p.metadata!.name!);
+    const gangNodes = new Set(await Promise.all(gangPods.map(async (name) => (await boundNode(name))!)));
+    expect(gangNodes.has(fillerNode)).toBe(false);
+
+    // A priority-1000 pod fits nowhere. kube-scheduler's own choice would be a node of the gang (its
+    // victims, priority 0, are cheaper than the filler, 100); the preempt verb strikes every node whose
+    // victims include a Quartermaster pod, so the filler is the one preempted.
+    await qm.core.createNamespacedPod({ namespace: qm.namespace, body: plainPod('urgent', high) });
+    await eventually('urgent bound after preempting the filler', async () => {
+      const filler = await qm.cluster.getPod('filler', qm.namespace);
+      if (filler?.metadata?.deletionTimestamp) await qm.core.deleteNamespacedPod({ name: 'filler', namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+      for (const name of gangPods) {
+        if ((await qm.cluster.getPod(name, qm.namespace))?.metadata?.deletionTimestamp) throw new Error(`kube-scheduler preempted ${name}, a pod of gang ${okJob}`);
+      }
+      return boundNode('urgent');
+    }, 90_000);
+    expect(await boundNode('urgent')).toBe(fillerNode);
+    expect(await qm.cluster.getPod('filler', qm.namespace)).toBeNull();
+
+    // The gang is whole: every pod still bound where it was, none being deleted, the job RUNNING.
+    for (const name of gangPods) {
+      const pod = await qm.cluster.getPod(name, qm.namespace);
+      expect(pod?.metadata?.deletionTimestamp).toBeUndefined();
+      expect(gangNodes.has(pod!.spec!.nodeName!)).toBe(true);
+    }
+    expect(((await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job).state).toBe('RUNNING');
+    // kube-scheduler asked the preempt verb (the scheduler process counts extender calls by verb).
+    const metrics = await (await fetch(`${qm.schedulerUrl}/metrics`)).text();
+    expect(metrics).toMatch(/qm_extender_requests_total\{verb="preempt",outcome="ok"\} [1-9]/);
+  }, 180_000);
 });

@@ -9,7 +9,7 @@ import { LABEL_JOB_ID, KubeCluster } from '#kube';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, type ApiApp } from '../../apps/api/src/main.js';
 import { startRole, type RunningRole } from '../../apps/scheduler/src/bootstrap.js';
-import { attachExtender, kubernetesHandlers, startKubernetesWatchers, type KubernetesWatchers } from '../../apps/scheduler/src/kubernetes/kubernetes-mode.js';
+import { kubernetesHandlers, startKubernetesMode, type KubernetesWatchers } from '../../apps/scheduler/src/kubernetes/kubernetes-mode.js';
 import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
 
 export const ADMIN = 'k8s-scheduler-admin-token-0123456789';
@@ -23,6 +23,8 @@ export interface QmEnv {
   cluster: KubeCluster;
   api: ApiApp;
   url: string;
+  /** The scheduler's HTTP server (with `extender`: it serves /extender/*); changes on restartScheduler. */
+  readonly schedulerUrl: string | null;
   db: TestDatabase;
   background: RunningRole;
   watchers: KubernetesWatchers;
@@ -91,17 +93,22 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
   const settings = schedulerSettingsFromEnv(env);
   const logger = createLogger(config.logLevel, `qm-k8s-${label}`);
   const api = await createApiApp(config, { migrate: false, scheduler: settings, logger });
-  let watchersRef: KubernetesWatchers | null = null;
-  if (options.extender) attachExtender(api.app.getHttpAdapter().getInstance(), config, api.database, () => watchersRef?.pods.pods() ?? [], logger, env);
   const url = await api.listen();
 
+  // As `npm start` does: watchers first, then scheduler + worker; with `extender`, the scheduler's HTTP
+  // server (on a random port) serves /extender/* as in production.
   const startBackground = async (): Promise<[RunningRole, KubernetesWatchers]> => {
-    const watchers = await startKubernetesWatchers(config, api.database, settings.redisPrefix, logger, env);
-    const background = await startRole('both', config, settings, { database: api.database, logger, migrate: false, port: null, kubernetesHandlers: kubernetesHandlers(env) });
-    return [background, watchers];
+    const kube = await startKubernetesMode(config, api.database, settings.redisPrefix, logger, env);
+    const background = await startRole('both', config, settings, {
+      database: api.database,
+      logger,
+      migrate: false,
+      kubernetesHandlers: kubernetesHandlers(env),
+      ...(options.extender ? { port: 0, routes: (host: Parameters<typeof kube.routes>[0]) => kube.routes(host) } : { port: null }),
+    });
+    return [background, kube];
   };
   let [background, watchers] = await startBackground();
-  watchersRef = watchers;
   const cluster = new KubeCluster(kc, { namespace });
 
   const request: QmEnv['request'] = async (method, path, body) => {
@@ -129,11 +136,13 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
     get watchers() {
       return watchers;
     },
+    get schedulerUrl() {
+      return background.url;
+    },
     async restartScheduler() {
       await background.stop();
       await watchers.stop();
       [background, watchers] = await startBackground();
-      watchersRef = watchers;
     },
     request,
     async ok(method, path, body) {

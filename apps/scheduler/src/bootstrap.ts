@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Config, PinoNestLogger, createLogger, redactUrl } from '#common';
@@ -38,6 +39,11 @@ export interface RoleOptions {
   migrate?: boolean;
   /** Fault injection for tests (QM_TEST_FAILPOINTS, parsed by the entry point). */
   failpoint?: FailpointHook;
+  /**
+   * More routes on this process's HTTP server, registered before it listens (Kubernetes mode: the
+   * scheduler extender, see kubernetes-mode.ts). Ignored when `port` is null.
+   */
+  routes?: (host: FastifyInstance) => void;
 }
 
 export interface RunningRole {
@@ -96,6 +102,7 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
       new FastifyAdapter({ logger: false }),
       { logger: new PinoNestLogger(logger), abortOnError: false },
     );
+    options.routes?.(app.getHttpAdapter().getInstance());
     await app.listen(port, config.host);
     const address = app.getHttpServer().address();
     url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}`;

@@ -4,7 +4,7 @@ import { createApiApp } from '../../api/src/api-app.js';
 import { Config, createLogger } from '#common';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
-import { attachExtender, kubernetesHandlers, startKubernetesWatchers } from './kubernetes/kubernetes-mode.js';
+import { kubernetesHandlers, startKubernetesMode } from './kubernetes/kubernetes-mode.js';
 
 runMain('quartermaster', async () => {
   const config = Config.fromEnv(process.env);
@@ -12,10 +12,16 @@ runMain('quartermaster', async () => {
   const logger = createLogger(config.logLevel, 'quartermaster');
   const api = await createApiApp(config, { logger, scheduler: settings });
   // createApiApp publishes a cycle trigger after each committed API write (debounced by the scheduler).
-  const background = await startRole('both', config, settings, { database: api.database, logger, migrate: false, kubernetesHandlers: kubernetesHandlers(process.env) });
-  const kube = config.kubeconfig ? await startKubernetesWatchers(config, api.database, settings.redisPrefix, logger) : null;
-  // Kubernetes mode: the scheduler extender is served by this process's API (deploy/kube-scheduler/config.yaml).
-  if (kube) attachExtender(api.app.getHttpAdapter().getInstance(), config, api.database, () => kube.pods.pods(), logger);
+  // Kubernetes mode: watchers, and the scheduler extender on the scheduler's port (QM_SCHEDULER_PORT, as
+  // with `start:scheduler`; deploy/kube-scheduler/config.yaml).
+  const kube = config.kubeconfig ? await startKubernetesMode(config, api.database, settings.redisPrefix, logger) : null;
+  const background = await startRole('both', config, settings, {
+    database: api.database,
+    logger,
+    migrate: false,
+    kubernetesHandlers: kubernetesHandlers(process.env),
+    ...(kube ? { routes: (host: Parameters<typeof kube.routes>[0]) => kube.routes(host) } : {}),
+  });
   await api.listen();
   return {
     async stop() {

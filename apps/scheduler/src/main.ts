@@ -1,14 +1,38 @@
 // `npm run start:scheduler`: the leader-elected scheduling loop (any number of replicas; one leads).
-import { Config } from '#common';
+// In Kubernetes mode (KUBECONFIG) the node/pod watchers and gang import run next to it, and its HTTP
+// server (QM_SCHEDULER_PORT) also serves the scheduler extender that kube-scheduler calls.
+import { Config, createLogger } from '#common';
+import { Database, migrateDatabase } from '#db';
 import { parseFailpoints, schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
-import { withKubernetesWatchers } from './kubernetes/kubernetes-mode.js';
+import { startKubernetesMode } from './kubernetes/kubernetes-mode.js';
 
-runMain('quartermaster-scheduler', () => {
+runMain('quartermaster-scheduler', async () => {
   // Test-only crash points (QM_TEST_FAILPOINTS=after-commit:0.3); unset in production.
   const failpoint = parseFailpoints(process.env['QM_TEST_FAILPOINTS'], () => process.kill(process.pid, 'SIGKILL'));
   const config = Config.fromEnv(process.env);
   const settings = schedulerSettingsFromEnv(process.env);
-  // Kubernetes mode (KUBECONFIG): node sync, pod phases and gang import run next to the scheduler.
-  return withKubernetesWatchers(config, settings.redisPrefix, () => startRole('scheduler', config, settings, failpoint ? { failpoint } : {}));
+  const options = failpoint ? { failpoint } : {};
+  if (!config.kubeconfig) return startRole('scheduler', config, settings, options);
+
+  const logger = createLogger(config.logLevel, 'quartermaster-scheduler');
+  await migrateDatabase(config.databaseUrl); // the watchers write nodes and jobs before the role starts
+  const database = new Database(config.databaseUrl, { poolSize: 4, applicationName: 'quartermaster-kube' });
+  try {
+    const kube = await startKubernetesMode(config, database, settings.redisPrefix, logger);
+    const role = await startRole('scheduler', config, settings, { ...options, logger, migrate: false, routes: (host) => kube.routes(host) }).catch(async (error: unknown) => {
+      await kube.stop();
+      throw error;
+    });
+    return {
+      async stop() {
+        await role.stop();
+        await kube.stop();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
 });

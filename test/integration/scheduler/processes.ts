@@ -5,8 +5,14 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const REGISTER = './apps/scheduler/dev/ts-register.mjs';
 
+const ENTRIES = {
+  api: 'apps/api/src/main.ts',
+  scheduler: 'apps/scheduler/src/main.ts',
+  worker: 'apps/scheduler/src/main-worker.ts',
+} as const;
+
 export interface RoleProcess {
-  role: 'scheduler' | 'worker';
+  role: keyof typeof ENTRIES;
   child: ChildProcess;
   /** Resolves with the health server URL once the process logged that it started. */
   ready: Promise<string>;
@@ -16,12 +22,11 @@ export interface RoleProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `npm run start:scheduler|worker`'s entry point from the sources, as a child process. */
-export function spawnRole(role: 'scheduler' | 'worker', env: Record<string, string>): RoleProcess {
-  const entry = role === 'scheduler' ? 'apps/scheduler/src/main.ts' : 'apps/scheduler/src/main-worker.ts';
-  const child = spawn(process.execPath, ['--import', REGISTER, entry], {
+/** Starts `npm run start:api|scheduler|worker`'s entry point from the sources, as a child process. */
+export function spawnRole(role: keyof typeof ENTRIES, env: Record<string, string>): RoleProcess {
+  const child = spawn(process.execPath, ['--import', REGISTER, ENTRIES[role]], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', QM_SCHEDULER_PORT: '0', QM_WORKER_PORT: '0', ...env },
+    env: { PATH: process.env['PATH'] ?? '', PORT: '0', QM_SCHEDULER_PORT: '0', QM_WORKER_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];
@@ -33,7 +38,8 @@ export function spawnRole(role: 'scheduler' | 'worker', env: Record<string, stri
       try {
         const parsed = JSON.parse(line) as Record<string, unknown>;
         lines.push(parsed);
-        if (typeof parsed['msg'] === 'string' && parsed['msg'].endsWith('started') && typeof parsed['url'] === 'string') resolve(parsed['url']);
+        // "quartermaster scheduler started" / "… worker started" / "quartermaster API listening"
+        if (typeof parsed['msg'] === 'string' && /(started|listening)$/.test(parsed['msg']) && typeof parsed['url'] === 'string') resolve(parsed['url']);
       } catch {
         // not a log line
       }

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { createLogger, type Config } from '#common';
+import type { Config } from '#common';
 import { Database } from '#db';
 import { KubeCluster, isTerminalPod, podRequests, schedulerNameOf } from '#kube';
 import { CycleTriggerPublisher, type AnySideEffectHandler, type CycleTriggerReason } from '#scheduling';
@@ -92,31 +92,31 @@ export async function startKubernetesWatchers(config: Config, database: Database
   };
 }
 
+/** Kubernetes mode of a scheduler process: the watchers, and the extender routes for its HTTP server. */
+export interface KubernetesMode extends KubernetesWatchers {
+  /** Registers POST /extender/* on a process's HTTP server (startRole's `routes`). */
+  routes(host: RouteHost): void;
+}
+
 /**
- * Starts a role, and in Kubernetes mode the watchers next to it (over a Database of their own, so the
- * role's lifecycle is untouched); stops both.
+ * Starts the watchers of Kubernetes mode over `database` (already migrated) and returns them with the
+ * scheduler-extender routes, which `start:scheduler` and `npm start` mount on the scheduler's HTTP
+ * server (QM_SCHEDULER_PORT, 8081): every scheduler replica, leader or standby, can answer
+ * kube-scheduler, since the answers come from Postgres and this process's pod watch.
  */
-export async function withKubernetesWatchers(
-  config: Config,
-  redisPrefix: string,
-  start: () => Promise<{ stop(): Promise<void> }>,
-): Promise<{ stop(): Promise<void> }> {
-  const running = await start();
-  if (!config.kubeconfig) return running;
-  const database = new Database(config.databaseUrl, { poolSize: 4, applicationName: 'quartermaster-kube-watchers' });
-  const watchers = await startKubernetesWatchers(config, database, redisPrefix, createLogger(config.logLevel, 'quartermaster-kube'));
+export async function startKubernetesMode(config: Config, database: Database, redisPrefix: string, logger: Logger, env: Record<string, string | undefined> = process.env): Promise<KubernetesMode> {
+  const watchers = await startKubernetesWatchers(config, database, redisPrefix, logger, env);
   return {
-    async stop() {
-      await watchers.stop();
-      await database.close();
-      await running.stop();
+    ...watchers,
+    routes(host) {
+      attachExtender(host, config, database, () => watchers.pods.pods(), logger, env);
     },
   };
 }
 
 /**
  * Serves the scheduler extender (POST /extender/filter|prioritize|bind|preempt) on an HTTP host — the
- * API's Fastify instance in `npm start` — answering from Postgres and the watchers' pod cache.
+ * scheduler process's Fastify instance — answering from Postgres and the watchers' pod cache.
  */
 export function attachExtender(host: RouteHost, config: Config, database: Database, ownPods: () => readonly V1Pod[], logger: Logger, env: Record<string, string | undefined> = process.env): ExtenderService {
   const settings = kubernetesSettingsFromEnv(env);
