@@ -127,7 +127,8 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
 }
 
 async function buildNestApp(config: Config, infra: Infrastructure, imports: DynamicModule[]): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, trustProxy: true });
+  // maxParamLength: Kubernetes node names may be 253 characters (Fastify's default is 100 → 414).
+  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, trustProxy: true, routerOptions: { maxParamLength: 512 } });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, { imports }), adapter, {
     logger: new PinoNestLogger(infra.logger),
     abortOnError: false,

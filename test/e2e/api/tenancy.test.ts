@@ -166,5 +166,22 @@ describe('tenancy: flavors, cohorts, teams, quotas, nodes', () => {
       expect(fields(bad.body)).toEqual(['accelerators', 'cpuMillis', 'memoryMiB', 'schedulable', 'topology.rack', 'topology.tpuShape']);
       expect(await h.counts()).toEqual(before);
     });
+
+    it('accepts Kubernetes node names (DNS-1123 subdomains) and rejects others with the rule', async () => {
+      const name = 'ip-10-0-1-23.us-west-2.compute.internal';
+      const r = await h.request('PUT', `/v1/nodes/${name}`, { body: { flavor: 'a100-80gb', accelerators: 8, cpuMillis: 1000, memoryMiB: 2048 } });
+      expect(r.status).toBe(201);
+      expect((await h.request('GET', `/v1/nodes/${name}`)).body.name).toBe(name);
+      const longest = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`; // 253 characters
+      expect((await h.request('PUT', `/v1/nodes/${longest}`, { body: { flavor: 'a100-80gb', accelerators: 8, cpuMillis: 1000, memoryMiB: 2048 } })).status).toBe(201);
+      expect((await h.request('GET', `/v1/nodes/${longest}`)).body.name).toBe(longest);
+      const before = await h.counts();
+      for (const bad of ['Upper.case', 'a..b', 'ends-with-dot.', '-leading', `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}`]) {
+        const res = await h.request('PUT', `/v1/nodes/${encodeURIComponent(bad)}`, { body: { flavor: 'a100-80gb', accelerators: 8, cpuMillis: 1000, memoryMiB: 2048 } });
+        expect(res.status).toBe(400);
+        expect(res.body.errors[0].message).toMatch(/DNS-1123 subdomain/);
+      }
+      expect(await h.counts()).toEqual(before);
+    });
   });
 });

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { notFound, unknownReference } from '#common';
 import { FlavorRepository, NodeRepository, type NodeRecord, pgCode, PG_FOREIGN_KEY_VIOLATION } from '#db';
 import { AdminOnly } from '../auth/auth.decorators.js';
-import { NamePipe } from '../validation/name.pipe.js';
+import { NodeNamePipe } from '../validation/name.pipe.js';
 import { PutNodeDto } from './node.dto.js';
 import { ApiProblems } from '../problem.doc.js';
 
@@ -35,7 +35,7 @@ export class NodesController {
   /** For clusters without Kubernetes sync, and tests. */
   @Put(':name')
   @AdminOnly()
-  async put(@Param('name', NamePipe) name: string, @Body() dto: PutNodeDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+  async put(@Param('name', NodeNamePipe) name: string, @Body() dto: PutNodeDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     if ((await this.flavors.missing([dto.flavor])).length > 0) throw unknownReference('flavor', `unknown flavor: ${dto.flavor}`);
     try {
       const { record, created } = await this.nodes.upsert(name, {
@@ -60,7 +60,7 @@ export class NodesController {
   }
 
   @Get(':name')
-  async get(@Param('name', NamePipe) name: string): Promise<unknown> {
+  async get(@Param('name', NodeNamePipe) name: string): Promise<unknown> {
     const node = await this.nodes.get(name);
     if (!node) throw notFound(`node ${name}`);
     return nodeView(node);
