@@ -19,7 +19,8 @@ const core = kc.makeApiClient(CoreV1Api);
 const namespace = uniqueName('qm-split');
 const cluster = new KubeCluster(kc, { namespace });
 const product = uniqueName('A100');
-const nodes = [uniqueName('split-a100-0'), uniqueName('split-a100-1'), uniqueName('split-a100-2')];
+// One node named as on EKS (a DNS-1123 subdomain with dots).
+const nodes = [uniqueName('split-a100-0'), uniqueName('split-a100-1'), `${uniqueName('ip-10-0-1')}.us-west-2.compute.internal`];
 
 let db: TestDatabase;
 const processes: RoleProcess[] = [];
@@ -87,6 +88,7 @@ beforeAll(async () => {
     const items = (await ok('GET', '/v1/nodes')).items as { source: string }[];
     return items.filter((n) => n.source === 'kubernetes').length === 3 ? true : undefined;
   });
+  expect((await ok('GET', `/v1/nodes/${nodes[2]}`)).accelerators).toBe(8);
 }, 240_000);
 
 afterAll(async () => {
