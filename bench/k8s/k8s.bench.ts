@@ -3,13 +3,13 @@
 // Quartermaster (REST submission → cycle → pods created and bound through pods/binding) binds N
 // single-GPU jobs' pods on the same nodes. Prints one JSON line.
 //   QM_BENCH_NODES (500), QM_BENCH_PODS (4000), QM_BENCH_KS_QPS (unset = kube-scheduler's stock client
-//   QPS/burst 50/100; set e.g. 1000 to lift it), QM_WORKER_CONCURRENCY (128 here: binds are I/O-bound
-//   API calls; the service's own default is 32).
+//   QPS/burst 50/100; set e.g. 1000 to lift it), QM_WORKER_CONCURRENCY (unset = the service's default).
 import { execFileSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { KubeCluster } from '#kube';
+import { schedulerSettingsFromEnv } from '#scheduling';
 import { startKubeScheduler } from '../../test/k8s/support/kube-scheduler.js';
 import { fakeNode } from '../../test/k8s/support/cluster.js';
 import { seedTenancy, startQm } from '../../test/k8s/scheduler-harness.js';
@@ -17,7 +17,7 @@ import { seedTenancy, startQm } from '../../test/k8s/scheduler-harness.js';
 const NODES = Number(process.env.QM_BENCH_NODES ?? 500);
 const PODS = Number(process.env.QM_BENCH_PODS ?? 4000);
 const KS_QPS = process.env.QM_BENCH_KS_QPS;
-const WORKER_CONCURRENCY = process.env.QM_WORKER_CONCURRENCY ?? '128';
+const WORKER_CONCURRENCY = String(schedulerSettingsFromEnv(process.env).workerConcurrency);
 const root = new URL('../../', import.meta.url).pathname;
 
 async function pool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<unknown>): Promise<void> {

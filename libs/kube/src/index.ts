@@ -9,5 +9,6 @@ export * from './gang-import.js';
 export * from './lease.js';
 export * from './errors.js';
 export * from './kube-cluster.js';
+export * from './keep-alive-kubeconfig.js';
 export * from './lease-store.js';
 export * from './node-sync.js';

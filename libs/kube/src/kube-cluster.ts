@@ -33,6 +33,7 @@ import {
   type LeaseState,
 } from './lease.js';
 import { nodeFromKube, type KubeFlavor } from './node-mapping.js';
+import { keepAliveKubeConfig } from './keep-alive-kubeconfig.js';
 
 export interface KubeClusterOptions {
   /** Namespace of Quartermaster's pods and of its Lease, unless a call names another. Default `default`. */
@@ -96,12 +97,15 @@ export class KubeCluster {
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
   }
 
-  /** From a kubeconfig file, or (no path) the usual places: $KUBECONFIG, ~/.kube/config, in-cluster. */
+  /**
+   * From a kubeconfig file, or (no path) the usual places: $KUBECONFIG, ~/.kube/config, in-cluster;
+   * API calls reuse keep-alive connections (keepAliveKubeConfig).
+   */
   static fromKubeconfig(path?: string, options: KubeClusterOptions = {}): KubeCluster {
     const kc = new KubeConfig();
     if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
-    return new KubeCluster(kc, options);
+    return new KubeCluster(keepAliveKubeConfig(kc), options);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ import { CycleTriggerPublisher, type AnySideEffectHandler, type CycleTriggerReas
 import { ExtenderService } from '../extender/extender-service.js';
 import { registerExtenderRoutes, type RouteHost } from '../extender/extender-routes.js';
 import { GangImporter } from './gang-importer.js';
-import { keepAliveKubeConfig } from './keep-alive-kubeconfig.js';
 import { KubeJobStore } from './kube-job-store.js';
 import { kubernetesSettingsFromEnv, type KubernetesSettings } from './kubernetes-settings.js';
 import { NodeStoreSync } from './node-store-sync.js';
@@ -16,7 +15,7 @@ import { kubernetesSideEffectHandlers } from './pod-side-effects.js';
 
 function clusterFor(config: Config, settings: KubernetesSettings): KubeCluster {
   if (!config.kubeconfig) throw new Error('Kubernetes mode needs KUBECONFIG');
-  return new KubeCluster(keepAliveKubeConfig(config.kubeconfig), { namespace: settings.namespace, schedulerName: settings.schedulerName });
+  return KubeCluster.fromKubeconfig(config.kubeconfig, { namespace: settings.namespace, schedulerName: settings.schedulerName });
 }
 
 /** The `kubernetesHandlers` factory of startRole: bind/evict/delete through the Kubernetes API. */

@@ -1,15 +1,13 @@
 import { Agent } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 /**
  * A KubeConfig whose API calls reuse keep-alive connections. @kubernetes/client-node 1.4 builds a new
  * https.Agent for every request (KubeConfig.createAgent), so every call pays a TCP + TLS handshake; on a
  * busy scheduler that handshake is most of the cost of a bind. Here the agent is created once per distinct
- * set of agent options (proxies and plain HTTP keep the library's behaviour).
+ * set of agent options (proxies and plain HTTP keep the library's behaviour). Changes and returns `kc`.
  */
-export function keepAliveKubeConfig(path: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(path);
+export function keepAliveKubeConfig(kc: KubeConfig): KubeConfig {
   const cluster = kc.getCurrentCluster();
   if (!cluster || cluster.proxyUrl || !cluster.server.startsWith('https')) return kc;
   const agents = new Map<string, Agent>();
