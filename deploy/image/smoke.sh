@@ -7,7 +7,8 @@
 # Checks: the image runs as `node` (uid 1000); an unknown role exits 64 with its message; api, scheduler
 # and worker containers start (each migrates its database at start) and their /readyz answer 200 (api
 # /healthz too); over REST a flavor, team, quota, node and job are created; the scheduler container admits
-# the job; the worker container acknowledges the bind (outbox entry done, qm_side_effects_total).
+# the job; the worker container acknowledges the bind (outbox entry done, qm_side_effects_total); each
+# container stops on SIGTERM with exit code 0.
 # Own resources: a fresh database (dropped at exit), a unique Redis key prefix (deleted at exit), free
 # ports, containers named after the run (removed at exit).
 #
@@ -155,5 +156,13 @@ done
 metric=$(curl -s "http://127.0.0.1:$WORKER_PORT/metrics" | grep '^qm_side_effects_total{kind="bind",outcome="done"}' || true)
 [ -n "$metric" ] || fail "worker /metrics has no qm_side_effects_total{kind=\"bind\",outcome=\"done\"}"
 pass "the worker container acknowledged the bind ($metric)"
+
+for name in "$RUN-api" "$RUN-scheduler" "$RUN-worker"; do
+  t0=$(date +%s.%N)
+  "${PODMAN[@]}" stop -t 20 "$name" >/dev/null || fail "podman stop $name failed"
+  code=$("${PODMAN[@]}" inspect --format '{{.State.ExitCode}}' "$name")
+  [ "$code" = 0 ] || fail "$name exited $code after SIGTERM, expected 0 (137 = killed after the stop timeout)"
+  log "ok   $name stopped on SIGTERM with exit code 0 in $(python3 -c "print(f'{$(date +%s.%N)-$t0:.1f}')") s"
+done
 
 log "PASS (image $IMAGE, $((size / 1000000)) MB)"
