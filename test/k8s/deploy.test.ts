@@ -111,6 +111,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     }
     const configMap = objects.find((o) => o.kind === 'ConfigMap')!;
     expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'); // see the next tests
+    expect(configMap.data?.QM_KUBE_LEADER_LEASE).toBe(`${base}-scheduler`);
   });
 
   it('points kube-scheduler at the scheduler processes\' Service (they serve the extender)', () => {

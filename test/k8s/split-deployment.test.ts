@@ -5,7 +5,7 @@
 // Quartermaster allocated them, an over-quota gang gets none bound, and the API process has no extender.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createTestDatabase, type TestDatabase } from '#db';
 import { KubeCluster, LABEL_JOB_ID } from '#kube';
 import { spawnRole, type RoleProcess } from '../integration/scheduler/processes.js';
@@ -14,6 +14,7 @@ import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './s
 import { eventually } from './scheduler-harness.js';
 
 const ADMIN = 'split-deployment-admin-token-0123';
+const LEASE = 'quartermaster-scheduler';
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const namespace = uniqueName('qm-split');
@@ -25,6 +26,7 @@ const nodes = [uniqueName('split-a100-0'), uniqueName('split-a100-1'), `${unique
 let db: TestDatabase;
 const processes: RoleProcess[] = [];
 let apiUrl: string;
+let schedulers: RoleProcess[];
 let schedulerUrls: string[];
 let kubeScheduler: RunningKubeScheduler | undefined;
 
@@ -71,11 +73,12 @@ beforeAll(async () => {
     QM_KUBE_GRACE_SECONDS: '0',
     QM_KUBE_IMPORT_EVERY_MS: '300',
     QM_KUBE_FLAVOR_REFRESH_MS: '300',
+    QM_KUBE_LEADER_LEASE: LEASE, // as the Helm chart sets it
   };
   const api = spawnRole('api', env);
   processes.push(api);
   apiUrl = await api.ready;
-  const schedulers = [spawnRole('scheduler', env), spawnRole('scheduler', env)];
+  schedulers = [spawnRole('scheduler', env), spawnRole('scheduler', env)];
   const worker = spawnRole('worker', env);
   processes.push(...schedulers, worker);
   schedulerUrls = await Promise.all(schedulers.map((s) => s.ready));
@@ -147,4 +150,41 @@ describe('split deployment (api, scheduler ×2, worker) with kube-scheduler', ()
     for (const pod of await podsOf(fits)) await cluster.patchPodStatus(pod.metadata!.name!, { phase: 'Running' }, namespace);
     await eventually('gang "fits" RUNNING', async () => ((await ok('GET', `/v1/jobs/${fits}`)).state === 'RUNNING' ? true : undefined));
   }, 200_000);
+
+  it('elects the leader through a coordination.k8s.io Lease as well (QM_KUBE_LEADER_LEASE); the standby takes over both when the leader dies', async () => {
+    const coordination = kc.makeApiClient(CoordinationV1Api);
+    type Status = { scheduler: { leader: boolean; holder: string; fencingToken: string | null } };
+    const status = async (url: string): Promise<Status['scheduler'] | undefined> =>
+      fetch(`${url}/readyz`).then(async (r) => ((await r.json()) as Status).scheduler, () => undefined);
+    const leaseHolder = async (): Promise<string | undefined> => (await coordination.readNamespacedLease({ name: LEASE, namespace })).spec?.holderIdentity;
+
+    const before = await Promise.all(schedulerUrls.map(status));
+    const leaderIndex = before.findIndex((s) => s?.leader);
+    expect(leaderIndex).toBeGreaterThanOrEqual(0);
+    const leader = before[leaderIndex]!;
+    const standby = before[1 - leaderIndex]!;
+    expect(await leaseHolder()).toBe(leader.holder);
+
+    await schedulers[leaderIndex]!.kill('SIGKILL');
+    const after = await eventually('the standby leads', async () => {
+      const s = await status(schedulerUrls[1 - leaderIndex]!);
+      return s?.leader ? s : undefined;
+    });
+    expect(after.holder).toBe(standby.holder);
+    expect(BigInt(after.fencingToken!)).toBeGreaterThan(BigInt(leader.fencingToken!));
+    expect(await leaseHolder()).toBe(standby.holder);
+
+    // And it schedules: a new gang (the "fits" gang holds 16 of vision's 16, so this one borrows nothing
+    // and must wait) is decided by the new leader: PENDING with a reason.
+    await core.createNamespacedPod({ namespace, body: gangPod('later-0', 'later', 1) });
+    const later = await eventually('gang "later" imported and decided', async () => {
+      const pod = await cluster.getPod('later-0', namespace);
+      const id = pod?.metadata?.labels?.[LABEL_JOB_ID];
+      if (!id) return undefined;
+      const job = (await ok('GET', `/v1/jobs/${id}`)) as { state: string; pending?: { code: string } };
+      return job.pending?.code ? job : undefined;
+    });
+    expect(later.state).toBe('PENDING');
+    expect(later.pending?.code).toBe('QUOTA_EXCEEDED');
+  }, 120_000);
 });

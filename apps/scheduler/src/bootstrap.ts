@@ -19,6 +19,7 @@ import {
   standaloneHandlers,
   type AnySideEffectHandler,
   type FailpointHook,
+  type LeaseStore,
   type SchedulerProcess,
   type SchedulerSettings,
 } from '#scheduling';
@@ -44,6 +45,11 @@ export interface RoleOptions {
    * scheduler extender, see kubernetes-mode.ts). Ignored when `port` is null.
    */
   routes?: (host: FastifyInstance) => void;
+  /**
+   * Wraps the Postgres lease the scheduler elects itself with (Kubernetes mode with
+   * QM_KUBE_LEADER_LEASE: a coordination.k8s.io Lease gates it, see GatedLeaseStore).
+   */
+  leases?: (postgres: LeaseStore) => LeaseStore;
 }
 
 export interface RunningRole {
@@ -75,7 +81,12 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
   if (role !== 'worker') {
     const lock = new PgCycleLock(database.pool);
     scheduler = createSchedulerProcess({
-      stores: { cycles: new PgCycleStore(database, lock), leases: new PgLeaseStore(database), outbox, reconcile: new PgReconcileStore(database.pool, lock) },
+      stores: {
+        cycles: new PgCycleStore(database, lock),
+        leases: options.leases ? options.leases(new PgLeaseStore(database)) : new PgLeaseStore(database),
+        outbox,
+        reconcile: new PgReconcileStore(database.pool, lock),
+      },
       settings,
       redisUrl: config.redisUrl,
       logger,

@@ -5,7 +5,7 @@ import { Config, createLogger } from '#common';
 import { Database, migrateDatabase } from '#db';
 import { parseFailpoints, schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
-import { startKubernetesMode } from './kubernetes/kubernetes-mode.js';
+import { kubernetesLeaderLease, startKubernetesMode } from './kubernetes/kubernetes-mode.js';
 
 runMain('quartermaster-scheduler', async () => {
   // Test-only crash points (QM_TEST_FAILPOINTS=after-commit:0.3); unset in production.
@@ -20,7 +20,8 @@ runMain('quartermaster-scheduler', async () => {
   const database = new Database(config.databaseUrl, { poolSize: 4, applicationName: 'quartermaster-kube' });
   try {
     const kube = await startKubernetesMode(config, database, settings.redisPrefix, logger);
-    const role = await startRole('scheduler', config, settings, { ...options, logger, migrate: false, routes: (host) => kube.routes(host) }).catch(async (error: unknown) => {
+    const leases = kubernetesLeaderLease(config);
+    const role = await startRole('scheduler', config, settings, { ...options, logger, migrate: false, routes: (host) => kube.routes(host), ...(leases ? { leases } : {}) }).catch(async (error: unknown) => {
       await kube.stop();
       throw error;
     });

@@ -7,6 +7,7 @@ export * from './cycle-runner.js';
 export * from './cycle-store.js';
 export * from './cycle-trigger.js';
 export * from './leader-elector.js';
+export * from './gated-lease-store.js';
 export * from './outbox-relay.js';
 export * from './outbox-store.js';
 export * from './phase-timer.js';

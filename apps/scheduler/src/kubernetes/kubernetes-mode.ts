@@ -2,8 +2,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Config } from '#common';
 import { Database } from '#db';
-import { KubeCluster, isTerminalPod, podRequests, schedulerNameOf } from '#kube';
-import { CycleTriggerPublisher, type AnySideEffectHandler, type CycleTriggerReason } from '#scheduling';
+import { KubeCluster, KubeLeaseStore, isTerminalPod, podRequests, schedulerNameOf } from '#kube';
+import { CycleTriggerPublisher, GatedLeaseStore, type AnySideEffectHandler, type CycleTriggerReason, type LeaseStore } from '#scheduling';
 import { ExtenderService } from '../extender/extender-service.js';
 import { registerExtenderRoutes, type RouteHost } from '../extender/extender-routes.js';
 import { GangImporter } from './gang-importer.js';
@@ -24,6 +24,19 @@ export function kubernetesHandlers(env: Record<string, string | undefined> = pro
     const settings = kubernetesSettingsFromEnv(env);
     return kubernetesSideEffectHandlers(clusterFor(config, settings), new KubeJobStore(database), settings, logger.child({ component: 'kube-side-effects' }));
   };
+}
+
+/**
+ * startRole's `leases` in Kubernetes mode with QM_KUBE_LEADER_LEASE: the leader must hold that
+ * coordination.k8s.io Lease as well as the Postgres lease (whose token still fences every commit).
+ * Undefined when the setting is unset.
+ */
+export function kubernetesLeaderLease(config: Config, env: Record<string, string | undefined> = process.env): ((postgres: LeaseStore) => LeaseStore) | undefined {
+  const settings = kubernetesSettingsFromEnv(env);
+  const name = settings.leaderLease;
+  if (name === null) return undefined;
+  const gate = new KubeLeaseStore(clusterFor(config, settings));
+  return (postgres) => new GatedLeaseStore(gate, postgres, () => name);
 }
 
 export interface KubernetesWatchers {

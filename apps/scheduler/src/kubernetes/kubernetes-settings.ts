@@ -1,3 +1,5 @@
+import { isDnsSubdomain } from '#common';
+
 /** Settings of Kubernetes mode (KUBECONFIG set), from the environment. */
 export type ReplicaFailurePolicy = 'fail' | 'requeue';
 
@@ -16,6 +18,11 @@ export interface KubernetesSettings {
   flavorRefreshMs: number;
   /** Annotated foreign pods are looked for this often (`QM_KUBE_IMPORT_EVERY_MS`, 1000; 0 = off). */
   importEveryMs: number;
+  /**
+   * Name of a coordination.k8s.io Lease (in `namespace`) the scheduler leader must also hold
+   * (`QM_KUBE_LEADER_LEASE`; unset = the Postgres lease alone). `kubectl get lease` then shows the leader.
+   */
+  leaderLease: string | null;
 }
 
 export class KubernetesSettingsError extends Error {}
@@ -29,6 +36,13 @@ function integer(env: Record<string, string | undefined>, name: string, fallback
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function leaderLease(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  const valid: boolean = isDnsSubdomain(raw);
+  if (!valid) throw new KubernetesSettingsError(`QM_KUBE_LEADER_LEASE=${raw} must be a Lease name (a DNS-1123 subdomain)`);
+  return raw;
+}
 
 export function kubernetesSettingsFromEnv(env: Record<string, string | undefined>): KubernetesSettings {
   const namespace = env['QM_KUBE_NAMESPACE']?.trim() || 'default';
@@ -45,5 +59,6 @@ export function kubernetesSettingsFromEnv(env: Record<string, string | undefined
     nodeSyncDebounceMs: integer(env, 'QM_KUBE_NODE_SYNC_DEBOUNCE_MS', 100, 0),
     flavorRefreshMs: integer(env, 'QM_KUBE_FLAVOR_REFRESH_MS', 5000, 100),
     importEveryMs: integer(env, 'QM_KUBE_IMPORT_EVERY_MS', 1000, 0),
+    leaderLease: leaderLease(env['QM_KUBE_LEADER_LEASE']?.trim()),
   };
 }

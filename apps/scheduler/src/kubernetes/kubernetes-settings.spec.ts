@@ -1,0 +1,31 @@
+import { describe, expect, it } from '@jest/globals';
+import { KubernetesSettingsError, kubernetesSettingsFromEnv } from './kubernetes-settings.js';
+
+describe('kubernetesSettingsFromEnv', () => {
+  it('has defaults for every setting', () => {
+    expect(kubernetesSettingsFromEnv({})).toEqual({
+      namespace: 'default',
+      schedulerName: 'quartermaster',
+      gracePeriodSeconds: undefined,
+      replicaFailure: 'fail',
+      nodeSyncDebounceMs: 100,
+      flavorRefreshMs: 5000,
+      importEveryMs: 1000,
+      leaderLease: null,
+    });
+  });
+
+  it('reads the leader Lease name', () => {
+    expect(kubernetesSettingsFromEnv({ QM_KUBE_LEADER_LEASE: ' qm-scheduler ' }).leaderLease).toBe('qm-scheduler');
+  });
+
+  it.each([
+    [{ QM_KUBE_LEADER_LEASE: 'Not_A_Name' }, /QM_KUBE_LEADER_LEASE=Not_A_Name must be a Lease name/],
+    [{ QM_KUBE_NAMESPACE: 'a.b' }, /QM_KUBE_NAMESPACE=a.b must be a DNS label/],
+    [{ QM_KUBE_REPLICA_FAILURE: 'retry' }, /must be fail or requeue/],
+    [{ QM_KUBE_IMPORT_EVERY_MS: '-1' }, /QM_KUBE_IMPORT_EVERY_MS=-1 must be an integer ≥ 0/],
+  ])('rejects %j with the setting and the rule', (env, message) => {
+    expect(() => kubernetesSettingsFromEnv(env)).toThrow(KubernetesSettingsError);
+    expect(() => kubernetesSettingsFromEnv(env)).toThrow(message);
+  });
+});
