@@ -96,8 +96,10 @@ describe('kube-scheduler with Quartermaster as extender', () => {
     };
     const filter = await post('filter', { Pod: pods[0], NodeNames: nodes });
     expect(filter.NodeNames).toEqual([]);
-    expect(Object.keys(filter.FailedNodes as object).sort()).toEqual([...nodes].sort());
-    expect(String(Object.values(filter.FailedNodes as object)[0])).toMatch(/not admitted/);
+    // Unresolvable: kube-scheduler must not try to preempt its way past Quartermaster's decision.
+    expect(filter.FailedNodes).toEqual({});
+    expect(Object.keys(filter.FailedAndUnresolvableNodes as object).sort()).toEqual([...nodes].sort());
+    expect(String(Object.values(filter.FailedAndUnresolvableNodes as object)[0])).toMatch(/not admitted/);
     const bind = await post('bind', { PodName: pods[0]!.metadata!.name, PodNamespace: qm.namespace, PodUID: pods[0]!.metadata!.uid, Node: nodes[0] });
     expect(String(bind.Error)).toMatch(/not allocated/);
     const preempt = await post('preempt', { Pod: pods[0], NodeNameToMetaVictims: { [nodes[0]!]: { Pods: [{ UID: 'x' }], NumPDBViolations: 0 } } });

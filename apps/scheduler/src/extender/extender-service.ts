@@ -63,9 +63,11 @@ export class ExtenderService {
 
   async filter(args: ExtenderArgs): Promise<ExtenderFilterResult> {
     const names = args.NodeNames ?? (args.Nodes?.items ?? []).map((n) => n.metadata?.name ?? '');
-    const result = (keep: string[], failed: Record<string, string>, unresolvable: Record<string, string> = {}): ExtenderFilterResult => ({
+    // Every rejection is Quartermaster's decision, which no preemption by kube-scheduler can change: report
+    // them as unresolvable, so kube-scheduler does not run a preemption dry-run for a waiting gang's pods.
+    const result = (keep: string[], unresolvable: Record<string, string>): ExtenderFilterResult => ({
       ...(args.NodeNames || !args.Nodes ? { NodeNames: keep } : { Nodes: { ...args.Nodes, items: args.Nodes.items.filter((n) => keep.includes(n.metadata?.name ?? '')) } }),
-      FailedNodes: failed,
+      FailedNodes: {},
       FailedAndUnresolvableNodes: unresolvable,
       Error: '',
     });
@@ -81,8 +83,8 @@ export class ExtenderService {
     }
     const node = decision.node;
     const keep = names.filter((n) => n === node);
-    const failed = Object.fromEntries(names.filter((n) => n !== node).map((n) => [n, `Quartermaster: replica ${identity.replica} of gang ${identity.jobId} is allocated to ${node}`]));
-    return result(keep, failed);
+    const elsewhere = Object.fromEntries(names.filter((n) => n !== node).map((n) => [n, `Quartermaster: replica ${identity.replica} of gang ${identity.jobId} is allocated to ${node}`]));
+    return result(keep, elsewhere);
   }
 
   async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
