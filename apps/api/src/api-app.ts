@@ -137,7 +137,9 @@ async function buildNestApp(config: Config, infra: Infrastructure, imports: Dyna
   app.useGlobalFilters(new ProblemFilter(infra.logger));
   setupOpenApi(app);
   installApiMetrics(app.getHttpAdapter().getInstance());
-  app.enableShutdownHooks();
+  // No enableShutdownHooks(): each entry point handles SIGTERM and closes the app itself. Nest's hook
+  // would re-raise the signal once the API closed, killing `npm start` before its scheduler released the
+  // lease and its worker finished.
   await app.init();
   return app;
 }
