@@ -479,8 +479,8 @@ export class KubeCluster {
         startupError = error;
         return;
       }
+      if (stopped) return; // stop() aborts the watch request: not an error
       handlers.onError?.(error);
-      if (stopped) return;
       // ListWatch does not restart after an error: do it, with backoff.
       timer = setTimeout(() => {
         timer = undefined;
