@@ -66,7 +66,8 @@ build_base() {
   deb=$(find "$CACHE" -maxdepth 1 -name "nodejs_${node_version#*:}_*.deb" | head -n1)
   if [ -z "$deb" ]; then
     log "repacking the host's nodejs $node_version into a .deb (dpkg-repack, takes ~4 min)"
-    (cd "$CACHE" && dpkg-repack nodejs >/dev/null) || die "dpkg-repack nodejs failed"
+    # It warns about every npm file the host's in-place npm upgrade removed: npm is taken from the registry instead.
+    (cd "$CACHE" && dpkg-repack nodejs >"$CACHE/dpkg-repack.log" 2>&1) || die "dpkg-repack nodejs failed, see $CACHE/dpkg-repack.log"
     deb=$(find "$CACHE" -maxdepth 1 -name "nodejs_${node_version#*:}_*.deb" | head -n1)
     [ -n "$deb" ] || die "dpkg-repack wrote no nodejs_${node_version#*:}_*.deb in $CACHE"
   fi
