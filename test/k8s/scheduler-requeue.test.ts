@@ -39,4 +39,29 @@ describe('replica failure policy requeue', () => {
     const kinds = (Array.isArray(events) ? events : (events.items ?? [])).map((e) => e.kind);
     expect(kinds).toContain('job.requeued');
   }, 120_000);
+
+  it('requeues a running gang whose pod was deleted (a drain or a removed node), and binds it again', async () => {
+    const id = ((await qm.ok('POST', '/v1/jobs', gangBody({ name: 'drained', flavors: ['a100'] }))) as { id: string }).id;
+    const live = async (): Promise<string[] | undefined> => {
+      const pods = await qm.jobPods(id);
+      return pods.length === 2 && pods.every((p) => p.spec?.nodeName && !p.metadata?.deletionTimestamp) ? pods.map((p) => p.metadata!.uid!) : undefined;
+    };
+    const first = await eventually('gang bound', live);
+    await qm.kubelet();
+    await eventually('running', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string }).state === 'RUNNING' ? true : undefined));
+    // Not Failed, just gone: what pod GC does to the pods of a deleted Node.
+    const [victim] = await qm.jobPods(id);
+    await qm.core.deleteNamespacedPod({ name: victim!.metadata!.name!, namespace: qm.namespace, gracePeriodSeconds: 0 });
+    const again = await eventually('bound again with fresh pods', async () => {
+      const uids = await live();
+      return uids && uids.every((uid) => !first.includes(uid)) ? uids : undefined;
+    }, 60_000);
+    expect(again).toHaveLength(2);
+    const events = (await qm.ok('GET', `/v1/jobs/${id}/events`)) as { items?: { kind: string; reason?: string; message?: string }[] } | { kind: string }[];
+    const list = Array.isArray(events) ? events : (events.items ?? []);
+    expect(list.map((e) => e.kind)).toContain('job.requeued');
+    expect(JSON.stringify(list)).toMatch(/replica \d lost: its pod was deleted/);
+    await qm.kubelet();
+    await eventually('running again', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string }).state === 'RUNNING' ? true : undefined));
+  }, 120_000);
 });

@@ -15,6 +15,10 @@ describe('kubernetesSettingsFromEnv', () => {
     });
   });
 
+  it('reads every setting', () => {
+    expect(kubernetesSettingsFromEnv({ QM_KUBE_GRACE_SECONDS: '0', QM_KUBE_REPLICA_FAILURE: 'requeue' })).toMatchObject({ gracePeriodSeconds: 0, replicaFailure: 'requeue' });
+  });
+
   it('reads the leader Lease name', () => {
     expect(kubernetesSettingsFromEnv({ QM_KUBE_LEADER_LEASE: ' qm-scheduler ' }).leaderLease).toBe('qm-scheduler');
   });
@@ -24,6 +28,7 @@ describe('kubernetesSettingsFromEnv', () => {
     [{ QM_KUBE_NAMESPACE: 'a.b' }, /QM_KUBE_NAMESPACE=a.b must be a DNS label/],
     [{ QM_KUBE_REPLICA_FAILURE: 'retry' }, /must be fail or requeue/],
     [{ QM_KUBE_IMPORT_EVERY_MS: '-1' }, /QM_KUBE_IMPORT_EVERY_MS=-1 must be an integer ≥ 0/],
+    [{ QM_KUBE_GRACE_SECONDS: '-1' }, /QM_KUBE_GRACE_SECONDS=-1 must be an integer ≥ 0/],
   ])('rejects %j with the setting and the rule', (env, message) => {
     expect(() => kubernetesSettingsFromEnv(env)).toThrow(KubernetesSettingsError);
     expect(() => kubernetesSettingsFromEnv(env)).toThrow(message);

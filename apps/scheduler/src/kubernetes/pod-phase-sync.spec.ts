@@ -1,10 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
-import { kubernetesSettingsFromEnv } from './kubernetes-settings.js';
 import { gangVerdict } from './pod-phase-sync.js';
 
-const pod = (name: string, phase: string, node = 'n1', terminating = false): V1Pod => ({
-  metadata: { name, namespace: 'ns', ...(terminating ? { deletionTimestamp: new Date() } : {}) },
+const pod = (name: string, phase: string, node = 'n1', terminating = false, replica?: number): V1Pod => ({
+  metadata: { name, namespace: 'ns', ...(replica === undefined ? {} : { labels: { 'quartermaster.io/replica': String(replica) } }), ...(terminating ? { deletionTimestamp: new Date() } : {}) },
   spec: { containers: [], ...(node ? { nodeName: node } : {}) },
   status: { phase },
 });
@@ -25,14 +24,15 @@ describe('gangVerdict', () => {
     expect(gangVerdict([pod('a', 'Failed', 'n1', true), pod('b', 'Running')], 1)).toEqual({ kind: 'running' });
     expect(gangVerdict([], 0)).toEqual({ kind: 'none' });
   });
-});
-
-describe('kubernetesSettingsFromEnv', () => {
-  it('has defaults and rejects bad values with the variable named', () => {
-    expect(kubernetesSettingsFromEnv({})).toMatchObject({ namespace: 'default', schedulerName: 'quartermaster', replicaFailure: 'fail', gracePeriodSeconds: undefined });
-    expect(kubernetesSettingsFromEnv({ QM_KUBE_GRACE_SECONDS: '0', QM_KUBE_REPLICA_FAILURE: 'requeue' })).toMatchObject({ gracePeriodSeconds: 0, replicaFailure: 'requeue' });
-    expect(() => kubernetesSettingsFromEnv({ QM_KUBE_REPLICA_FAILURE: 'retry' })).toThrow(/QM_KUBE_REPLICA_FAILURE/);
-    expect(() => kubernetesSettingsFromEnv({ QM_KUBE_NAMESPACE: 'Bad_NS' })).toThrow(/QM_KUBE_NAMESPACE/);
-    expect(() => kubernetesSettingsFromEnv({ QM_KUBE_GRACE_SECONDS: '-1' })).toThrow(/QM_KUBE_GRACE_SECONDS/);
+  it('a running gang with a replica deleted or being evicted is lost (not before it ran)', () => {
+    const r0 = pod('a', 'Running', 'n1', false, 0);
+    const r1 = pod('b', 'Running', 'n2', false, 1);
+    expect(gangVerdict([r0, r1], 2, true)).toEqual({ kind: 'running' });
+    expect(gangVerdict([r0], 2, true)).toEqual({ kind: 'lost', replica: 1 });
+    expect(gangVerdict([r0, pod('b', 'Running', 'n2', true, 1)], 2, true)).toEqual({ kind: 'lost', replica: 1 });
+    expect(gangVerdict([], 2, true)).toEqual({ kind: 'lost', replica: 0 });
+    expect(gangVerdict([r0, pod('b', 'Failed', 'n2', false, 1)], 2, true)).toEqual({ kind: 'failed', pod: 'ns/b' });
+    // Still binding: a missing pod is one not created yet.
+    expect(gangVerdict([r0], 2, false)).toEqual({ kind: 'none' });
   });
 });

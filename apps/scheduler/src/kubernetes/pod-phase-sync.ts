@@ -1,20 +1,27 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, type KubeCluster, type ResourceWatch } from '#kube';
+import { LABEL_JOB_ID, LABEL_REPLICA, type KubeCluster, type ResourceWatch } from '#kube';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { ReplicaFailurePolicy } from './kubernetes-settings.js';
 
 /** What the pods of one gang say about the job: a pure function of their phases. */
-export type GangVerdict = { kind: 'none' } | { kind: 'running' } | { kind: 'succeeded' } | { kind: 'failed'; pod: string };
+export type GangVerdict = { kind: 'none' } | { kind: 'running' } | { kind: 'succeeded' } | { kind: 'failed'; pod: string } | { kind: 'lost'; replica: number };
 
 /**
  * `replicas` pods make the gang. A Failed pod fails the gang at once; all replicas Succeeded → succeeded;
- * every replica bound and Running (or already Succeeded) → running. Terminating pods are ignored.
+ * every replica bound and Running (or already Succeeded) → running. Terminating pods are ignored — except
+ * that once the gang is `running`, a replica with no live pod (deleted, or being evicted: a node drain,
+ * a removed node's pods collected, `kubectl delete`) is `lost`: Quartermaster deletes pods only after it
+ * moved the job out of RUNNING, so while RUNNING a missing pod is always someone else's doing.
  */
-export function gangVerdict(pods: readonly V1Pod[], replicas: number): GangVerdict {
+export function gangVerdict(pods: readonly V1Pod[], replicas: number, running = false): GangVerdict {
   const live = pods.filter((pod) => !pod.metadata?.deletionTimestamp);
   const failed = live.find((pod) => pod.status?.phase === 'Failed');
   if (failed) return { kind: 'failed', pod: `${failed.metadata?.namespace}/${failed.metadata?.name}` };
+  if (running) {
+    const present = new Set(live.map((pod) => pod.metadata?.labels?.[LABEL_REPLICA]));
+    for (let replica = 0; replica < replicas; replica++) if (!present.has(String(replica))) return { kind: 'lost', replica };
+  }
   if (replicas <= 0 || live.length < replicas) return { kind: 'none' };
   const phases = live.map((pod) => pod.status?.phase);
   if (phases.every((phase) => phase === 'Succeeded')) return { kind: 'succeeded' };
@@ -33,6 +40,8 @@ export class PodPhaseSync {
   private readonly dirty = new Set<string>();
   /** Pods by job id, kept from the watch's events (evaluating a job must not scan every pod). */
   private readonly byJob = new Map<string, Map<string, V1Pod>>();
+  /** Jobs that had a pod deleted or marked for deletion since they were last evaluated. */
+  private readonly disrupted = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -51,6 +60,7 @@ export class PodPhaseSync {
       if (!jobId) return;
       const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
       let pods = this.byJob.get(jobId);
+      if (deleted || pod.metadata?.deletionTimestamp) this.disrupted.add(jobId);
       if (deleted) {
         pods?.delete(key);
         if (pods?.size === 0) this.byJob.delete(jobId);
@@ -101,6 +111,7 @@ export class PodPhaseSync {
       } catch (error) {
         this.logger.warn({ err: error, jobId }, 'pod phase sync: cannot update job, will retry on the next pod event');
         this.dirty.add(jobId);
+        this.disrupted.add(jobId); // evaluate again even if its pods look undecided
       }
     }
     if (this.dirty.size > 0 && !this.stopped) setTimeout(() => this.schedule(), 500).unref();
@@ -108,11 +119,12 @@ export class PodPhaseSync {
 
   private async evaluate(jobId: string): Promise<void> {
     const pods = [...(this.byJob.get(jobId)?.values() ?? [])];
-    // Nothing to decide while any live pod is still Pending and none failed: skip the database.
-    if (gangVerdict(pods, pods.length).kind === 'none') return;
+    const disrupted = this.disrupted.delete(jobId);
+    // Nothing to decide while any live pod is still Pending and none failed or went away: skip the database.
+    if (!disrupted && gangVerdict(pods, pods.length).kind === 'none') return;
     const job = await this.store.state(jobId);
     if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return;
-    const verdict = gangVerdict(pods, job.replicas);
+    const verdict = gangVerdict(pods, job.replicas, job.state === 'RUNNING');
     const log = this.logger.child({ jobId });
     switch (verdict.kind) {
       case 'none':
@@ -126,6 +138,12 @@ export class PodPhaseSync {
       case 'succeeded':
         await this.store.transition(jobId, 'SUCCEEDED', `all ${job.replicas} replicas succeeded`);
         log.info('job succeeded');
+        this.onJobEnded();
+        return;
+      case 'lost':
+        // A disruption, not the job's own failure: requeued whatever the replica-failure policy.
+        await this.store.requeue(jobId, `replica ${verdict.replica} lost: its pod was deleted or is being evicted (node drained or removed, or deleted by hand); gang requeued`);
+        log.info({ replica: verdict.replica }, 'replica lost: gang requeued');
         this.onJobEnded();
         return;
       case 'failed':
