@@ -5,10 +5,10 @@
 #   sudo deploy/image/smoke.sh                    # QM_IMAGE=quartermaster:dev by default
 #
 # Checks: the image runs as `node` (uid 1000); an unknown role exits 64 with its message; api, scheduler
-# and worker containers start (each migrates its database at start) and their /readyz answer 200 (api
-# /healthz too); over REST a flavor, team, quota, node and job are created; the scheduler container admits
-# the job; the worker container acknowledges the bind (outbox entry done, qm_side_effects_total); each
-# container stops on SIGTERM with exit code 0.
+# and worker containers start (each migrates its database at start) and their /readyz, /healthz and
+# /metrics answer 200 (api /docs/openapi.json too); over REST a flavor, team, quota, node and job are
+# created; the scheduler container admits the job; the worker container acknowledges the bind (outbox
+# entry done, qm_side_effects_total); each container stops on SIGTERM with exit code 0.
 # Own resources: a fresh database (dropped at exit), a unique Redis key prefix (deleted at exit), free
 # ports, containers named after the run (removed at exit).
 #
@@ -120,7 +120,12 @@ Q=http://127.0.0.1:$API_PORT
 AUTH="Authorization: Bearer $TOKEN"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$Q/healthz")
 [ "$code" = 200 ] || fail "api /healthz answered $code"
-pass "api /healthz 200"
+for url in "http://127.0.0.1:$SCHED_PORT/healthz" "http://127.0.0.1:$WORKER_PORT/healthz" "$Q/docs/openapi.json" \
+  "$Q/metrics" "http://127.0.0.1:$SCHED_PORT/metrics" "http://127.0.0.1:$WORKER_PORT/metrics"; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' "$url")
+  [ "$code" = 200 ] || fail "$url answered $code"
+done
+pass "/healthz of api, scheduler and worker 200; api /docs/openapi.json 200; /metrics of each 200"
 call() { # method path expected-status [body] → body on stdout
   local out code
   out=$(curl -s -w '\n%{http_code}' -X "$1" "$Q$2" -H "$AUTH" -H 'Content-Type: application/json' ${4:+-d "$4"})
