@@ -29,7 +29,7 @@ export interface QmEnv {
   background: RunningRole;
   watchers: KubernetesWatchers;
   /** Stops and starts the scheduler, worker and watchers (the API stays). */
-  restartScheduler(): Promise<void>;
+  restartScheduler(whileDown?: () => Promise<void>): Promise<void>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
   request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   ok(method: string, path: string, body?: unknown): Promise<unknown>;
@@ -139,9 +139,10 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
     get schedulerUrl() {
       return background.url;
     },
-    async restartScheduler() {
+    async restartScheduler(whileDown) {
       await background.stop();
       await watchers.stop();
+      await whileDown?.();
       [background, watchers] = await startBackground();
     },
     request,

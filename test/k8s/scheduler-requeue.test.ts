@@ -6,11 +6,11 @@ import { eventually, gangBody, seedTenancy, startQm, type QmEnv } from './schedu
 let qm: QmEnv;
 
 beforeAll(async () => {
-  qm = await startQm('qm-requeue', 2, { QM_KUBE_REPLICA_FAILURE: 'requeue', QM_REQUEUE_BACKOFF_BASE_MS: '100', QM_REQUEUE_BACKOFF_MAX_MS: '200' });
+  qm = await startQm('qm-requeue', 3, { QM_KUBE_REPLICA_FAILURE: 'requeue', QM_REQUEUE_BACKOFF_BASE_MS: '100', QM_REQUEUE_BACKOFF_MAX_MS: '200' });
   await seedTenancy(qm);
-  await eventually('4 nodes synced', async () => {
+  await eventually('6 nodes synced', async () => {
     const nodes = ((await qm.ok('GET', '/v1/nodes')) as { items: { source: string }[] }).items;
-    return nodes.filter((n) => n.source === 'kubernetes').length === 4 ? true : undefined;
+    return nodes.filter((n) => n.source === 'kubernetes').length === 6 ? true : undefined;
   });
 }, 180_000);
 
@@ -63,5 +63,20 @@ describe('replica failure policy requeue', () => {
     expect(JSON.stringify(list)).toMatch(/replica \d lost: its pod was deleted/);
     await qm.kubelet();
     await eventually('running again', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string }).state === 'RUNNING' ? true : undefined));
+  }, 120_000);
+
+  it('requeues, at start, a running gang whose pods all went away while nothing watched', async () => {
+    const id = ((await qm.ok('POST', '/v1/jobs', gangBody({ name: 'vanished', flavors: ['a100'], replicas: 1 }))) as { id: string }).id;
+    await eventually('bound', async () => ((await qm.jobPods(id)).some((p) => p.spec?.nodeName) ? true : undefined));
+    await qm.kubelet();
+    await eventually('running', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string }).state === 'RUNNING' ? true : undefined));
+    await qm.restartScheduler(async () => {
+      for (const pod of await qm.jobPods(id)) await qm.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: qm.namespace, gracePeriodSeconds: 0 });
+    });
+    await eventually('requeued and bound again', async () => {
+      const events = (await qm.ok('GET', `/v1/jobs/${id}/events`)) as { items?: unknown[] } | unknown[];
+      const requeued = JSON.stringify(Array.isArray(events) ? events : (events.items ?? [])).includes('replica 0 lost');
+      return requeued && (await qm.jobPods(id)).some((p) => p.spec?.nodeName && !p.metadata?.deletionTimestamp) ? true : undefined;
+    }, 60_000);
   }, 120_000);
 });

@@ -93,6 +93,12 @@ export class KubeJobStore {
     };
   }
 
+  /** Ids of the RUNNING jobs. */
+  async runningJobs(): Promise<string[]> {
+    const { rows } = await this.db.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE state = 'RUNNING'`);
+    return rows.map((row) => row.id);
+  }
+
   async state(jobId: string): Promise<{ state: JobState; replicas: number } | null> {
     const { rows } = await this.db.pool.query<{ state: JobState; replicas: number }>(
       `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas

@@ -80,6 +80,14 @@ export class PodPhaseSync {
       },
       { allNamespaces: true, labelSelector: LABEL_JOB_ID },
     );
+    // RUNNING jobs without a single pod: all of them went away while nothing watched. No pod event will
+    // ever name them, so they are evaluated (as lost) now.
+    for (const jobId of await this.store.runningJobs()) {
+      if (this.byJob.has(jobId)) continue;
+      this.dirty.add(jobId);
+      this.disrupted.add(jobId);
+    }
+    if (this.dirty.size > 0) this.schedule();
   }
 
   /** Pods of Quartermaster jobs as last seen (empty before start). */
