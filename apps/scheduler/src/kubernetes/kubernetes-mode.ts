@@ -9,7 +9,7 @@ import { registerExtenderRoutes, type RouteHost } from '../extender/extender-rou
 import { GangImporter } from './gang-importer.js';
 import { KubeJobStore } from './kube-job-store.js';
 import { kubernetesSettingsFromEnv, type KubernetesSettings } from './kubernetes-settings.js';
-import { NodeStoreSync } from './node-store-sync.js';
+import { NodeStoreSync, type HeldByOwnPods } from './node-store-sync.js';
 import { PodPhaseSync } from './pod-phase-sync.js';
 import { kubernetesSideEffectHandlers } from './pod-side-effects.js';
 
@@ -59,10 +59,21 @@ export async function startKubernetesWatchers(config: Config, database: Database
   const publisher = new CycleTriggerPublisher(config.redisUrl, redisPrefix, log);
   const trigger = (reason: CycleTriggerReason) => (): void => void publisher.publish(reason);
   const pods = new PodPhaseSync(cluster, store, settings.replicaFailure, log, trigger('job.finished'));
-  const heldByOwnPods = (node: string, resourceName: string): { accelerators: number; cpuMillis: number; memoryMiB: number } => {
-    const held = { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
+  // Our pods that another scheduler bound, by node: indexed once per node-sync write, not per node.
+  const heldByOwnPods = (): HeldByOwnPods => {
+    const byNode = new Map<string, V1Pod[]>();
     for (const pod of pods.pods()) {
-      if (pod.spec?.nodeName !== node || isTerminalPod(pod) || schedulerNameOf(pod) === settings.schedulerName) continue;
+      const node = pod.spec?.nodeName;
+      if (!node || isTerminalPod(pod) || schedulerNameOf(pod) === settings.schedulerName) continue;
+      const list = byNode.get(node);
+      if (list) list.push(pod);
+      else byNode.set(node, [pod]);
+    }
+    return (node, resourceName) => heldOnNode(byNode.get(node) ?? [], resourceName);
+  };
+  const heldOnNode = (onNode: readonly V1Pod[], resourceName: string): { accelerators: number; cpuMillis: number; memoryMiB: number } => {
+    const held = { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
+    for (const pod of onNode) {
       let r: { accelerators: number; cpuMillis: number; memoryMiB: number };
       try {
         r = podRequests(pod, resourceName || null);

@@ -3,6 +3,9 @@ import type { ClusterNode } from '#core';
 import type { DbHandle } from '#db';
 import { ClusterNodeSync, type KubeCluster, type KubeFlavor } from '#kube';
 
+/** What Quartermaster's own pods hold on a node, as a resource of a flavor (an index built once per write). */
+export type HeldByOwnPods = (node: string, resourceName: string) => { accelerators: number; cpuMillis: number; memoryMiB: number };
+
 /**
  * Writes the cluster's accelerator nodes (ClusterNodeSync: Node objects plus the capacity other
  * schedulers' pods hold) into Postgres as `nodes` rows with source `kubernetes`, and asks for a cycle
@@ -31,7 +34,7 @@ export class NodeStoreSync {
        * Usage ClusterNodeSync counts as external but that Quartermaster already holds as allocations: pods
        * of Quartermaster jobs bound by another scheduler (kube-scheduler through the extender). Subtracted.
        */
-      heldByOwnPods?: (node: string, resourceName: string) => { accelerators: number; cpuMillis: number; memoryMiB: number };
+      heldByOwnPods?: () => HeldByOwnPods;
     },
     private readonly logger: Logger,
   ) {}
@@ -91,7 +94,8 @@ export class NodeStoreSync {
   private async flush(): Promise<void> {
     if (!this.sync) return;
     try {
-      const nodes = this.sync.nodes().map((n) => this.withoutOwnPods(n));
+      const held = this.options.heldByOwnPods?.();
+      const nodes = this.sync.nodes().map((n) => (held ? this.withoutOwnPods(n, held) : n));
       const changed = nodes.filter((n) => this.written.get(n.name) !== JSON.stringify(n));
       const present = new Set(nodes.map((n) => n.name));
       const gone = [...this.written.keys()].filter((name) => !present.has(name));
@@ -110,9 +114,10 @@ export class NodeStoreSync {
     }
   }
 
-  private withoutOwnPods(node: ClusterNode): ClusterNode {
-    const held = this.options.heldByOwnPods?.(node.name, this.resourceOf.get(node.flavor) ?? '');
-    if (!held || !node.external || (held.accelerators === 0 && held.cpuMillis === 0 && held.memoryMiB === 0)) return node;
+  private withoutOwnPods(node: ClusterNode, heldByOwnPods: HeldByOwnPods): ClusterNode {
+    if (!node.external) return node;
+    const held = heldByOwnPods(node.name, this.resourceOf.get(node.flavor) ?? '');
+    if (held.accelerators === 0 && held.cpuMillis === 0 && held.memoryMiB === 0) return node;
     return {
       ...node,
       external: {
