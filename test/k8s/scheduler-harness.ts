@@ -39,6 +39,26 @@ export interface QmEnv {
   close(): Promise<void>;
 }
 
+/** Environment of Quartermaster in Kubernetes mode in these tests: the test apiserver, fast loops. */
+export function kubeTestEnv(label: string, namespace: string): Record<string, string> {
+  return {
+    QM_ADMIN_TOKEN: ADMIN,
+    QM_TOKEN_CACHE_TTL_MS: '0',
+    KUBECONFIG: process.env.KUBECONFIG!,
+    QM_REDIS_PREFIX: `qm-k8s-${label}-${randomBytes(4).toString('hex')}`,
+    QM_LEASE_TTL_MS: '1500',
+    QM_LEASE_RENEW_MS: '300',
+    QM_CYCLE_DEBOUNCE_MS: '5',
+    QM_CYCLE_TICK_MS: '200',
+    QM_RECONCILE_EVERY_MS: '500',
+    QM_SIDE_EFFECT_BACKOFF_MS: '50',
+    QM_KUBE_NAMESPACE: namespace,
+    QM_KUBE_GRACE_SECONDS: '0',
+    QM_KUBE_IMPORT_EVERY_MS: '300',
+    QM_KUBE_FLAVOR_REFRESH_MS: '300',
+  };
+}
+
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -71,24 +91,7 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
   }
 
   const db = await createTestDatabase({ label: label.replace(/-/g, '_') });
-  const env: Record<string, string> = {
-    QM_ADMIN_TOKEN: ADMIN,
-    LOG_LEVEL: process.env.QM_TEST_LOG_LEVEL ?? 'silent',
-    QM_TOKEN_CACHE_TTL_MS: '0',
-    KUBECONFIG: process.env.KUBECONFIG!,
-    QM_REDIS_PREFIX: `qm-k8s-${label}-${randomBytes(4).toString('hex')}`,
-    QM_LEASE_TTL_MS: '1500',
-    QM_LEASE_RENEW_MS: '300',
-    QM_CYCLE_DEBOUNCE_MS: '5',
-    QM_CYCLE_TICK_MS: '200',
-    QM_RECONCILE_EVERY_MS: '500',
-    QM_SIDE_EFFECT_BACKOFF_MS: '50',
-    QM_KUBE_NAMESPACE: namespace,
-    QM_KUBE_GRACE_SECONDS: '0',
-    QM_KUBE_IMPORT_EVERY_MS: '300',
-    QM_KUBE_FLAVOR_REFRESH_MS: '300',
-    ...extraEnv,
-  };
+  const env: Record<string, string> = { ...kubeTestEnv(label, namespace), LOG_LEVEL: process.env.QM_TEST_LOG_LEVEL ?? 'silent', ...extraEnv };
   const config = Config.fromEnv(env).with({ databaseUrl: db.url, port: 0, host: '127.0.0.1' });
   const settings = schedulerSettingsFromEnv(env);
   const logger = createLogger(config.logLevel, `qm-k8s-${label}`);

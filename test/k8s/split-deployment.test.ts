@@ -3,7 +3,6 @@
 // deploy/kube-scheduler/config.yaml. The extender is served by the scheduler processes (the chart's
 // scheduler Service), here by the standby replica: a gang's pods are bound by kube-scheduler exactly where
 // Quartermaster allocated them, an over-quota gang gets none bound, and the API process has no extender.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { createTestDatabase, type TestDatabase } from '#db';
@@ -11,9 +10,8 @@ import { KubeCluster, LABEL_JOB_ID } from '#kube';
 import { spawnRole, type RoleProcess } from '../integration/scheduler/processes.js';
 import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
 import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
-import { eventually } from './scheduler-harness.js';
+import { ADMIN, eventually, kubeTestEnv } from './scheduler-harness.js';
 
-const ADMIN = 'split-deployment-admin-token-0123';
 const LEASE = 'quartermaster-scheduler';
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -56,23 +54,10 @@ beforeAll(async () => {
   for (const name of nodes) await core.createNode({ body: fakeNode(name, { labels: { 'nvidia.com/gpu.product': product }, extended: { 'nvidia.com/gpu': '8' } }) });
   db = await createTestDatabase({ label: 'k8s_split' });
   const env = {
+    ...kubeTestEnv('split', namespace),
     DATABASE_URL: db.url,
-    QM_ADMIN_TOKEN: ADMIN,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info', // the child's "started"/"listening" log line carries its URL
-    KUBECONFIG: process.env.KUBECONFIG!,
-    QM_REDIS_PREFIX: `qm-k8s-split-${randomBytes(4).toString('hex')}`,
-    QM_TOKEN_CACHE_TTL_MS: '0',
-    QM_LEASE_TTL_MS: '1500',
-    QM_LEASE_RENEW_MS: '300',
-    QM_CYCLE_DEBOUNCE_MS: '5',
-    QM_CYCLE_TICK_MS: '200',
-    QM_RECONCILE_EVERY_MS: '500',
-    QM_SIDE_EFFECT_BACKOFF_MS: '50',
-    QM_KUBE_NAMESPACE: namespace,
-    QM_KUBE_GRACE_SECONDS: '0',
-    QM_KUBE_IMPORT_EVERY_MS: '300',
-    QM_KUBE_FLAVOR_REFRESH_MS: '300',
     QM_KUBE_LEADER_LEASE: LEASE, // as the Helm chart sets it
   };
   const api = spawnRole('api', env);
