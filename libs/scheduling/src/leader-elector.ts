@@ -121,7 +121,8 @@ export class LeaderElector {
 
   private depose(reason: string): void {
     if (!this.leadership) return;
-    this.logger.warn({ lease: this.options.leaseName, reason }, 'lost leadership');
+    const level = this.shutDown ? 'info' : 'warn'; // giving the lease up on shutdown is not a problem
+    this.logger[level]({ lease: this.options.leaseName, reason }, this.shutDown ? 'gave up leadership' : 'lost leadership');
     this.leadership = null;
     this.events.onDeposed(reason);
   }
