@@ -109,4 +109,39 @@ describe('auth: tokens, whoami, 401 and 403', () => {
     expect(unknown.body.detail).toContain('ghost');
     expect(await h.counts()).toEqual(before);
   });
+
+  it('an admin lists tokens (no secrets) and revokes one: 204, then 401 for it; idempotent; 404, 409 and 403 change nothing', async () => {
+    const created = await h.request('POST', '/v1/tokens', { body: { subject: 'leaky', role: 'member', teams: ['vision'] } });
+    const { id, token } = created.body as { id: string; token: string };
+    const list = await h.request('GET', '/v1/tokens');
+    expect(list.status).toBe(200);
+    expect(list.body.items.find((t: { id: string }) => t.id === id)).toEqual({ id, subject: 'leaky', role: 'member', teams: ['vision'], createdAt: expect.any(String), revokedAt: null });
+    expect(JSON.stringify(list.body)).not.toMatch(/qm_|token_hash|tokenHash/);
+    expect((await h.request('GET', '/v1/tokens', { token })).status).toBe(403);
+    expect((await h.request('DELETE', `/v1/tokens/${id}`, { token: alice })).status).toBe(403);
+
+    const before = await h.counts();
+    const revoked = await h.request('DELETE', `/v1/tokens/${id}`);
+    expect(revoked.status).toBe(204);
+    expect((await h.request('GET', '/v1/whoami', { token })).status).toBe(401);
+    const { rows } = await h.pg.query('SELECT revoked_at FROM api_tokens WHERE id = $1', [id]);
+    const first = rows[0].revoked_at as Date;
+    expect(first).toBeInstanceOf(Date);
+    expect((await h.request('DELETE', `/v1/tokens/${id}`)).status).toBe(204); // idempotent
+    expect((await h.pg.query('SELECT revoked_at FROM api_tokens WHERE id = $1', [id])).rows[0].revoked_at).toEqual(first);
+    expect((await h.request('GET', '/v1/tokens')).body.items.find((t: { id: string }) => t.id === id).revokedAt).toBe(first.toISOString());
+    expect(await h.counts()).toEqual(before);
+
+    for (const missing of ['00000000-0000-0000-0000-000000000000', 'not-a-uuid']) {
+      const r = await h.request('DELETE', `/v1/tokens/${missing}`);
+      expect(r.status).toBe(404);
+      expect(r.contentType).toContain('application/problem+json');
+    }
+    // An admin token cannot revoke itself.
+    const admin2 = (await h.request('POST', '/v1/tokens', { body: { subject: 'ops', role: 'admin' } })).body as { id: string; token: string };
+    const self = await h.request('DELETE', `/v1/tokens/${admin2.id}`, { token: admin2.token });
+    expect(self.status).toBe(409);
+    expect(self.body.detail).toMatch(/another admin token/);
+    expect((await h.request('GET', '/v1/whoami', { token: admin2.token })).status).toBe(200);
+  });
 });

@@ -1,5 +1,7 @@
 import type { DbHandle } from './db-handle.js';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export interface TokenRecord {
   id: string;
   subject: string;
@@ -37,6 +39,21 @@ export class TokenRepository {
       [tokenHash],
     );
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Every token (newest first), revoked ones with their revocation time; never the hash. */
+  async list(): Promise<(TokenRecord & { revokedAt: Date | null })[]> {
+    const { rows } = await this.db.pool.query<TokenRow & { revoked_at: Date | null }>(
+      'SELECT id, subject, role, teams, created_at, revoked_at FROM api_tokens ORDER BY created_at DESC, id',
+    );
+    return rows.map((r) => ({ ...toRecord(r), revokedAt: r.revoked_at }));
+  }
+
+  /** Revokes a token (idempotent: an already revoked one keeps its first revocation time). */
+  async revoke(id: string): Promise<'revoked' | 'missing'> {
+    if (!UUID.test(id)) return 'missing';
+    const { rowCount } = await this.db.pool.query('UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1::uuid', [id]);
+    return rowCount === 1 ? 'revoked' : 'missing';
   }
 
   async count(): Promise<number> {
