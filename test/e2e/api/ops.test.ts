@@ -84,6 +84,7 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/healthz',
         '/readyz',
         '/v1/tokens',
+        '/v1/tokens/{id}',
         '/v1/whoami',
         '/v1/flavors',
         '/v1/flavors/{name}',
