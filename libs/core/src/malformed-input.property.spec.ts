@@ -6,34 +6,19 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import {
-  applyCycleResult,
-  applyEvent,
   arbCorruptions,
   arbScenario,
-  initialSnapshot,
   makeJob,
   makeNode,
   makeQuota,
+  playedWorld,
   shuffleWithSeed,
   snapshot,
-  type IdSource,
   type JobCorruption,
-  type Scenario,
 } from '#testing';
 import { runCycle } from './cycle.js';
 import { checkInvariants, formatViolations } from './invariants.js';
 import type { PendingJob, Snapshot } from './model.js';
-
-function playedWorld(scenario: Scenario): Snapshot {
-  const ids: IdSource = { next: 0 };
-  let s = initialSnapshot(scenario);
-  for (const event of scenario.events) {
-    s = applyEvent(s, event, ids);
-    s = applyCycleResult(s, runCycle(s));
-  }
-  const burst = scenario.events.find((e) => e.type === 'submit');
-  return burst ? applyEvent(s, burst, ids) : s;
-}
 
 /** The world with some pending jobs corrupted; returns the ids that must come out INVALID. */
 function corrupt(world: Snapshot, corruptions: { pick: number; corruption: JobCorruption }[]): { snapshot: Snapshot; bad: Set<string>; duplicated: Set<string> } {
@@ -62,7 +47,7 @@ describe('malformed pending jobs', () => {
   it('never throw, are never admitted, come out INVALID, and leave the other decisions lawful', () => {
     fc.assert(
       fc.property(arbScenario(), arbCorruptions(), (scenario, corruptions) => {
-        const { snapshot, bad, duplicated } = corrupt(playedWorld(scenario), corruptions);
+        const { snapshot, bad, duplicated } = corrupt(playedWorld(scenario, runCycle), corruptions);
         const result = runCycle(snapshot);
         for (const a of result.admissions) expect(bad.has(a.jobId)).toBe(false);
         for (const r of result.pending) if (bad.has(r.jobId)) expect([r.jobId, r.code]).toEqual([r.jobId, 'INVALID']);
@@ -83,7 +68,7 @@ describe('malformed pending jobs', () => {
   it('do not break determinism: shuffled input lists give the identical result', () => {
     fc.assert(
       fc.property(arbScenario(), arbCorruptions(), fc.nat(), (scenario, corruptions, seed) => {
-        const { snapshot } = corrupt(playedWorld(scenario), corruptions);
+        const { snapshot } = corrupt(playedWorld(scenario, runCycle), corruptions);
         const want = runCycle(snapshot);
         const shuffled = { ...snapshot, pending: shuffleWithSeed(snapshot.pending, seed), running: shuffleWithSeed(snapshot.running, seed + 1) };
         expect(runCycle(shuffled)).toEqual(want);

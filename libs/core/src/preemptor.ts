@@ -189,7 +189,7 @@ function settle(st: CycleState, src: Source, job: PendingJob): void {
   }
 }
 
-/** Like nextCandidate, without allocating: the chosen source's `list[next - 1]` is the candidate. */
+/** Advances the source holding the cheapest next candidate, without allocating: its `list[next - 1]` is the candidate. */
 function nextSource(st: CycleState, sources: Source[], job: PendingJob): Source | undefined {
   let best: Source | undefined;
   for (const src of sources) {
@@ -209,24 +209,10 @@ function nextSource(st: CycleState, sources: Source[], job: PendingJob): Source 
   return best;
 }
 
-/** The next candidate over all sources, cheapest first (a lazy k-way merge). */
+/** The next candidate over all sources, cheapest first (a lazy k-way merge), with its source. */
 function nextCandidate(st: CycleState, sources: Source[], job: PendingJob): { h: Holding; src: Source } | undefined {
-  let best: { h: Holding; src: Source } | undefined;
-  for (const src of sources) {
-    if (src.consumed >= src.budget) continue;
-    if (!src.settled) {
-      settle(st, src, job);
-      src.settled = true;
-    }
-    const h = src.list[src.next];
-    if (h !== undefined && (best === undefined || compareCandidates(h, best.h) < 0)) best = { h, src };
-  }
-  if (best !== undefined) {
-    best.src.next++;
-    best.src.settled = false;
-    best.src.consumed += best.h.accelerators;
-  }
-  return best;
+  const src = nextSource(st, sources, job);
+  return src && { h: src.list[src.next - 1]!, src };
 }
 
 function rewind(sources: Source[]): void {

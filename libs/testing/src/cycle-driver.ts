@@ -152,3 +152,18 @@ export function applyEvent(snapshot: Snapshot, event: ClusterEvent, ids: IdSourc
       return finishDueJobs({ ...snapshot, now: snapshot.now + event.seconds * 1000 });
   }
 }
+
+/**
+ * The world after playing a scenario's events with a cycle (`schedule`) after each, no checks; then one
+ * more arrival burst, so the final snapshot has work to decide.
+ */
+export function playedWorld(scenario: Scenario, schedule: (snapshot: Snapshot) => CycleResult): Snapshot {
+  const ids: IdSource = { next: 0 };
+  let s = initialSnapshot(scenario);
+  for (const event of scenario.events) {
+    s = applyEvent(s, event, ids);
+    s = applyCycleResult(s, schedule(s));
+  }
+  const burst = scenario.events.find((e) => e.type === 'submit');
+  return burst ? applyEvent(s, burst, ids) : s;
+}
