@@ -135,6 +135,13 @@ describe('kube-scheduler with Quartermaster as extender', () => {
     const gangPods = (await qm.jobPods(okJob)).map((p) => p.metadata!.name!);
     const gangNodes = new Set(await Promise.all(gangPods.map(async (name) => (await boundNode(name))!)));
     expect(gangNodes.has(fillerNode)).toBe(false);
+    // Node sync: the filler's GPUs are other schedulers' usage (external); the gang's, bound by
+    // kube-scheduler too, are Quartermaster's allocations and are not counted a second time.
+    const externalOf = async (): Promise<Map<string, number>> =>
+      new Map(((await qm.ok('GET', '/v1/nodes')) as { items: { name: string; external: { accelerators: number } }[] }).items.map((n) => [n.name, n.external.accelerators]));
+    await eventually('filler counted as external', async () => ((await externalOf()).get(fillerNode) === 8 ? true : undefined));
+    const external = await externalOf();
+    for (const node of gangNodes) expect(external.get(node)).toBe(0);
 
     // A priority-1000 pod fits nowhere. kube-scheduler's own choice would be a node of the gang (its
     // victims, priority 0, are cheaper than the filler, 100); the preempt verb strikes every node whose
