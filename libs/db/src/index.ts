@@ -18,6 +18,7 @@ export type {
 } from './generated/prisma/client.js';
 export { createPrismaClient } from './client.js';
 export { Database, type DatabaseOptions } from './database.js';
+export { UUID } from './uuid.js';
 export { flavorKindFromDb, flavorKindToDb, jobKindFromDb, jobKindToDb } from './enums.js';
 export { DEFAULT_DATABASE_URL, databaseUrlFromEnv, redact as redactDatabaseUrl } from './migrate/connection.js';
 export { dropDatabase, ensureDatabase } from './migrate/ensure-database.js';

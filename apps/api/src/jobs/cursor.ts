@@ -1,4 +1,5 @@
 import { AppError } from '#common';
+import { UUID } from '#db';
 
 /** Opaque keyset cursor over (submittedAt, id), newest first. */
 export interface JobCursor {
@@ -9,8 +10,6 @@ export interface JobCursor {
 export function encodeCursor(c: JobCursor): string {
   return Buffer.from(JSON.stringify([c.submittedAt.toISOString(), c.id])).toString('base64url');
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function decodeCursor(raw: string): JobCursor {
   const invalid = (): AppError =>

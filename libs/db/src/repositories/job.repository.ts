@@ -4,8 +4,7 @@ import { inTransaction, type DbHandle } from './db-handle.js';
 import type { EventRecord, JobDetail, JobListFilter, JobRecord, NewJob, StateChange, SubmitResult } from './job.records.js';
 import { type BatcherOptions, SubmissionBatcher } from './job-submission.js';
 import { DETAIL_SELECT, JOB_COLUMNS, toDetail, toRecord, type DetailRow, type JobRow } from './job.rows.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID } from '../uuid.js';
 
 /** Jobs: submission (hot path, raw SQL), reads, cancellation and reported state changes. */
 export class JobRepository {

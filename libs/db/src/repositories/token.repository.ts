@@ -1,6 +1,5 @@
 import type { DbHandle } from './db-handle.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID } from '../uuid.js';
 
 export interface TokenRecord {
   id: string;

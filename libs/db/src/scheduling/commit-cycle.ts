@@ -2,6 +2,7 @@ import type { Admission, CycleResult, PendingReason, Preemption, Reservation } f
 import type { PoolClient } from 'pg';
 import { FencingError, InvalidCycleResultError } from './errors.js';
 import type { SqlHandle } from './sql-handle.js';
+import { UUID } from '../uuid.js';
 
 export interface CommitCycleInput {
   result: CycleResult;
@@ -40,7 +41,6 @@ export interface CommitCycleOutcome {
   cycleId: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HOLDING = `('ADMITTED', 'BINDING', 'RUNNING')`;
 
 /**
