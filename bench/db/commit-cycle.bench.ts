@@ -98,6 +98,7 @@ async function hotUpdates(pool: pg.Pool): Promise<{ upd: number; hot: number }> 
 async function run(): Promise<Record<string, number>> {
   const testDb = await createTestDatabase({ label: 'bench' });
   const pool = new pg.Pool({ connectionString: testDb.url, max: 4 });
+  pool.on('error', () => undefined); // the database is dropped WITH (FORCE) right after pool.end()
   try {
     await seed(pool);
     await pool.query('ANALYZE');

@@ -61,6 +61,8 @@ export async function startHarness(label: string): Promise<Harness> {
     throw error;
   }
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  // pool.end() resolves before its sockets close, so db.drop()'s FORCE can reach a closing client.
+  pool.on('error', () => undefined);
   return {
     url,
     api,

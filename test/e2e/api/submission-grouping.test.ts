@@ -30,6 +30,8 @@ describe('group commit of submissions (JobRepository over a real Postgres)', () 
   beforeAll(async () => {
     db = await createTestDatabase({ label: 'api_group' });
     pool = new pg.Pool({ connectionString: db.url, max: 8 });
+    // pool.end() resolves before its sockets close, so db.drop()'s FORCE can reach a closing client.
+    pool.on('error', () => undefined);
     await pool.query(`INSERT INTO flavors (name, kind, resource_name) VALUES ('h100-80gb', 'nvidia-gpu', 'nvidia.com/gpu')`);
     await pool.query(`INSERT INTO teams (name) VALUES ('vision')`);
   });
