@@ -148,23 +148,36 @@ async function handlersFor(config: Config, database: Database, logger: Logger, o
   return options.kubernetesHandlers(config, database, logger);
 }
 
-/** Runs `start`, stops on SIGTERM/SIGINT, and exits 1 with one line on a start-up failure. */
+/**
+ * Runs `start`, stops on SIGTERM/SIGINT, and exits 1 with one line on a start-up failure. The signal
+ * handlers are installed before `start` runs: a SIGTERM that arrives while the process is still starting
+ * (a rolling update, a scale-down) stops it cleanly once it has started — a scheduler that already took
+ * the lease gives it back — instead of killing it.
+ */
 export function runMain(name: string, start: () => Promise<{ stop(): Promise<void> }>): void {
+  let running: { stop(): Promise<void> } | null = null;
+  let requested: string | null = null;
+  const shutdown = (signal: string): void => {
+    process.stderr.write(`${name}: ${signal}, shutting down\n`);
+    running!.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`${name}: error while stopping: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  const onSignal = (signal: string): void => {
+    if (running) shutdown(signal);
+    else requested ??= signal; // a second signal, unhandled, kills at once
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
   Promise.resolve()
     .then(start) // a bad setting throws synchronously: still one line, exit 1
-    .then((running) => {
-      const shutdown = (signal: string): void => {
-        process.stderr.write(`${name}: ${signal}, shutting down\n`);
-        running.stop().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            process.stderr.write(`${name}: error while stopping: ${String(error)}\n`);
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
-      process.once('SIGINT', () => shutdown('SIGINT'));
+    .then((started) => {
+      running = started;
+      if (requested) shutdown(requested);
     })
     .catch((error: unknown) => {
       process.stderr.write(`${name}: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -64,6 +64,25 @@ describe('LeaderElector', () => {
     expect(log).toEqual(['a elected 1', 'a deposed: lease taken by b']);
   });
 
+  it('gives back a lease that an acquisition in flight took while it was stopping', async () => {
+    const clock = (): number => 0;
+    const memory = new MemoryLeases(clock);
+    let arrive: () => void = () => undefined;
+    const slow: LeaseStore = {
+      acquireOrRenew: (...args) => new Promise((resolve) => (arrive = () => resolve(memory.acquireOrRenew(...args)))),
+      release: (...args) => memory.release(...args),
+    };
+    const log: string[] = [];
+    const a = elector(slow, 'a', clock, log);
+    a.start(); // the first acquisition is in flight
+    const stopped = a.stop();
+    arrive();
+    await stopped;
+    expect(a.isLeader).toBe(false);
+    expect(log).toEqual([]);
+    expect(memory.row?.expiresAt).toBe(0); // released: a standby takes it at once
+  });
+
   it('refuses a renew period longer than half the lease', () => {
     expect(() => new LeaderElector(new MemoryLeases(() => 0), { leaseName: 'x', holder: 'a', ttlMs: 1000, renewEveryMs: 600 }, silent, { onElected() {}, onDeposed() {} })).toThrow(/half/);
   });

@@ -46,6 +46,8 @@ export class LeaderElector {
   /** Set by stop(): a renewal that was in flight must not make us leader again. */
   private shutDown = false;
   private renewing: Promise<void> | null = null;
+  /** The store's last answer said we hold the lease (even one that came in after stop() began). */
+  private heldInStore = false;
 
   constructor(
     private readonly store: LeaseStore,
@@ -87,8 +89,12 @@ export class LeaderElector {
     this.shutDown = true;
     if (this.timer) clearTimeout(this.timer);
     await this.renewing;
-    if (this.leadership) {
-      this.depose('shutting down');
+    // An acquisition in flight when stop() began may have taken the lease without making us leader: give
+    // it back too, or a standby waits out the TTL.
+    const held = this.leadership !== null || this.heldInStore;
+    this.depose('shutting down');
+    if (held) {
+      this.heldInStore = false;
       await this.store.release(this.options.leaseName, this.options.holder).catch((error: unknown) => {
         this.logger.warn({ err: error }, 'could not release the lease');
       });
@@ -100,6 +106,7 @@ export class LeaderElector {
     const { leaseName, holder, ttlMs } = this.options;
     try {
       const state = await this.store.acquireOrRenew(leaseName, holder, ttlMs);
+      this.heldInStore = state.held;
       if (this.shutDown) return;
       if (state.held) {
         this.lastRenewedAt = this.clock();

@@ -43,6 +43,16 @@ describe('SIGTERM', () => {
     expect(child.lines.some((line) => typeof line['msg'] === 'string' && line['msg'].endsWith('stopped'))).toBe(true);
   });
 
+  it.each([['all'], ['scheduler']] as const)('`%s`: a SIGTERM while still starting stops it cleanly once started', async (role) => {
+    const child = spawnRole(role, childEnv(testDb.url, uniquePrefix(`early-${role}`), { QM_LEASE_TTL_MS: '60000', QM_LEASE_RENEW_MS: '1000' }));
+    running.push(child);
+    await waitFor('its first log line', () => Promise.resolve(child.lines.length > 0 || undefined), 30_000);
+    child.child.kill('SIGTERM');
+    expect(await child.exited).toBe(0);
+    const held = await lease();
+    if (held) expect(held.released).toBe(true);
+  });
+
   it('`api`: exits 0', async () => {
     const child = spawnRole('api', childEnv(testDb.url, uniquePrefix('shutdown-api')));
     running.push(child);
