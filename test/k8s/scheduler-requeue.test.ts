@@ -65,6 +65,28 @@ describe('replica failure policy requeue', () => {
     await eventually('running again', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string }).state === 'RUNNING' ? true : undefined));
   }, 120_000);
 
+  it('does not count a Succeeded replica whose pod was deleted as lost: the gang runs on, then succeeds', async () => {
+    const id = ((await qm.ok('POST', '/v1/jobs', gangBody({ name: 'half-done', flavors: ['a100'], acceleratorsPerReplica: 4 }))) as { id: string }).id;
+    await eventually('gang bound', async () => {
+      const pods = await qm.jobPods(id);
+      return pods.length === 2 && pods.every((p) => p.spec?.nodeName) ? true : undefined;
+    });
+    await qm.kubelet();
+    await eventually('running', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string }).state === 'RUNNING' ? true : undefined));
+    const [done, other] = await qm.jobPods(id);
+    await qm.cluster.patchPodStatus(done!.metadata!.name!, { phase: 'Succeeded' }, qm.namespace);
+    // A TTL controller or a cleanup script removes the finished pod while its sibling still runs.
+    await eventually('finished pod seen Succeeded', async () =>
+      (await qm.jobPods(id)).some((p) => p.metadata!.name === done!.metadata!.name && p.status?.phase === 'Succeeded') ? true : undefined,
+    );
+    await qm.core.deleteNamespacedPod({ name: done!.metadata!.name!, namespace: qm.namespace, gracePeriodSeconds: 0 });
+    await eventually('finished pod gone', async () => ((await qm.jobPods(id)).length === 1 ? true : undefined));
+    await qm.cluster.patchPodStatus(other!.metadata!.name!, { phase: 'Succeeded' }, qm.namespace);
+    await eventually('succeeded', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string }).state === 'SUCCEEDED' ? true : undefined), 30_000);
+    const events = (await qm.ok('GET', `/v1/jobs/${id}/events`)) as { items?: { kind: string }[] } | { kind: string }[];
+    expect((Array.isArray(events) ? events : (events.items ?? [])).map((e) => e.kind)).not.toContain('job.requeued');
+  }, 120_000);
+
   it('requeues, at start, a running gang whose pods all went away while nothing watched', async () => {
     const id = ((await qm.ok('POST', '/v1/jobs', gangBody({ name: 'vanished', flavors: ['a100'], replicas: 1 }))) as { id: string }).id;
     await eventually('bound', async () => ((await qm.jobPods(id)).some((p) => p.spec?.nodeName) ? true : undefined));

@@ -32,6 +32,9 @@ describe('gangVerdict', () => {
     expect(gangVerdict([r0, pod('b', 'Running', 'n2', true, 1)], 2, true)).toEqual({ kind: 'lost', replica: 1 });
     expect(gangVerdict([], 2, true)).toEqual({ kind: 'lost', replica: 0 });
     expect(gangVerdict([r0, pod('b', 'Failed', 'n2', false, 1)], 2, true)).toEqual({ kind: 'failed', pod: 'ns/b' });
+    // A replica that Succeeded stays done when its pod is deleted or terminating.
+    expect(gangVerdict([r0, pod('b', 'Succeeded', 'n2', true, 1)], 2, true)).toEqual({ kind: 'running' });
+    expect(gangVerdict([pod('a', 'Succeeded', 'n1', true, 0), pod('b', 'Succeeded', 'n2', false, 1)], 2, true)).toEqual({ kind: 'succeeded' });
     // Still binding: a missing pod is one not created yet.
     expect(gangVerdict([r0], 2, false)).toEqual({ kind: 'none' });
   });

@@ -12,10 +12,12 @@ export type GangVerdict = { kind: 'none' } | { kind: 'running' } | { kind: 'succ
  * every replica bound and Running (or already Succeeded) → running. Terminating pods are ignored — except
  * that once the gang is `running`, a replica with no live pod (deleted, or being evicted: a node drain,
  * a removed node's pods collected, `kubectl delete`) is `lost`: Quartermaster deletes pods only after it
- * moved the job out of RUNNING, so while RUNNING a missing pod is always someone else's doing.
+ * moved the job out of RUNNING, so while RUNNING a missing pod is always someone else's doing. A
+ * Succeeded pod counts as its replica's even when terminating or deleted (PodPhaseSync keeps those).
  */
 export function gangVerdict(pods: readonly V1Pod[], replicas: number, running = false): GangVerdict {
-  const live = pods.filter((pod) => !pod.metadata?.deletionTimestamp);
+  // A Succeeded replica stays done when its pod is deleted (a TTL controller, a cleanup script).
+  const live = pods.filter((pod) => !pod.metadata?.deletionTimestamp || pod.status?.phase === 'Succeeded');
   const failed = live.find((pod) => pod.status?.phase === 'Failed');
   if (failed) return { kind: 'failed', pod: `${failed.metadata?.namespace}/${failed.metadata?.name}` };
   if (running) {
@@ -42,6 +44,8 @@ export class PodPhaseSync {
   private readonly byJob = new Map<string, Map<string, V1Pod>>();
   /** Jobs that had a pod deleted or marked for deletion since they were last evaluated. */
   private readonly disrupted = new Set<string>();
+  /** Keys of deleted pods kept in byJob because they had Succeeded: their replica is done, not lost. */
+  private readonly finished = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -60,9 +64,14 @@ export class PodPhaseSync {
       if (!jobId) return;
       const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
       let pods = this.byJob.get(jobId);
-      if (deleted || pod.metadata?.deletionTimestamp) this.disrupted.add(jobId);
-      if (deleted) {
+      const succeeded = pod.status?.phase === 'Succeeded';
+      if ((deleted || pod.metadata?.deletionTimestamp) && !succeeded) this.disrupted.add(jobId);
+      if (deleted && succeeded && pods) {
+        pods.set(key, pod); // dropped with the job's other finished pods once none is live (evaluate)
+        this.finished.add(key);
+      } else if (deleted) {
         pods?.delete(key);
+        this.finished.delete(key);
         if (pods?.size === 0) this.byJob.delete(jobId);
       } else {
         if (!pods) this.byJob.set(jobId, (pods = new Map<string, V1Pod>()));
@@ -126,8 +135,19 @@ export class PodPhaseSync {
   }
 
   private async evaluate(jobId: string): Promise<void> {
-    const pods = [...(this.byJob.get(jobId)?.values() ?? [])];
+    const byKey = this.byJob.get(jobId);
+    const pods = [...(byKey?.values() ?? [])];
     const disrupted = this.disrupted.delete(jobId);
+    await this.decide(jobId, pods, disrupted);
+    // Deleted Succeeded pods are kept only while the gang may still need them (not after a failed decide:
+    // its retry must see them again).
+    if (byKey && [...byKey.keys()].every((key) => this.finished.has(key)) && this.byJob.get(jobId) === byKey) {
+      for (const key of byKey.keys()) this.finished.delete(key);
+      this.byJob.delete(jobId);
+    }
+  }
+
+  private async decide(jobId: string, pods: V1Pod[], disrupted: boolean): Promise<void> {
     // Nothing to decide while any live pod is still Pending and none failed or went away: skip the database.
     if (!disrupted && gangVerdict(pods, pods.length).kind === 'none') return;
     const job = await this.store.state(jobId);
