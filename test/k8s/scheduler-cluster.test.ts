@@ -65,6 +65,35 @@ describe('Kubernetes mode: cluster behaviour', () => {
     }
   }, 150_000);
 
+  it('a victim pod stuck Terminating on a node the preemptor does not use does not hold back its bind', async () => {
+    const low1 = await submit(gangBody({ name: 'stuck-low1', priority: 1 }));
+    const low2 = await submit(gangBody({ name: 'stuck-low2', priority: 2 }));
+    await eventually('low gangs bound', async () => ((await allBound(low1, 2)) && (await allBound(low2, 2)) ? true : undefined));
+    await qm.kubelet();
+    await eventually('low gangs running', async () => ((await getJob(low1)).state === 'RUNNING' && (await getJob(low2)).state === 'RUNNING' ? true : undefined));
+    // A finalizer keeps an evicted pod Terminating, as a dead kubelet that never confirms would.
+    const finalizers = (name: string, list: string[]): Promise<unknown> =>
+      qm.core.patchNamespacedPod({ name, namespace: qm.namespace, body: { metadata: { finalizers: list } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const victims = await qm.jobPods(low1);
+    for (const pod of victims) await finalizers(pod.metadata!.name!, ['test.quartermaster.io/hold']);
+    try {
+      const high = await submit(gangBody({ name: 'stuck-high', priority: 100, replicas: 1 }));
+      const node = await eventually('preemptor admitted', async () => (await getJob(high)).allocation?.[0]?.node);
+      const [mine, elsewhere] = [victims.find((p) => p.spec?.nodeName === node)!, victims.find((p) => p.spec?.nodeName !== node)!];
+      expect(mine).toBeDefined();
+      expect(elsewhere).toBeDefined();
+      await eventually('victims terminating', async () => ((await qm.jobPods(low1)).every((p) => p.metadata?.deletionTimestamp) ? true : undefined));
+      await finalizers(mine.metadata!.name!, []); // the victim on the preemptor's node goes
+      await eventually('preemptor bound while the other victim pod is still Terminating', () => allBound(high, 1));
+      const still = await qm.cluster.getPod(elsewhere.metadata!.name!, qm.namespace);
+      expect(still?.metadata?.deletionTimestamp).toBeDefined();
+      for (const id of [low1, low2, high]) await qm.ok('DELETE', `/v1/jobs/${id}`);
+    } finally {
+      for (const pod of victims) await finalizers(pod.metadata!.name!, []).catch(() => undefined);
+    }
+    await eventually('h100 pods gone', async () => ((await qm.cluster.listPods({ namespace: qm.namespace })).length === 0 ? true : undefined));
+  }, 150_000);
+
   it('a cordoned node loses its capacity; uncordoned, the waiting gang is bound', async () => {
     const a100Nodes = qm.nodes.filter((n) => n.includes('-a100-'));
     const cordon = (name: string, unschedulable: boolean): Promise<unknown> =>

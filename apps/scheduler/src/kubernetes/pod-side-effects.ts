@@ -42,8 +42,8 @@ function replicaOf(pod: V1Pod): number | null {
  * Kubernetes-mode side effects. All idempotent: they re-read the job and the cluster and do only what is
  * missing; a retried or duplicated delivery finds the effect in place and returns.
  *
- * - `bind`: waits (by throwing, so the queue retries with backoff) until every pod of the admission's
- *   victims is gone, moves the job ADMITTED → BINDING, creates one pod per allocated replica (or, for an
+ * - `bind`: waits (by throwing, so the queue retries with backoff) until the admission's victims have no
+ *   pod left on the nodes it was given, moves the job ADMITTED → BINDING, creates one pod per allocated replica (or, for an
  *   imported gang, uses its existing pods) and binds each to its allocated node through pods/binding.
  *   A pod already bound there is fine; a stale pod (terminal, terminating, or bound elsewhere — left by an
  *   earlier admission) is deleted and the entry retried.
@@ -109,11 +109,20 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
   ];
 }
 
+/**
+ * Victim pods that still hold capacity this admission needs: not terminal, and bound to one of its
+ * nodes (or not bound yet, which evicting deletes at once). A victim pod elsewhere — stuck Terminating
+ * on a dead kubelet, say — holds nothing the preemptor will use and does not hold it back.
+ */
 async function waitForVictims(cluster: KubeCluster, target: BindTarget): Promise<void> {
+  const ours = new Set(target.allocations.map((a) => a.node));
   const remaining: string[] = [];
   for (const victim of target.preemptedJobs) {
     const pods = await listJobPods(cluster, victim);
-    for (const pod of pods) if (!isTerminal(pod)) remaining.push(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
+    for (const pod of pods) {
+      const node = pod.spec?.nodeName;
+      if (!isTerminal(pod) && (!node || ours.has(node))) remaining.push(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
+    }
   }
   if (remaining.length > 0) {
     throw new WaitingForVictimsError(`waiting for ${remaining.length} pod(s) of preempted gangs to go: ${remaining.slice(0, 5).join(', ')}`);
