@@ -5,7 +5,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
  * A KubeConfig whose API calls reuse keep-alive connections. @kubernetes/client-node 1.4 builds a new
  * https.Agent for every request (KubeConfig.createAgent), so every call pays a TCP + TLS handshake; on a
  * busy scheduler that handshake is most of the cost of a bind. Here the agent is created once per distinct
- * set of agent options (proxies and plain HTTP keep the library's behaviour). Changes and returns `kc`.
+ * set of agent options (proxies and plain HTTP keep the library's behaviour); as many sockets as calls in
+ * flight, up to 256 of them kept idle. Changes and returns `kc`.
  */
 export function keepAliveKubeConfig(kc: KubeConfig): KubeConfig {
   const cluster = kc.getCurrentCluster();
@@ -20,7 +21,9 @@ export function keepAliveKubeConfig(kc: KubeConfig): KubeConfig {
     );
     let agent = agents.get(key);
     if (!agent) {
-      agent = new Agent({ ...options, keepAlive: true, maxSockets: 64, maxFreeSockets: 64 });
+      // No maxSockets cap: a request queued behind a busy keep-alive socket trips node-fetch 2's chunked
+      // end detection (node-fetch#1767) and fails with "Premature close" though the server answered.
+      agent = new Agent({ ...options, keepAlive: true, maxFreeSockets: 256 });
       agents.set(key, agent);
     }
     return agent;
