@@ -33,7 +33,7 @@ export class OutboxRelay {
       await this.queue.enqueue(page);
       const stale = page.filter((e) => e.availableAt !== undefined && now.getTime() - e.availableAt.getTime() > this.staleAfterMs);
       if (stale.length > 0) {
-        const repaired = await this.queue.repair(stale);
+        const repaired = await this.repair(stale);
         if (repaired > 0) this.logger.warn({ repaired }, 'outbox entries whose queue job was lost or finished were enqueued again');
       }
       total += page.length;
@@ -42,5 +42,20 @@ export class OutboxRelay {
     }
     if (total > 0) this.logger.debug({ entries: total }, 'outbox entries offered to the queue');
     return total;
+  }
+
+  /**
+   * Re-enqueues stale entries whose queue job is lost or finished. The job is checked first and Postgres
+   * after: a job completes only once its entry is marked done, so an entry still pending after its job
+   * was seen finished really needs a new job — without the re-read, entries finished while the page was
+   * being checked were run a second time.
+   */
+  private async repair(stale: readonly OutboxRef[]): Promise<number> {
+    const candidates = await this.queue.finishedOrLost(stale);
+    if (candidates.length === 0) return 0;
+    const pending = await this.store.stillPending(candidates.map((e) => e.id));
+    const repair = candidates.filter((e) => pending.has(e.id));
+    await this.queue.requeue(repair);
+    return repair.length;
   }
 }

@@ -20,6 +20,8 @@ export interface OutboxStore {
   /** Pending entries whose `availableAt` has passed, oldest first, ids greater than `afterId`. */
   listDue(now: Date, limit: number, afterId?: string): Promise<OutboxRef[]>;
   get(id: string): Promise<OutboxRecord | null>;
+  /** Which of `ids` are still pending (one read, for the relay's repair). */
+  stillPending(ids: readonly string[]): Promise<Set<string>>;
   /** Marks the entry done (idempotent). */
   markDone(id: string): Promise<void>;
   /**

@@ -50,21 +50,26 @@ export class SideEffectQueue {
   }
 
   /**
-   * Re-enqueues entries whose queue job is in no list (`unknown`: its keys were partly lost, e.g. Redis
-   * flushed or failed over mid-write) or already finished while Postgres still says pending. Such a job
-   * id would make `enqueue` a no-op forever. Returns how many were repaired.
+   * Entries whose queue job is in no list (`unknown`: its keys were partly lost, e.g. Redis flushed or
+   * failed over mid-write) or already finished: if Postgres still says pending, such a job id would make
+   * `enqueue` a no-op forever. States are read a batch at a time.
    */
-  async repair(entries: readonly OutboxRef[]): Promise<number> {
-    let repaired = 0;
-    for (const entry of entries) {
-      const jobId = sideEffectJobId(entry.id);
-      const state = await this.queue.getJobState(jobId);
-      if (state !== 'unknown' && state !== 'completed' && state !== 'failed') continue;
-      await this.queue.remove(jobId).catch(() => 0);
-      await this.enqueue([entry]);
-      repaired++;
+  async finishedOrLost(entries: readonly OutboxRef[]): Promise<OutboxRef[]> {
+    const found: OutboxRef[] = [];
+    for (let i = 0; i < entries.length; i += 100) {
+      const batch = entries.slice(i, i + 100);
+      const states = await Promise.all(batch.map((entry) => this.queue.getJobState(sideEffectJobId(entry.id))));
+      batch.forEach((entry, j) => {
+        if (states[j] === 'unknown' || states[j] === 'completed' || states[j] === 'failed') found.push(entry);
+      });
     }
-    return repaired;
+    return found;
+  }
+
+  /** Replaces the queue jobs of `entries` with fresh ones (after finishedOrLost). */
+  async requeue(entries: readonly OutboxRef[]): Promise<void> {
+    await Promise.all(entries.map((entry) => this.queue.remove(sideEffectJobId(entry.id)).catch(() => 0)));
+    await this.enqueue(entries);
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,7 @@ import {
   sideEffectJobId,
   standaloneHandlers,
   type AnySideEffectHandler,
+  type OutboxRef,
   type QueueSettings,
 } from '#scheduling';
 import { REDIS_URL, flushPrefix, silentLogger, uniquePrefix, waitFor } from './support.js';
@@ -179,5 +180,27 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
       await w.close();
       await queue.close();
     }
+  });
+
+  it('does not run again an entry that finished while its page was being checked (a stale listing)', async () => {
+    const prefix = uniquePrefix('fx');
+    const queue = new SideEffectQueue(settings(prefix));
+    const [id] = await insertOutbox(1, 'notify', 'raced');
+    const ref = { id: id!, kind: 'notify', availableAt: new Date(Date.now() - 60_000) };
+    await new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger).enqueueCommitted([ref]);
+    const w = worker(prefix, standaloneHandlers());
+    w.start();
+    await waitFor('entry done', async () => (await statuses([id!]))['done'] === 1);
+    await w.close();
+    expect(await queue.queue.getJobState(sideEffectJobId(id!))).toBe('completed');
+    // The listing was read while the entry was still pending; by the check, its job has completed.
+    class StaleListing extends PgOutboxStore {
+      override listDue(): Promise<OutboxRef[]> {
+        return Promise.resolve([ref]);
+      }
+    }
+    await new OutboxRelay(new StaleListing(db.pool), queue, silentLogger, 100, 0).enqueueAllDue(new Date());
+    expect(await queue.queue.getJobState(sideEffectJobId(id!))).toBe('completed');
+    await queue.close();
   });
 });

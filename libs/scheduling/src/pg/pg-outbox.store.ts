@@ -24,6 +24,15 @@ export class PgOutboxStore implements OutboxStore {
     return r ? { id: r.id, kind: r.kind, payload: r.payload, status: r.status, attempts: r.attempts, availableAt: r.available_at } : null;
   }
 
+  async stillPending(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id::text AS id FROM outbox WHERE id = ANY($1::bigint[]) AND status = 'pending'`,
+      [ids],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
   async markDone(id: string): Promise<void> {
     await this.pool.query(
       `UPDATE outbox SET status = 'done', done_at = now(), attempts = attempts + 1 WHERE id = $1::bigint AND status <> 'done'`,
