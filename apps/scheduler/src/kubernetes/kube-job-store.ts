@@ -40,6 +40,7 @@ interface TargetRow {
   node_labels: Record<string, string> | null;
   preempted_jobs: string[];
   admission: string | null;
+  allocations: { replica: number; node: string }[];
 }
 
 const ACTOR = 'kubernetes';
@@ -58,16 +59,14 @@ export class KubeJobStore {
     const { rows } = await this.db.pool.query<TargetRow>(
       `SELECT j.id, j.name, j.team, j.priority, j.state::text AS state, j.accelerators_per_replica, j.template, j.flavor,
               f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
-              (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission
+              (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission,
+              COALESCE((SELECT json_agg(json_build_object('replica', a.replica, 'node', a.node) ORDER BY a.replica)
+                        FROM allocations a WHERE a.job_id = j.id), '[]') AS allocations
        FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = $1`,
       [jobId],
     );
     const row = rows[0];
     if (!row) return null;
-    const allocations = await this.db.pool.query<{ replica: number; node: string }>(
-      'SELECT replica, node FROM allocations WHERE job_id = $1 ORDER BY replica',
-      [jobId],
-    );
     const template = row.template;
     const imported = template['importedFrom'] as ImportedFrom | undefined;
     return {
@@ -87,7 +86,7 @@ export class KubeJobStore {
       },
       importedFrom: imported && typeof imported.namespace === 'string' ? imported : null,
       flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,
-      allocations: allocations.rows,
+      allocations: row.allocations,
       preemptedJobs: row.preempted_jobs ?? [],
       admission: row.admission ?? '',
     };
