@@ -164,7 +164,7 @@ describe('KubeCluster against a real kube-apiserver', () => {
     const pooled = KubeCluster.fromKubeconfig(process.env.KUBECONFIG, { namespace });
     const burst = Array.from({ length: 300 }, (_, i) => podManifestForReplica({ ...job, id: `burst-${i}`, name: `burst-${i}`, replicas: 1 }, 0, undefined, { namespace }));
     const results = await Promise.allSettled(burst.map((manifest) => pooled.createPod(manifest)));
-    const failures = results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+    const failures = results.filter((r) => r.status === 'rejected').map((r) => String(r.reason));
     expect(failures).toEqual([]);
     await Promise.all(burst.map((manifest) => pooled.deletePod(manifest.metadata!.name!, { namespace, gracePeriodSeconds: 0 })));
   }, 60_000);

@@ -19,6 +19,7 @@ export type {
 export { createPrismaClient } from './client.js';
 export { Database, type DatabaseOptions } from './database.js';
 export { UUID } from './uuid.js';
+export { GroupBatcher, type GroupBatcherOptions } from './group-batcher.js';
 export { flavorKindFromDb, flavorKindToDb, jobKindFromDb, jobKindToDb } from './enums.js';
 export { DEFAULT_DATABASE_URL, databaseUrlFromEnv, redact as redactDatabaseUrl } from './migrate/connection.js';
 export { dropDatabase, ensureDatabase } from './migrate/ensure-database.js';

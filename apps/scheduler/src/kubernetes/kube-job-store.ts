@@ -1,5 +1,5 @@
 import type { JobState } from '#core';
-import { FlavorRepository, JobRepository, inTransaction, type DbHandle } from '#db';
+import { FlavorRepository, GroupBatcher, JobRepository, inTransaction, type DbHandle } from '#db';
 import type { JobPodTemplate, KubeFlavor } from '#kube';
 
 /** Where an imported gang's pods live (set in the job's template by the gang importer). */
@@ -55,42 +55,27 @@ export class KubeJobStore {
     this.flavorRepo = new FlavorRepository(db);
   }
 
-  async bindTarget(jobId: string): Promise<BindTarget | null> {
+  /** What the bind handler needs of a job; concurrent binds read a group per statement (GroupBatcher). */
+  bindTarget(jobId: string): Promise<BindTarget | null> {
+    return this.targets.call(jobId);
+  }
+
+  private readonly targets = new GroupBatcher<string, BindTarget | null>(async (ids) => {
     const { rows } = await this.db.pool.query<TargetRow>(
       `SELECT j.id, j.name, j.team, j.priority, j.state::text AS state, j.accelerators_per_replica, j.template, j.flavor,
               f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
               (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission,
               COALESCE((SELECT json_agg(json_build_object('replica', a.replica, 'node', a.node) ORDER BY a.replica)
                         FROM allocations a WHERE a.job_id = j.id), '[]') AS allocations
-       FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = $1`,
-      [jobId],
+       FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = ANY($1::uuid[])`,
+      [ids],
     );
-    const row = rows[0];
-    if (!row) return null;
-    const template = row.template;
-    const imported = template['importedFrom'] as ImportedFrom | undefined;
-    return {
-      id: row.id,
-      name: row.name,
-      team: row.team,
-      priority: row.priority,
-      state: row.state,
-      acceleratorsPerReplica: row.accelerators_per_replica,
-      template: {
-        image: typeof template['image'] === 'string' ? template['image'] : '',
-        ...(Array.isArray(template['command']) ? { command: template['command'] as string[] } : {}),
-        ...(Array.isArray(template['args']) ? { args: template['args'] as string[] } : {}),
-        ...(typeof template['env'] === 'object' && template['env'] !== null ? { env: template['env'] as Record<string, string> } : {}),
-        ...(typeof template['cpuMillis'] === 'number' ? { cpuMillis: template['cpuMillis'] } : {}),
-        ...(typeof template['memoryMiB'] === 'number' ? { memoryMiB: template['memoryMiB'] } : {}),
-      },
-      importedFrom: imported && typeof imported.namespace === 'string' ? imported : null,
-      flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,
-      allocations: row.allocations,
-      preemptedJobs: row.preempted_jobs ?? [],
-      admission: row.admission ?? '',
-    };
-  }
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.map((id) => {
+      const row = byId.get(id.toLowerCase());
+      return row ? bindTargetOf(row) : null;
+    });
+  }, { maxGroup: 256, maxInFlight: 2 });
 
   /** Ids of the RUNNING jobs. */
   async runningJobs(): Promise<string[]> {
@@ -178,4 +163,30 @@ export class KubeJobStore {
   submitter(): JobRepository {
     return this.jobs;
   }
+}
+
+function bindTargetOf(row: TargetRow): BindTarget {
+  const template = row.template;
+  const imported = template['importedFrom'] as ImportedFrom | undefined;
+  return {
+    id: row.id,
+    name: row.name,
+    team: row.team,
+    priority: row.priority,
+    state: row.state,
+    acceleratorsPerReplica: row.accelerators_per_replica,
+    template: {
+      image: typeof template['image'] === 'string' ? template['image'] : '',
+      ...(Array.isArray(template['command']) ? { command: template['command'] as string[] } : {}),
+      ...(Array.isArray(template['args']) ? { args: template['args'] as string[] } : {}),
+      ...(typeof template['env'] === 'object' && template['env'] !== null ? { env: template['env'] as Record<string, string> } : {}),
+      ...(typeof template['cpuMillis'] === 'number' ? { cpuMillis: template['cpuMillis'] } : {}),
+      ...(typeof template['memoryMiB'] === 'number' ? { memoryMiB: template['memoryMiB'] } : {}),
+    },
+    importedFrom: imported && typeof imported.namespace === 'string' ? imported : null,
+    flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,
+    allocations: row.allocations,
+    preemptedJobs: row.preempted_jobs ?? [],
+    admission: row.admission ?? '',
+  };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DbHandle } from './db-handle.js';
 import type { JobDetail, JobRecord, NewJob, SubmitResult } from './job.records.js';
+import { GroupBatcher, type GroupBatcherOptions } from '../group-batcher.js';
 
 /**
  * Job submission as one SQL statement for a whole group of submissions (group commit).
@@ -52,8 +53,6 @@ interface Submission {
   job: NewJob;
   actor: string;
   idempotency: { key: string; requestHash: string } | null;
-  resolve: (result: SubmitResult) => void;
-  reject: (error: unknown) => void;
 }
 
 /** Only what the database decided is read back; the rest of the new job is what was sent. */
@@ -71,72 +70,31 @@ export class SubmissionQueueFullError extends Error {
   override name = 'SubmissionQueueFullError';
 }
 
-export interface BatcherOptions {
-  /** Most submissions in one statement. */
-  maxGroup: number;
-  /** Most statements in flight at once (each holds one pooled connection). */
-  maxInFlight: number;
-  /** Most submissions waiting for a group (default 20 × maxGroup); beyond it submit() rejects. */
-  maxQueued?: number;
-}
+/** maxQueued defaults to 20 × maxGroup here. */
+export type BatcherOptions = Pick<GroupBatcherOptions, 'maxGroup' | 'maxInFlight' | 'maxQueued'>;
 
 export class SubmissionBatcher {
-  private queue: Submission[] = [];
-  private inFlight = 0;
+  private readonly groups: GroupBatcher<Submission, GroupRow>;
 
   constructor(
     private readonly db: DbHandle,
     private readonly load: (id: string) => Promise<JobDetail | null>,
-    private readonly options: BatcherOptions = { maxGroup: 128, maxInFlight: 4 },
-  ) {}
-
-  submit(job: NewJob, actor: string, idempotency: Submission['idempotency']): Promise<SubmitResult> {
-    const limit = this.options.maxQueued ?? this.options.maxGroup * 20;
-    if (this.queue.length >= limit) {
-      return Promise.reject(new SubmissionQueueFullError(`${this.queue.length} submissions are already waiting to be written`));
-    }
-    return new Promise((resolve, reject) => {
-      this.queue.push({ job, actor, idempotency, resolve, reject });
-      this.pump();
+    options: BatcherOptions = { maxGroup: 128, maxInFlight: 4 },
+  ) {
+    this.groups = new GroupBatcher((group) => this.insert(group), {
+      maxGroup: options.maxGroup,
+      maxInFlight: options.maxInFlight,
+      maxQueued: options.maxQueued ?? options.maxGroup * 20,
+      full: (waiting) => new SubmissionQueueFullError(`${waiting} submissions are already waiting to be written`),
     });
   }
 
-  private pump(): void {
-    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
-      const group = this.queue.splice(0, this.options.maxGroup);
-      this.inFlight++;
-      void this.run(group).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
-    }
+  async submit(job: NewJob, actor: string, idempotency: Submission['idempotency']): Promise<SubmitResult> {
+    const submission = { job, actor, idempotency };
+    return this.outcome(submission, await this.groups.call(submission));
   }
 
-  private async run(group: Submission[]): Promise<void> {
-    let rows: GroupRow[];
-    try {
-      rows = await this.insert(group);
-    } catch (error) {
-      if (group.length === 1) {
-        group[0]!.reject(error);
-        return;
-      }
-      // One bad submission must not fail the others: retry each alone.
-      await Promise.all(group.map((s) => this.run([s])));
-      return;
-    }
-    await Promise.all(
-      group.map(async (s, i) => {
-        try {
-          s.resolve(await this.outcome(s, rows[i]!));
-        } catch (error) {
-          s.reject(error);
-        }
-      }),
-    );
-  }
-
-  private async insert(group: Submission[]): Promise<GroupRow[]> {
+  private async insert(group: readonly Submission[]): Promise<GroupRow[]> {
     const col = <T>(f: (s: Submission) => T): T[] => group.map(f);
     // A named statement: Postgres parses and plans the CTE once per connection, not per group.
     const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v2', text: GROUP_SQL, values: [
@@ -162,7 +120,6 @@ export class SubmissionBatcher {
       col((s) => s.actor),
       col((s) => s.idempotency?.requestHash ?? null),
     ] });
-    if (rows.length !== group.length) throw new Error(`submission statement returned ${rows.length} rows for ${group.length} submissions`);
     return rows;
   }
 

@@ -1,5 +1,8 @@
 import type { Pool } from 'pg';
+import { GroupBatcher } from '#db';
 import type { OutboxRecord, OutboxRef, OutboxStore } from '../outbox-store.js';
+
+const GROUPING = { maxGroup: 256, maxInFlight: 2 };
 
 /** The outbox table (prisma model OutboxEntry, table `outbox`). */
 export class PgOutboxStore implements OutboxStore {
@@ -15,13 +18,24 @@ export class PgOutboxStore implements OutboxStore {
     return rows.map((r) => ({ id: r.id, kind: r.kind, availableAt: r.available_at }));
   }
 
-  async get(id: string): Promise<OutboxRecord | null> {
+  /** Busy workers read entries (and mark them done) a group per statement; see GroupBatcher. */
+  private readonly reads = new GroupBatcher<string, OutboxRecord | null>((ids) => this.readMany(ids), GROUPING);
+  private readonly dones = new GroupBatcher<string, void>(async (ids) => {
+    await this.pool.query(`UPDATE outbox SET status = 'done', done_at = now(), attempts = attempts + 1 WHERE id = ANY($1::bigint[]) AND status <> 'done'`, [ids]);
+    return ids.map(() => undefined);
+  }, GROUPING);
+
+  get(id: string): Promise<OutboxRecord | null> {
+    return this.reads.call(id);
+  }
+
+  private async readMany(ids: readonly string[]): Promise<(OutboxRecord | null)[]> {
     const { rows } = await this.pool.query<{ id: string; kind: string; payload: unknown; status: OutboxRecord['status']; attempts: number; available_at: Date }>(
-      `SELECT id::text AS id, kind, payload, status, attempts, available_at FROM outbox WHERE id = $1::bigint`,
-      [id],
+      `SELECT id::text AS id, kind, payload, status, attempts, available_at FROM outbox WHERE id = ANY($1::bigint[])`,
+      [ids],
     );
-    const r = rows[0];
-    return r ? { id: r.id, kind: r.kind, payload: r.payload, status: r.status, attempts: r.attempts, availableAt: r.available_at } : null;
+    const byId = new Map(rows.map((r) => [r.id, { id: r.id, kind: r.kind, payload: r.payload, status: r.status, attempts: r.attempts, availableAt: r.available_at }]));
+    return ids.map((id) => byId.get(id) ?? null);
   }
 
   async stillPending(ids: readonly string[]): Promise<Set<string>> {
@@ -33,11 +47,8 @@ export class PgOutboxStore implements OutboxStore {
     return new Set(rows.map((r) => r.id));
   }
 
-  async markDone(id: string): Promise<void> {
-    await this.pool.query(
-      `UPDATE outbox SET status = 'done', done_at = now(), attempts = attempts + 1 WHERE id = $1::bigint AND status <> 'done'`,
-      [id],
-    );
+  markDone(id: string): Promise<void> {
+    return this.dones.call(id);
   }
 
   async recordFailure(id: string, error: string, retryAt: Date | null): Promise<void> {
