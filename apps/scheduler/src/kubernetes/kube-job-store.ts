@@ -45,6 +45,13 @@ interface TargetRow {
 
 const ACTOR = 'kubernetes';
 
+interface Advance {
+  jobId: string;
+  from: 'ADMITTED' | 'BINDING';
+  to: 'BINDING' | 'RUNNING';
+  reason: string;
+}
+
 /** Postgres reads and writes of Kubernetes mode (jobs' targets, pod-driven state changes, requeue). */
 export class KubeJobStore {
   private readonly jobs: JobRepository;
@@ -94,26 +101,36 @@ export class KubeJobStore {
 
   /**
    * A non-terminal step (ADMITTED → BINDING, ADMITTED|BINDING → RUNNING) in one statement: the job row,
-   * its transition and its event, only when the job is still in `from` (a replay changes nothing).
+   * its transition and its event, only when the job is still in `from` (a replay changes nothing). True
+   * when this call made the step; concurrent steps go a group per statement.
    */
-  async advance(jobId: string, from: 'ADMITTED' | 'BINDING', to: 'BINDING' | 'RUNNING', reason: string): Promise<boolean> {
-    const { rows } = await this.db.pool.query<{ n: number }>(
-      `WITH u AS (
-         UPDATE jobs SET state = $3::text::job_state, version = version + 1, updated_at = now(),
-           started_at = CASE WHEN $3::text = 'RUNNING' AND started_at IS NULL THEN now() ELSE started_at END
-         WHERE id = $1::uuid AND state = $2::text::job_state RETURNING id, team
+  advance(jobId: string, from: 'ADMITTED' | 'BINDING', to: 'BINDING' | 'RUNNING', reason: string): Promise<boolean> {
+    return this.advances.call({ jobId, from, to, reason });
+  }
+
+  private readonly advances = new GroupBatcher<Advance, boolean>(async (steps) => {
+    const { rows } = await this.db.pool.query<{ id: string; from_state: string; to_state: string }>(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS i(id, from_state, to_state, reason)
+       ), u AS (
+         UPDATE jobs j SET state = i.to_state::job_state, version = j.version + 1, updated_at = now(),
+           started_at = CASE WHEN i.to_state = 'RUNNING' AND j.started_at IS NULL THEN now() ELSE j.started_at END
+         FROM input i WHERE j.id = i.id AND j.state = i.from_state::job_state
+         RETURNING j.id, j.team, i.from_state, i.to_state, i.reason
        ), t AS (
-         INSERT INTO job_transitions (job_id, "from", "to", reason) SELECT id, $2::text::job_state, $3::text::job_state, $4::text FROM u
+         INSERT INTO job_transitions (job_id, "from", "to", reason) SELECT id, from_state::job_state, to_state::job_state, reason FROM u
        ), e AS (
          INSERT INTO events (kind, job_id, team, actor, message, data)
-         SELECT 'job.' || lower($3::text), id, team, $5::text, $2::text || ' → ' || $3::text || ': ' || $4::text,
-                jsonb_build_object('from', $2::text, 'to', $3::text) FROM u
+         SELECT 'job.' || lower(to_state), id, team, $5::text, from_state || ' → ' || to_state || ': ' || reason,
+                jsonb_build_object('from', from_state, 'to', to_state) FROM u
        )
-       SELECT count(*)::int AS n FROM u`,
-      [jobId, from, to, reason, ACTOR],
+       SELECT id::text AS id, from_state, to_state FROM u`,
+      [steps.map((s) => s.jobId), steps.map((s) => s.from), steps.map((s) => s.to), steps.map((s) => s.reason), ACTOR],
     );
-    return (rows[0]?.n ?? 0) > 0;
-  }
+    // A job moves once per statement: of two identical steps in one group, the first made it.
+    const made = new Set(rows.map((r) => `${r.id}:${r.from_state}:${r.to_state}`));
+    return steps.map((s) => made.delete(`${s.jobId.toLowerCase()}:${s.from}:${s.to}`));
+  }, { maxGroup: 256, maxInFlight: 2 });
 
   /** A lifecycle step driven by the cluster (checked against the lifecycle table; terminal → `delete` outbox). */
   async transition(jobId: string, to: JobState, reason: string): Promise<'changed' | 'unchanged' | 'invalid' | 'missing'> {
