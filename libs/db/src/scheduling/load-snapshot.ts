@@ -180,11 +180,19 @@ async function readQuotas(client: PoolClient): Promise<Quota[]> {
   }));
 }
 
+/**
+ * A timestamp as epoch milliseconds (float8, whole ms as Date#getTime gives): a number parses far cheaper
+ * than a timestamptz into a Date, and a snapshot reads thousands of them every cycle.
+ */
+function epochMs(column: string): string {
+  return `floor(extract(epoch from ${column}) * 1000)::float8`;
+}
+
 /** Columns of jobs that make a JobSpec (plus version), as one select list. */
 const JOB_COLUMNS = `j.id::text AS id, j.name, j.team, j.kind::text AS kind, j.priority, j.preemptible, j.replicas,
   j.min_replicas, j.accelerators_per_replica, j.cpu_millis_per_replica, j.memory_mib_per_replica, j.flavors,
   j.flavor_selection::text AS flavor_selection, j.speeds, j.topology_level::text AS topology_level, j.tpu_shape,
-  j.expected_runtime_seconds, j.submitted_at, j.queued_at, j.version`;
+  j.expected_runtime_seconds, ${epochMs('j.submitted_at')} AS submitted_at, ${epochMs('j.queued_at')} AS queued_at, j.version`;
 
 interface JobColumns {
   id: string;
@@ -204,8 +212,10 @@ interface JobColumns {
   topology_level: TopologyLevel;
   tpu_shape: string | null;
   expected_runtime_seconds: number | null;
-  submitted_at: Date;
-  queued_at: Date;
+  /** Epoch ms. */
+  submitted_at: number;
+  /** Epoch ms. */
+  queued_at: number;
   version: number;
 }
 
@@ -226,17 +236,17 @@ function jobSpec(r: JobColumns): JobSpec {
     flavorSelection: r.flavor_selection,
     topology: r.tpu_shape === null ? { level: r.topology_level } : { level: r.topology_level, tpuShape: r.tpu_shape },
     expectedRuntimeSeconds: r.expected_runtime_seconds,
-    submittedAt: r.submitted_at.getTime(),
+    submittedAt: r.submitted_at,
   };
   if (r.speeds !== null) spec.speeds = r.speeds;
   return spec;
 }
 
 async function readRunning(client: PoolClient, versions: Map<string, number>): Promise<RunningJob[]> {
-  const jobs = await client.query<JobColumns & { flavor: string | null; admitted_at: Date; preempted_jobs: string[] | null }>(
+  const jobs = await client.query<JobColumns & { flavor: string | null; admitted_at: number; preempted_jobs: string[] | null }>(
     `SELECT ${JOB_COLUMNS}, j.preempted_jobs::text[] AS preempted_jobs,
             COALESCE(j.flavor, (SELECT a.flavor FROM allocations a WHERE a.job_id = j.id LIMIT 1)) AS flavor,
-            COALESCE(j.admitted_at, j.updated_at) AS admitted_at
+            ${epochMs('COALESCE(j.admitted_at, j.updated_at)')} AS admitted_at
      FROM jobs j
      WHERE j.state IN ('ADMITTED', 'BINDING', 'RUNNING')
      ORDER BY COALESCE(j.admitted_at, j.updated_at), j.id`,
@@ -263,7 +273,7 @@ async function readRunning(client: PoolClient, versions: Map<string, number>): P
   return jobs.rows.map((r) => {
     versions.set(r.id, r.version);
     const placement = placements.get(r.id) ?? [];
-    const job: RunningJob = { ...jobSpec(r), flavor: r.flavor ?? '', placement, admittedAt: r.admitted_at.getTime() };
+    const job: RunningJob = { ...jobSpec(r), flavor: r.flavor ?? '', placement, admittedAt: r.admitted_at };
     if (r.preempted_jobs !== null && r.preempted_jobs.length > 0) job.preempted = r.preempted_jobs;
     return job;
   });
@@ -275,6 +285,6 @@ async function readPending(client: PoolClient, versions: Map<string, number>): P
   );
   return rows.map((r) => {
     versions.set(r.id, r.version);
-    return { ...jobSpec(r), queuedAt: r.queued_at.getTime() };
+    return { ...jobSpec(r), queuedAt: r.queued_at };
   });
 }
