@@ -76,6 +76,7 @@ export class PodPhaseSync {
       } else {
         if (!pods) this.byJob.set(jobId, (pods = new Map<string, V1Pod>()));
         pods.set(key, pod);
+        this.finished.delete(key); // a new pod of that name (a later admission) is live
       }
       this.dirty.add(jobId);
       this.schedule();
