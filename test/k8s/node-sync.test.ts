@@ -88,7 +88,16 @@ describe('ClusterNodeSync against a real kube-apiserver', () => {
         body: { metadata: { name, annotations }, spec: { containers: [{ name: 'c', image: 'x', resources: { limits: { 'nvidia.com/gpu': '8' } } }] } },
       });
     }
+    // A gang with a pod already bound (by someone else) is not importable: its bound pod is not listed.
+    const half = { ...annotations, 'quartermaster.io/gang': 'half' };
+    for (const [name, nodeName] of [['half-0', 'some-node'], ['half-1', undefined]] as const) {
+      await core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name, annotations: half }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'x', resources: { limits: { 'nvidia.com/gpu': '8' } } }] } },
+      });
+    }
     const { gangs } = await cluster.listGangImports(flavors);
+    expect(gangs.find((g) => g.key === `${namespace}/half`)).toMatchObject({ complete: false });
     const gang = gangs.find((g) => g.key === `${namespace}/sweep`);
     expect(gang).toMatchObject({ team: 'vision', replicas: 2, acceleratorsPerReplica: 8, complete: true, flavors: ['h100-80gb'] });
     expect(gang?.pods.map((p) => p.name)).toEqual(['sweep-0', 'sweep-1']);

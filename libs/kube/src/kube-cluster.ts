@@ -199,11 +199,14 @@ export class KubeCluster {
   }
 
   /**
-   * Gangs of foreign pods that ask to be managed by Quartermaster (quartermaster.io/gang annotations),
-   * across all namespaces, with the issues of pods that cannot be imported (see gangImportsFromPods).
+   * Gangs of foreign unbound pods that ask to be managed by Quartermaster (quartermaster.io/gang
+   * annotations), across all namespaces, with the issues of pods that cannot be imported (see
+   * gangImportsFromPods). A gang with a pod already bound shows as incomplete.
    */
   async listGangImports(flavors: readonly KubeFlavor[]): Promise<{ gangs: GangImport[]; issues: ImportIssue[] }> {
-    const pods = await this.listPods({ allNamespaces: true, fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' });
+    // Only unbound pods: a gang with a bound pod is not importable anyway, and on a big cluster this list,
+    // made every QM_KUBE_IMPORT_EVERY_MS by every scheduler replica, must not carry every running pod.
+    const pods = await this.listPods({ allNamespaces: true, fieldSelector: 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed' });
     return gangImportsFromPods(pods, flavors);
   }
 
