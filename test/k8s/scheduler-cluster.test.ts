@@ -171,4 +171,21 @@ describe('Kubernetes mode: cluster behaviour', () => {
     expect((await getJob(hugeId)).state).toBe('PENDING');
     expect((await qm.jobPods(hugeId)).filter((p) => p.spec?.nodeName)).toHaveLength(0);
   }, 120_000);
+
+  it('a departed Node leaves the nodes table; while an allocation names it, it stays unschedulable until released', async () => {
+    type NodeRow = { name: string; schedulable: boolean };
+    const listed = async (): Promise<NodeRow[]> => ((await qm.ok('GET', '/v1/nodes')) as { items: NodeRow[] }).items;
+    const id = await submit(gangBody({ name: 'on-departing', replicas: 1 }));
+    await eventually('bound', () => allBound(id, 1));
+    const held = (await qm.jobPods(id))[0]!.spec!.nodeName!;
+    const idle = qm.nodes.find((n) => n.includes('-h100-') && n !== held)!;
+
+    await qm.core.deleteNode({ name: idle });
+    await eventually('idle node row gone', async () => ((await listed()).some((n) => n.name === idle) ? undefined : true));
+
+    await qm.core.deleteNode({ name: held });
+    await eventually('held node kept, unschedulable', async () => ((await listed()).find((n) => n.name === held)?.schedulable === false ? true : undefined));
+    await qm.ok('DELETE', `/v1/jobs/${id}`);
+    await eventually('held node row gone once released', async () => ((await listed()).some((n) => n.name === held) ? undefined : true), 30_000);
+  }, 120_000);
 });

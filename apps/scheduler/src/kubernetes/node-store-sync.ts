@@ -15,6 +15,8 @@ export type HeldByOwnPods = (node: string, resourceName: string) => { accelerato
 export class NodeStoreSync {
   private sync: ClusterNodeSync | null = null;
   private written = new Map<string, string>();
+  /** Names of the Nodes at the last flush whose missing-node clean-up succeeded (sorted, joined). */
+  private presentKey: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private flavorTimer: NodeJS.Timeout | null = null;
   private flavorKey = '';
@@ -50,6 +52,9 @@ export class NodeStoreSync {
     await this.flush();
     this.flavorTimer = setInterval(() => {
       this.chain = this.chain.then(() => this.refreshFlavors());
+      // Also look again for rows of departed Nodes (one kept while an allocation named it is deleted now).
+      this.presentKey = null;
+      this.schedule();
     }, this.options.flavorRefreshMs);
     this.flavorTimer.unref();
   }
@@ -100,7 +105,10 @@ export class NodeStoreSync {
       const present = new Set(nodes.map((n) => n.name));
       const gone = [...this.written.keys()].filter((name) => !present.has(name));
       if (changed.length > 0) await this.upsert(changed);
-      const removed = await this.removeMissing(nodes.map((n) => n.name));
+      // Rows of Nodes that left: looked for when the set of Nodes changed (most flushes follow pod events).
+      const presentKey = nodes.map((n) => n.name).join('\n');
+      const removed = presentKey === this.presentKey ? 0 : await this.removeMissing(nodes.map((n) => n.name));
+      this.presentKey = presentKey;
       for (const n of changed) this.written.set(n.name, JSON.stringify(n));
       for (const name of gone) this.written.delete(name);
       if (changed.length > 0 || removed > 0) {
@@ -110,6 +118,7 @@ export class NodeStoreSync {
     } catch (error) {
       this.logger.warn({ err: error }, 'node sync: cannot write nodes, retrying');
       this.written.clear();
+      this.presentKey = null;
       if (!this.stopped) setTimeout(() => this.schedule(), 1000).unref();
     }
   }
