@@ -43,8 +43,9 @@ function replicaOf(pod: V1Pod): number | null {
  * missing; a retried or duplicated delivery finds the effect in place and returns.
  *
  * - `bind`: waits (by throwing, so the queue retries with backoff) until the admission's victims have no
- *   pod left on the nodes it was given, moves the job ADMITTED → BINDING, creates one pod per allocated replica (or, for an
- *   imported gang, uses its existing pods) and binds each to its allocated node through pods/binding.
+ *   pod left on the nodes it was given, moves the job ADMITTED → BINDING, creates one pod per allocated
+ *   replica (or, for an imported gang, uses its existing pods) and binds each to its allocated node
+ *   through pods/binding.
  *   A pod already bound there is fine; a stale pod (terminal, terminating, or bound elsewhere — left by an
  *   earlier admission) is deleted and the entry retried.
  * - `evict`: evicts every pod of the victim gang through the Eviction API.
