@@ -29,13 +29,19 @@ const allBound = async (id: string, n: number): Promise<true | undefined> => {
   return pods.length === n && pods.every((p) => p.spec?.nodeName) ? true : undefined;
 };
 
+/** Two running low-priority gangs of 2 × 8 h100 that fill the h100 nodes: the victims of a preemption test. */
+async function fillWithLowGangs(prefix: string): Promise<[string, string]> {
+  const low1 = await submit(gangBody({ name: `${prefix}low1`, priority: 1 }));
+  const low2 = await submit(gangBody({ name: `${prefix}low2`, priority: 2 }));
+  await eventually('low gangs bound', async () => ((await allBound(low1, 2)) && (await allBound(low2, 2)) ? true : undefined));
+  await qm.kubelet();
+  await eventually('low gangs running', async () => ((await getJob(low1)).state === 'RUNNING' && (await getJob(low2)).state === 'RUNNING' ? true : undefined));
+  return [low1, low2];
+}
+
 describe('Kubernetes mode: cluster behaviour', () => {
   it('preemption evicts a whole victim gang, and binds the preemptor only after its pods are gone', async () => {
-    const low1 = await submit(gangBody({ name: 'low1', priority: 1 }));
-    const low2 = await submit(gangBody({ name: 'low2', priority: 2 }));
-    await eventually('low gangs bound', async () => ((await allBound(low1, 2)) && (await allBound(low2, 2)) ? true : undefined));
-    await qm.kubelet();
-    await eventually('low gangs running', async () => ((await getJob(low1)).state === 'RUNNING' && (await getJob(low2)).state === 'RUNNING' ? true : undefined));
+    const [low1, low2] = await fillWithLowGangs('');
 
     // Record the order of pod events: victim pods deleted vs. preemptor pods bound.
     const timeline: string[] = [];
@@ -66,11 +72,7 @@ describe('Kubernetes mode: cluster behaviour', () => {
   }, 150_000);
 
   it('a victim pod stuck Terminating on a node the preemptor does not use does not hold back its bind', async () => {
-    const low1 = await submit(gangBody({ name: 'stuck-low1', priority: 1 }));
-    const low2 = await submit(gangBody({ name: 'stuck-low2', priority: 2 }));
-    await eventually('low gangs bound', async () => ((await allBound(low1, 2)) && (await allBound(low2, 2)) ? true : undefined));
-    await qm.kubelet();
-    await eventually('low gangs running', async () => ((await getJob(low1)).state === 'RUNNING' && (await getJob(low2)).state === 'RUNNING' ? true : undefined));
+    const [low1, low2] = await fillWithLowGangs('stuck-');
     // A finalizer keeps an evicted pod Terminating, as a dead kubelet that never confirms would.
     const finalizers = (name: string, list: string[]): Promise<unknown> =>
       qm.core.patchNamespacedPod({ name, namespace: qm.namespace, body: { metadata: { finalizers: list } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));

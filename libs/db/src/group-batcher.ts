@@ -1,3 +1,6 @@
+/** Two statements in flight and up to 256 calls each: what the hot paths use unless they say otherwise. */
+const DEFAULT_GROUPING: GroupBatcherOptions = { maxGroup: 256, maxInFlight: 2 };
+
 export interface GroupBatcherOptions {
   /** Most calls in one group (one statement). */
   maxGroup: number;
@@ -27,7 +30,7 @@ export class GroupBatcher<In, Out> {
 
   constructor(
     private readonly run: (group: readonly In[]) => Promise<readonly Out[]>,
-    private readonly options: GroupBatcherOptions,
+    private readonly options: GroupBatcherOptions = DEFAULT_GROUPING,
   ) {}
 
   call(input: In): Promise<Out> {

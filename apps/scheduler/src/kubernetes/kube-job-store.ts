@@ -82,7 +82,7 @@ export class KubeJobStore {
       const row = byId.get(id.toLowerCase());
       return row ? bindTargetOf(row) : null;
     });
-  }, { maxGroup: 256, maxInFlight: 2 });
+  });
 
   /** Ids of the RUNNING jobs. */
   async runningJobs(): Promise<string[]> {
@@ -130,7 +130,7 @@ export class KubeJobStore {
     // A job moves once per statement: of two identical steps in one group, the first made it.
     const made = new Set(rows.map((r) => `${r.id}:${r.from_state}:${r.to_state}`));
     return steps.map((s) => made.delete(`${s.jobId.toLowerCase()}:${s.from}:${s.to}`));
-  }, { maxGroup: 256, maxInFlight: 2 });
+  });
 
   /** A lifecycle step driven by the cluster (checked against the lifecycle table; terminal → `delete` outbox). */
   async transition(jobId: string, to: JobState, reason: string): Promise<'changed' | 'unchanged' | 'invalid' | 'missing'> {

@@ -2,8 +2,6 @@ import type { Pool } from 'pg';
 import { GroupBatcher } from '#db';
 import type { OutboxRecord, OutboxRef, OutboxStore } from '../outbox-store.js';
 
-const GROUPING = { maxGroup: 256, maxInFlight: 2 };
-
 /** The outbox table (prisma model OutboxEntry, table `outbox`). */
 export class PgOutboxStore implements OutboxStore {
   constructor(private readonly pool: Pool) {}
@@ -19,11 +17,11 @@ export class PgOutboxStore implements OutboxStore {
   }
 
   /** Busy workers read entries (and mark them done) a group per statement; see GroupBatcher. */
-  private readonly reads = new GroupBatcher<string, OutboxRecord | null>((ids) => this.readMany(ids), GROUPING);
+  private readonly reads = new GroupBatcher<string, OutboxRecord | null>((ids) => this.readMany(ids));
   private readonly dones = new GroupBatcher<string, void>(async (ids) => {
     await this.pool.query(`UPDATE outbox SET status = 'done', done_at = now(), attempts = attempts + 1 WHERE id = ANY($1::bigint[]) AND status <> 'done'`, [ids]);
     return ids.map(() => undefined);
-  }, GROUPING);
+  });
 
   get(id: string): Promise<OutboxRecord | null> {
     return this.reads.call(id);
