@@ -117,6 +117,32 @@ describe('runSimulation (event engine)', () => {
     expect(r.allocation.filter((p) => p.seconds > 0 && p.seconds < 180).every((p) => p.allocated === 8)).toBe(true);
   });
 
+  it('never moves the clock to the stale completion of a preempted run that would have ended later', () => {
+    // j1 starts on the slow node (100 s there; its first run would end at 100). j2 evicts it at 10;
+    // j1 restarts on the fast node, free since j0 ended at 5, and ends at 21. Nothing happens after.
+    const cluster = buildCluster(
+      [
+        { name: 'slow', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 1 },
+        { name: 'fast', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 10, costPerHour: 1 },
+      ],
+      [
+        { flavor: 'slow', count: 1, acceleratorsPerNode: 8 },
+        { flavor: 'fast', count: 1, acceleratorsPerNode: 8 },
+      ],
+    );
+    const jobs = [
+      job('j0', 0, 50, { flavors: ['fast'], rates: { fast: 10 } }),
+      job('j1', 0, 100, { flavors: ['slow', 'fast'], rates: { slow: 1, fast: 10 } }),
+      job('j2', 10, 10, { priority: 10, flavors: ['slow'], rates: { slow: 1 } }),
+    ];
+    // firstFit takes nodes in name order: 'fast-0' before 'slow-0', so j1 (queued behind j0) gets slow-0.
+    const r = runSimulation({ ...input(jobs), cluster, tenancy: deriveTenancy(['a'], { a: 1 }, cluster) }, firstFit);
+    expect(outcome(r, 'j1')).toMatchObject({ firstStartSeconds: 0, endSeconds: 21, preemptions: 1 });
+    expect(outcome(r, 'j2').endSeconds).toBe(20);
+    expect(r.endSeconds).toBe(21);
+    expect(r.allocation[r.allocation.length - 1]).toEqual({ seconds: 21, allocated: 0 });
+  });
+
   it('keeps the progress up to the last checkpoint when a checkpoint interval is set', () => {
     const r = runSimulation(input([job('j1', 0, 100), job('j2', 30, 50, { priority: 10 })], 1, { checkpointIntervalSeconds: 20 }), firstFit);
     // Checkpoint at 20 s: 80 s left when it restarts at 80.

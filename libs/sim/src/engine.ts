@@ -214,6 +214,9 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
   let events = 0;
   for (let event = queue.pop(); event !== undefined; event = queue.pop()) {
     if (event.at < now) throw new Error(`virtual clock would go back from ${now} to ${event.at}`);
+    // A completion of a run that was preempted is stale: dropped before the clock moves to it (the
+    // run that replaced it may well end earlier, e.g. on a faster flavor or from a checkpoint).
+    if (event.kind === 'completion' && isStale(states.get(event.jobId)!, event.run)) continue;
     if (pending.size > 0 && event.at > now) {
       queuedMs += event.at - now;
       queuedAllocatedMs += (event.at - now) * allocated;
@@ -223,7 +226,6 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     switch (event.kind) {
       case 'completion': {
         const state = states.get(event.jobId)!;
-        if (event.run !== state.run || state.running === null) break; // stale: that run was preempted
         release(state);
         state.remaining = 0;
         state.outcome.endSeconds = now / MS;
@@ -280,6 +282,11 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     queuedSeconds: queuedMs / MS,
     utilizationWhileQueued: queuedMs > 0 && capacity > 0 ? queuedAllocatedMs / (queuedMs * capacity) : 0,
   };
+}
+
+/** Whether a completion event belongs to a run that no longer exists (it was preempted). */
+function isStale(state: JobState, run: number): boolean {
+  return run !== state.run || state.running === null;
 }
 
 /** The core's view of a job waiting with `remaining` units of work left. */
