@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Inject, Param, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { notFound, unknownReference } from '#common';
+import { AppError, Config, notFound, unknownReference } from '#common';
 import { FlavorRepository, NodeRepository, type NodeRecord, pgCode, PG_FOREIGN_KEY_VIOLATION } from '#db';
 import { AdminOnly } from '../auth/auth.decorators.js';
 import { NodeNamePipe } from '../validation/name.pipe.js';
@@ -30,12 +30,18 @@ export class NodesController {
   constructor(
     @Inject(NodeRepository) private readonly nodes: NodeRepository,
     @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
+    @Inject(Config) private readonly config: Config,
   ) {}
 
-  /** For clusters without Kubernetes sync, and tests. */
+  /**
+   * For clusters without Kubernetes sync, and tests. In Kubernetes mode (KUBECONFIG set) the API server is
+   * the truth for nodes: 409, whether the node is synced already or not (a node written here would be
+   * overwritten by the sync, or receive pods no kubelet runs).
+   */
   @Put(':name')
   @AdminOnly()
   async put(@Param('name', NodeNamePipe) name: string, @Body() dto: PutNodeDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    if (this.config.kubeconfig !== null) throw await this.managedByKubernetes(name);
     if ((await this.flavors.missing([dto.flavor])).length > 0) throw unknownReference('flavor', `unknown flavor: ${dto.flavor}`);
     try {
       const { record, created } = await this.nodes.upsert(name, {
@@ -52,6 +58,18 @@ export class NodesController {
       if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION) throw unknownReference('flavor', `unknown flavor: ${dto.flavor}`);
       throw error;
     }
+  }
+
+  private async managedByKubernetes(name: string): Promise<AppError> {
+    const synced = (await this.nodes.get(name))?.source === 'kubernetes';
+    return new AppError(
+      'CONFLICT',
+      synced
+        ? `node ${name} is synced from its Kubernetes Node object, which is the truth for it in Kubernetes mode (KUBECONFIG is set): ` +
+            `change the Node instead (kubectl cordon/uncordon/drain ${name}; topology and flavor come from its labels, capacity from its allocatable)`
+        : `in Kubernetes mode (KUBECONFIG is set) nodes come from Kubernetes Node objects; PUT /v1/nodes/{name} is only for clusters without ` +
+            `Kubernetes sync. Node ${name} will appear once a Node of that name with accelerators of a known flavor joins the cluster`,
+    );
   }
 
   @Get()
