@@ -130,6 +130,19 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(target.pathname).toBe('/extender');
   });
 
+  it('renders with the `helm template` command deploy/README.md gives, as written', () => {
+    const readme = readRepoFile('deploy/README.md');
+    const command = /`(helm template [^`]+)`/.exec(readme)?.[1];
+    expect(command).toBeDefined();
+    const [, ...args] = command!.trim().split(/\s+/);
+    const root = new URL('../../', import.meta.url).pathname;
+    const result = spawnSync(process.env.QM_HELM!, args, { cwd: root, encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const kinds = parseAllDocuments(result.stdout).map((d) => (d.toJS() as { kind?: string } | null)?.kind);
+    expect(kinds.filter((k) => k === 'Deployment')).toHaveLength(3);
+  });
+
   it('passes helm lint --strict', () => {
     const chart = new URL('../../deploy/helm/quartermaster', import.meta.url).pathname;
     const result = spawnSync(process.env.QM_HELM!, ['lint', chart, '--strict', '--kube-version', 'v1.34.4'], { encoding: 'utf8' });
@@ -152,6 +165,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         'core pods watch',
         'core pods create',
         'core pods delete',
+        'core pods patch',
         'core pods/binding create',
         'core pods/eviction create',
         'coordination.k8s.io leases get',
