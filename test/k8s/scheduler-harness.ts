@@ -10,6 +10,7 @@ import { schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, type ApiApp } from '../../apps/api/src/main.js';
 import { startRole, type RunningRole } from '../../apps/scheduler/src/bootstrap.js';
 import { kubernetesHandlers, startKubernetesMode, type KubernetesWatchers } from '../../apps/scheduler/src/kubernetes/kubernetes-mode.js';
+import { chartServiceAccount, type ChartIdentity } from './support/chart-rbac.js';
 import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
 
 export const ADMIN = 'k8s-scheduler-admin-token-0123456789';
@@ -26,6 +27,8 @@ export interface QmEnv {
   /** The scheduler's HTTP server (with `extender`: it serves /extender/*); changes on restartScheduler. */
   readonly schedulerUrl: string | null;
   db: TestDatabase;
+  /** The Helm chart's ServiceAccount, which Quartermaster runs as (its kubeconfig is Quartermaster's KUBECONFIG). */
+  identity: ChartIdentity;
   background: RunningRole;
   watchers: KubernetesWatchers;
   /** Stops and starts the scheduler, worker and watchers (the API stays). */
@@ -90,8 +93,15 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
     }
   }
 
+  // Quartermaster acts as the Helm chart's ServiceAccount, so the chart's ClusterRole must grant every call it makes.
+  const identity = await chartServiceAccount(kc, namespace);
   const db = await createTestDatabase({ label: label.replace(/-/g, '_') });
-  const env: Record<string, string> = { ...kubeTestEnv(label, namespace), LOG_LEVEL: process.env.QM_TEST_LOG_LEVEL ?? 'silent', ...extraEnv };
+  const env: Record<string, string> = {
+    ...kubeTestEnv(label, namespace),
+    KUBECONFIG: identity.kubeconfigPath,
+    LOG_LEVEL: process.env.QM_TEST_LOG_LEVEL ?? 'silent',
+    ...extraEnv,
+  };
   const config = Config.fromEnv(env).with({ databaseUrl: db.url, port: 0, host: '127.0.0.1' });
   const settings = schedulerSettingsFromEnv(env);
   const logger = createLogger(config.logLevel, `qm-k8s-${label}`);
@@ -133,6 +143,7 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
     api,
     url,
     db,
+    identity,
     get background() {
       return background;
     },
@@ -170,6 +181,7 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
       await watchers.stop();
       await api.close();
       await cleanUp(core, namespace, nodes);
+      await identity.cleanUp();
       await db.drop();
     },
   };

@@ -8,6 +8,7 @@ import { CoordinationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-nod
 import { createTestDatabase, type TestDatabase } from '#db';
 import { KubeCluster, LABEL_JOB_ID } from '#kube';
 import { spawnRole, type RoleProcess } from '../integration/scheduler/processes.js';
+import { chartServiceAccount, type ChartIdentity } from './support/chart-rbac.js';
 import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
 import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
 import { ADMIN, eventually, kubeTestEnv } from './scheduler-harness.js';
@@ -22,6 +23,7 @@ const product = uniqueName('A100');
 const nodes = [uniqueName('split-a100-0'), uniqueName('split-a100-1'), `${uniqueName('ip-10-0-1')}.us-west-2.compute.internal`];
 
 let db: TestDatabase;
+let identity: ChartIdentity | undefined;
 const processes: RoleProcess[] = [];
 let apiUrl: string;
 let schedulers: RoleProcess[];
@@ -53,8 +55,11 @@ beforeAll(async () => {
   await createNamespace(core, namespace);
   for (const name of nodes) await core.createNode({ body: fakeNode(name, { labels: { 'nvidia.com/gpu.product': product }, extended: { 'nvidia.com/gpu': '8' } }) });
   db = await createTestDatabase({ label: 'k8s_split' });
+  // Every process acts as the Helm chart's ServiceAccount, as in a cluster.
+  identity = await chartServiceAccount(kc, namespace);
   const env = {
     ...kubeTestEnv('split', namespace),
+    KUBECONFIG: identity.kubeconfigPath,
     DATABASE_URL: db.url,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info', // the child's "started"/"listening" log line carries its URL
@@ -83,6 +88,7 @@ afterAll(async () => {
   await kubeScheduler?.stop();
   await Promise.all(processes.map((p) => p.kill('SIGTERM')));
   await cleanUp(core, namespace, nodes);
+  await identity?.cleanUp();
   await db?.drop();
 }, 120_000);
 
