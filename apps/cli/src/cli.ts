@@ -1,7 +1,17 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { simulateCommand, UsageError, type CliIo, type SimulateFlags } from './simulate-command.js';
+import { registerCompletion } from './commands/completion.js';
+import { registerJobs } from './commands/jobs.js';
+import { registerSession } from './commands/session.js';
+import { registerTenancy } from './commands/tenancy.js';
+import { CommandContext } from './context.js';
+import { CliFailure, UsageError } from './errors.js';
+import type { QmIo } from './io.js';
+import type { SimulateFlags } from './simulate-command.js';
 
-/** Exit codes: 0 ok, 1 failure (unreadable or invalid input files, I/O), 2 bad usage (flags). */
+/**
+ * Exit codes: 0 ok; 1 failure (server error, unreachable, forbidden, not found, unreadable or invalid
+ * input files, I/O); 2 bad usage (unknown command or flag, missing or malformed argument).
+ */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
@@ -23,12 +33,29 @@ const nonNegativeInt = (v: string): number => {
 };
 const collect = (v: string, acc: string[] | undefined): string[] => [...(acc ?? []), v];
 
-export function buildProgram(io: CliIo, onExit: (code: number) => void): Command {
+export function buildProgram(io: QmIo, onExit: (code: number) => void): { program: Command; context: CommandContext } {
   const program = new Command('qm')
-    .description('Quartermaster command-line client')
+    .description('Quartermaster command-line client: submit and follow jobs, see quotas, usage and budgets, simulate policies')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
-    .showHelpAfterError('(run with --help for usage)');
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+      // Commander's own errors (unknown flag, missing argument) as one line, like every other error.
+      outputError: (s, write) => write(`qm: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (run with --help for usage)\n`),
+    })
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .option('--server <url>', 'API URL (default: QM_SERVER, else the config file from qm login)')
+    .option('--token <token>', 'bearer token (default: QM_TOKEN, else the config file)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ qm login --server http://localhost:8080 --token qm_…\n  $ qm submit -f job.yaml --wait\n  $ qm ls\n  $ qm why llama-ft-7\n' +
+        '\nExit codes: 0 ok, 1 failure (server error, unreachable, forbidden, not found, bad input file), 2 bad usage.\n' +
+        'Config: $XDG_CONFIG_HOME/quartermaster/config.yaml (mode 0600); QM_SERVER, QM_TOKEN, QM_TEAM override it.\n',
+    );
+  const context = new CommandContext(io, program);
+  registerSession(program, context);
+  registerJobs(program, context);
+  registerTenancy(program, context);
 
   program
     .command('simulate')
@@ -56,21 +83,25 @@ export function buildProgram(io: CliIo, onExit: (code: number) => void): Command
     .option('--out <file>', 'write the metrics JSON to a file')
     .option('--report <file>', 'write a self-contained HTML report')
     .option('--no-progress', 'no progress bar on stderr')
+    .addHelpText('after', '\nExamples:\n  $ qm simulate --trace philly --limit 2000\n  $ qm simulate --trace-file jobs.csv --cluster cluster.yaml --policies all --report report.html\n')
     .action(async (flags: SimulateFlags) => {
+      // Loaded on use: the simulator is a large module graph the API commands do not need.
+      const { simulateCommand } = await import('./simulate-command.js');
       onExit(await simulateCommand(flags, io));
     });
-  return program;
+  registerCompletion(program, context);
+  return { program, context };
 }
 
 /** Runs `qm` with the arguments after the program name; resolves to the exit code (never calls process.exit). */
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
+export async function runCli(argv: string[], io: QmIo): Promise<number> {
   let code = EXIT_OK;
-  const program = buildProgram(io, (c) => {
+  const { program, context } = buildProgram(io, (c) => {
     code = c;
   });
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return code;
+    return code !== EXIT_OK ? code : context.exitCode;
   } catch (e) {
     if (e instanceof CommanderError) {
       // Commander already printed the message (help and version exit with 0).
@@ -79,6 +110,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (e instanceof UsageError) {
       io.stderr.write(`qm: ${e.message}\n`);
       return EXIT_USAGE;
+    }
+    if (e instanceof CliFailure) {
+      io.stderr.write(`qm: ${e.message}\n`);
+      return EXIT_FAILURE;
     }
     io.stderr.write(`qm: ${(e as Error).message}\n`);
     return EXIT_FAILURE;

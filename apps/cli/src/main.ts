@@ -10,6 +10,7 @@ process.exitCode = await runCli(process.argv.slice(2), {
   repoRoot: findRepoRoot(),
   cwd: process.cwd(),
   env: process.env,
+  stdin: process.stdin,
   scheduler: runCycle,
   now: () => Date.now(),
 });

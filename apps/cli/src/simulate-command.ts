@@ -18,7 +18,6 @@ import {
   readText,
   renderHtmlReport,
   simulatePolicy,
-  tracesDir,
   whatIfDiff,
   type ClusterSpec,
   type PolicyName,
@@ -31,9 +30,11 @@ import {
   type WhatIfDiff,
 } from '#sim';
 import { ProgressBar, type ProgressStream } from './progress.js';
+import { simulationTracesDir } from './sample-traces.js';
 import { formatTable, hours, signed } from './table.js';
+import { UsageError } from './errors.js';
 
-export class UsageError extends Error {}
+export { UsageError };
 
 export interface SimulateFlags {
   trace: string;
@@ -129,7 +130,7 @@ interface Loaded {
 }
 
 function load(flags: SimulateFlags, io: CliIo): Loaded {
-  const dir = tracesDir(io.repoRoot, io.env);
+  const dir = simulationTracesDir(io, flags);
   const at = (p: string): string => resolve(io.cwd, p);
   const vcNodes = (): Record<string, number> => {
     const path = join(dir, 'helios', 'philly_vc_nodes.csv');

@@ -1,12 +1,21 @@
-/** Plain-text tables: the first column left-aligned, the others right-aligned. */
-export function formatTable(head: string[], rows: string[][]): string {
+export interface TableStyle {
+  /** `first-left` (default): the first column left-aligned, the others right-aligned (figures); `left`: every column left-aligned (listings). */
+  align?: 'first-left' | 'left';
+  /** A dashed rule under the header (default true). */
+  rule?: boolean;
+}
+
+/** Plain-text tables, columns two spaces apart. */
+export function formatTable(head: string[], rows: string[][], style: TableStyle = {}): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const left = (i: number): boolean => i === 0 || style.align === 'left';
   const line = (cells: string[]): string =>
     cells
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .map((c, i) => (left(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
       .join('  ')
       .trimEnd();
-  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+  const rule = style.rule === false ? [] : [line(widths.map((w) => '-'.repeat(w)))];
+  return [line(head), ...rule, ...rows.map(line)].join('\n') + '\n';
 }
 
 export const hours = (s: number): string => (s / 3600).toFixed(2);

@@ -1,0 +1,26 @@
+import type { ApiClient } from '../client/api-client.js';
+import type { Job, List } from '../client/api-types.js';
+import { CliFailure } from '../errors.js';
+import { seg } from './common.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** How far back a job name is looked up (newest first). */
+const NAME_SCAN = 500;
+
+/**
+ * A job by id, or by name among the newest jobs the caller may see (of `team` when given): a name
+ * that matches several jobs is refused with their ids, never guessed.
+ */
+export async function resolveJob(client: ApiClient, ref: string, team: string | undefined): Promise<Job> {
+  if (UUID.test(ref)) return client.get<Job>(`/v1/jobs/${seg(ref)}`);
+  const page = await client.get<List<Job>>('/v1/jobs', { team, limit: NAME_SCAN });
+  const matches = page.items.filter((j) => j.name === ref);
+  if (matches.length === 0) {
+    throw new CliFailure(`no job named ${ref}${team !== undefined ? ` in team ${team}` : ''} among the ${NAME_SCAN} newest; use its id (qm ls shows ids)`);
+  }
+  if (matches.length > 1) {
+    const ids = matches.slice(0, 5).map((j) => `${j.id} (${j.state.toLowerCase()}, team ${j.team})`);
+    throw new CliFailure(`${matches.length} jobs are named ${ref}: ${ids.join(', ')}${matches.length > 5 ? ', …' : ''}; use the id`);
+  }
+  return client.get<Job>(`/v1/jobs/${seg(matches[0]!.id)}`);
+}

@@ -1,0 +1,96 @@
+import { FINAL_STATES, type Job } from '../client/api-types.js';
+import { clip } from '../output/render.js';
+import { age, durationWords, parseTime, startsIn, type TimeOptions } from '../output/time.js';
+
+/** Pending codes that no amount of waiting cures: the job must change (or quota/flavors must). */
+const NEVER_BY_ITSELF = new Set(['INVALID', 'UNSATISFIABLE', 'NO_QUOTA']);
+
+export function replicasText(j: Job): string {
+  if (j.admittedReplicas !== null && j.state !== 'PENDING') return j.admittedReplicas === j.replicas ? String(j.replicas) : `${j.admittedReplicas}/${j.replicas}`;
+  return j.minReplicas === j.replicas ? String(j.replicas) : `${j.minReplicas}-${j.replicas}`;
+}
+
+export const flavorText = (j: Job): string => j.flavor ?? j.flavors.join(',');
+
+export const accelerators = (j: Job): number => (j.state === 'PENDING' || j.admittedReplicas === null ? j.replicas : j.admittedReplicas) * j.acceleratorsPerReplica;
+
+/** The ETA cell: `~2 h 10 min`, `now`, or `-`. */
+export function etaCell(j: Job, now: number): string {
+  const eta = parseTime(j.pending?.estimatedStartAt);
+  if (j.state !== 'PENDING' || eta === null) return '-';
+  return eta - now < 60_000 ? 'now' : `~${durationWords(eta - now)}`;
+}
+
+export const positionCell = (j: Job): string => (j.state === 'PENDING' && j.pending?.position != null ? `#${j.pending.position}` : '-');
+
+/**
+ * `qm why`: what the job waits for and when it is expected to start, or why there is no estimate; for
+ * a job that is not pending, what it is doing. One short paragraph.
+ */
+export function whyText(j: Job, now: number, time: TimeOptions): string {
+  const lines: string[] = [];
+  const since = (iso: string | null): string => {
+    const t = parseTime(iso);
+    return t === null ? '' : ` for ${age(t, now)}`;
+  };
+  switch (j.state) {
+    case 'PENDING': {
+      const p = j.pending;
+      const waited = parseTime(j.queuedAt);
+      lines.push(`${j.team}/${j.name} (${j.id}) is PENDING${waited === null ? '' : `, waiting for ${age(waited, now)}`}${j.preemptionCount > 0 ? ` (preempted ${j.preemptionCount}×, last by ${j.preemptedBy ?? 'unknown'})` : ''}.`);
+      if (p === null || p.code === null) {
+        lines.push(`reason: not yet considered — ${p?.message ?? 'waiting for the next scheduling cycle'}`);
+        lines.push('estimate: none yet; the next scheduling cycle will give a reason and, where it can, a start time.');
+        break;
+      }
+      lines.push(`reason: ${p.code} — ${p.message}`);
+      if (p.position !== null) lines.push(`position: ${p.position} in the queue`);
+      const eta = parseTime(p.estimatedStartAt);
+      if (eta !== null) {
+        lines.push(p.code === 'BUDGET_EXHAUSTED' ? `expected to start ${startsIn(eta, now, time)}, when the team's next budget period begins.` : `expected to start ${startsIn(eta, now, time)}.`);
+      } else if (NEVER_BY_ITSELF.has(p.code)) {
+        lines.push('no estimate: it cannot start as submitted; change the job (flavors, replicas, topology) or ask for quota.');
+      } else if (p.code === 'ADMISSION_LIMIT') {
+        lines.push('no estimate: the per-team admission limit of the cycle was reached; it is considered again next cycle.');
+      } else {
+        lines.push('no estimate: only the jobs at the head of the queue get a reserved start time (the scheduler reservation depth); this one gets one as jobs ahead of it start.');
+      }
+      break;
+    }
+    case 'ADMITTED':
+    case 'BINDING':
+      lines.push(`${j.team}/${j.name} (${j.id}) is ${j.state}${since(j.admittedAt)}: admitted with ${replicasText(j)} replica(s) on ${j.flavor ?? '?'}, starting.`);
+      break;
+    case 'RUNNING':
+      lines.push(`${j.team}/${j.name} (${j.id}) is RUNNING${since(j.startedAt ?? j.admittedAt)} with ${replicasText(j)} replica(s) on ${j.flavor ?? '?'}; it is not waiting.`);
+      break;
+    case 'PREEMPTED':
+      lines.push(`${j.team}/${j.name} (${j.id}) was PREEMPTED${j.preemptedBy ? ` by ${j.preemptedBy}` : ''} and is being requeued.`);
+      break;
+    case 'SUCCEEDED':
+    case 'FAILED':
+    case 'CANCELLED': {
+      const end = parseTime(j.finishedAt);
+      lines.push(`${j.team}/${j.name} (${j.id}) ${j.state === 'CANCELLED' ? 'was CANCELLED' : j.state === 'FAILED' ? 'FAILED' : 'SUCCEEDED'}${end === null ? '' : ` ${age(end, now)} ago`}; it is not waiting.`);
+      break;
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** One line per state change for `qm submit --wait`. */
+export function stateLine(j: Job, now: number, time: TimeOptions): string {
+  if (j.state === 'PENDING') {
+    const p = j.pending;
+    if (p === null || p.code === null) return `PENDING: ${p?.message ?? 'waiting for the next scheduling cycle'}`;
+    const eta = parseTime(p.estimatedStartAt);
+    const where = [p.position !== null ? `position ${p.position}` : null, eta !== null ? `expected to start ${startsIn(eta, now, time)}` : 'no estimate yet']
+      .filter((x) => x !== null)
+      .join(', ');
+    return `PENDING ${p.code}: ${clip(p.message, 200)} (${where})`;
+  }
+  if (j.state === 'RUNNING') return `RUNNING with ${replicasText(j)} replica(s) on ${j.flavor ?? '?'}`;
+  if (j.state === 'ADMITTED' || j.state === 'BINDING') return `${j.state} with ${replicasText(j)} replica(s) on ${j.flavor ?? '?'}`;
+  if (FINAL_STATES.has(j.state)) return j.state;
+  return j.state;
+}
