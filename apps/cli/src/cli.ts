@@ -115,7 +115,8 @@ export async function runCli(argv: string[], io: QmIo): Promise<number> {
       io.stderr.write(`qm: ${e.message}\n`);
       return EXIT_FAILURE;
     }
-    io.stderr.write(`qm: ${(e as Error).message}\n`);
+    // Input errors of the simulator's loaders, or a bug: still one line.
+    io.stderr.write(`qm: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);
     return EXIT_FAILURE;
   }
 }

@@ -103,6 +103,7 @@ export function describeProblem(status: number, code: string | undefined, detail
     line = status === 400 ? `invalid request: ${fields}` : fields;
   }
   if (status === 401) line += ' (run qm login, or set QM_TOKEN)';
+  if (status === 404 && detail === 'no such route') line += ': is --server the base URL of the Quartermaster API (e.g. http://localhost:8080)?';
   if (status >= 500 && code !== undefined) line = `server error (HTTP ${status}): ${line}`;
   return line.replace(/\s*\n\s*/g, ' ');
 }

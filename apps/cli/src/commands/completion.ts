@@ -132,7 +132,7 @@ export function registerCompletion(program: Command, ctx: CommandContext): void 
     .command('completion')
     .description('print a shell completion script for bash or zsh')
     .argument('<shell>', 'bash | zsh')
-    .addHelpText('after', example('source <(qm completion bash)', 'qm completion zsh > "${fpath[1]}/_qm"'))
+    .addHelpText('after', example('qm completion bash > ~/.local/share/bash-completion/completions/qm', 'source <(qm completion zsh)'))
     .action((shell: string) => {
       if (shell === 'bash') return ctx.out(bashCompletion(program));
       if (shell === 'zsh') return ctx.out(zshCompletion(program));

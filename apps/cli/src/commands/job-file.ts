@@ -28,9 +28,11 @@ export async function readJobFile(io: QmIo, file: string): Promise<Record<string
 }
 
 export function parseJob(text: string, label: string): Record<string, unknown> {
-  const docs = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false });
+  if (/\.json$/i.test(label)) return asJob(parseJson(text, label), label);
+  const docs = parseAllDocuments(text, { uniqueKeys: true });
   if (!Array.isArray(docs)) throw new CliFailure(`${label}: not a YAML or JSON document`);
   const nonEmpty = docs.filter((d) => d.contents !== null || d.errors.length > 0);
+  if (nonEmpty.length === 0) throw new CliFailure(`${label} is empty: expected a job in YAML or JSON (see qm submit --help)`);
   for (const d of nonEmpty) {
     const e = d.errors[0];
     if (e !== undefined) {
@@ -40,9 +42,32 @@ export function parseJob(text: string, label: string): Record<string, unknown> {
     }
   }
   if (nonEmpty.length !== 1) throw new CliFailure(`${label} holds ${nonEmpty.length} documents; qm submit takes one job per file`);
-  const value: unknown = nonEmpty[0]!.toJS({ maxAliasCount: 100 });
+  return asJob(nonEmpty[0]!.toJS({ maxAliasCount: 100 }), label);
+}
+
+/** Strict JSON for `.json` files (YAML would accept a trailing comma), with the line and column of an error. */
+function parseJson(text: string, label: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    const message = (error as Error).message;
+    const pos = /at position (\d+)/.exec(message);
+    if (pos === null) throw new CliFailure(`${label}: ${message}`);
+    const before = text.slice(0, Number(pos[1]));
+    const line = before.split('\n').length;
+    const col = before.length - before.lastIndexOf('\n');
+    throw new CliFailure(`${label}: line ${line}, column ${col}: ${message.replace(/ in JSON at position \d+.*$/, '')}`);
+  }
+}
+
+function asJob(value: unknown, label: string): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new CliFailure(`${label}: expected a job (a mapping with name, team, replicas, …), got ${Array.isArray(value) ? 'a list' : typeof value === 'string' ? 'a string' : String(value)}`);
+  }
+  try {
+    JSON.stringify(value);
+  } catch {
+    throw new CliFailure(`${label}: a YAML alias refers to itself (the job must be plain data)`);
   }
   return value as Record<string, unknown>;
 }
