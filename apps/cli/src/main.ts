@@ -4,6 +4,14 @@ import { runCycle } from '#core';
 import { runCli } from './cli.js';
 import { findRepoRoot } from './repo-root.js';
 
+// `qm ls | head`: the reader went away; stop quietly instead of crashing on EPIPE.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
