@@ -12,3 +12,5 @@ export * from './kube-cluster.js';
 export * from './keep-alive-kubeconfig.js';
 export * from './lease-store.js';
 export * from './node-sync.js';
+export * from './event-recorder.js';
+export * from './pod-status-reporter.js';
