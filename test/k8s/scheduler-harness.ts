@@ -3,6 +3,7 @@
 // database and a unique Redis prefix; fake nodes of two flavors; a "kubelet" that marks bound pods Running.
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
 import { Config, createLogger } from '#common';
 import { createTestDatabase, type TestDatabase } from '#db';
 import { LABEL_JOB_ID, KubeCluster } from '#kube';
@@ -77,7 +78,12 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
 }
 
-export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Record<string, string> = {}, options: { extender?: boolean; existingNodes?: { names: string[]; h100Product: string; a100Product: string } } = {}): Promise<QmEnv> {
+export async function startQm(
+  label: string,
+  nodesPerFlavor = 4,
+  extraEnv: Record<string, string> = {},
+  options: { extender?: boolean; existingNodes?: { names: string[]; h100Product: string; a100Product: string }; logger?: Logger } = {},
+): Promise<QmEnv> {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = uniqueName(label);
@@ -104,7 +110,7 @@ export async function startQm(label: string, nodesPerFlavor = 4, extraEnv: Recor
   };
   const config = Config.fromEnv(env).with({ databaseUrl: db.url, port: 0, host: '127.0.0.1' });
   const settings = schedulerSettingsFromEnv(env);
-  const logger = createLogger(config.logLevel, `qm-k8s-${label}`);
+  const logger = options.logger ?? createLogger(config.logLevel, `qm-k8s-${label}`);
   const api = await createApiApp(config, { migrate: false, scheduler: settings, logger });
   const url = await api.listen();
 

@@ -1,9 +1,30 @@
 import { createHash } from 'node:crypto';
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { NewJob } from '#db';
-import { LABEL_JOB_ID, LABEL_REPLICA, type GangImport, type KubeCluster, type KubeFlavor } from '#kube';
+import {
+  LABEL_GANG,
+  LABEL_JOB_ID,
+  LABEL_REPLICA,
+  gangImportsFromPods,
+  involvedPod,
+  isGangImportCandidate,
+  schedulerNameOf,
+  type GangImport,
+  type KubeCluster,
+  type KubeFlavor,
+} from '#kube';
 import type { KubeJobStore } from './kube-job-store.js';
+import { incompleteGangReport, invalidGangReport, waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
+
+/** Pods that wait for a node: unbound and not finished. */
+const UNBOUND = 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed';
+
+/** A gang that cannot become a job as it stands (its pods say why; the pass goes on with the others). */
+export class GangImportError extends Error {}
+
+const podKey = (pod: V1Pod): string => `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`;
+const gangKeyOf = (pod: V1Pod): string => `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.annotations?.[LABEL_GANG]?.trim() ?? ''}`;
 
 /**
  * Imports gangs of foreign pods annotated for Quartermaster (quartermaster.io/team, /gang, /gang-size,
@@ -12,6 +33,11 @@ import type { KubeJobStore } from './kube-job-store.js';
  * between submission and labelling imports it once) and its pods are labelled with the job id and a
  * replica index. From then on they are that job's pods: the scheduler admits the gang whole and the bind
  * handler binds these pods (none before all are placeable). Pods must name Quartermaster's scheduler.
+ *
+ * Every pass also tells each waiting pod why it waits (PodFeedback: condition PodScheduled=False and an
+ * Event when the reason changes): a gang that cannot be imported (bad annotations, unknown team) says
+ * so on its pods and is skipped — no other gang waits for it; an incomplete gang says what it misses;
+ * an imported gang shows its job's pending reason, queue position and expected start.
  */
 export class GangImporter {
   private timer: NodeJS.Timeout | null = null;
@@ -24,6 +50,8 @@ export class GangImporter {
     private readonly everyMs: number,
     private readonly onImported: () => void,
     private readonly logger: Logger,
+    private readonly feedback: PodFeedback | null = null,
+    private readonly now: () => Date = () => new Date(),
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
   }
@@ -41,18 +69,71 @@ export class GangImporter {
     await this.chain;
   }
 
-  /** One pass: imports every complete, unbound gang. Returns the job ids created or found. */
+  /** One pass: imports every complete, unbound gang, and reports on every waiting pod. Returns the job ids created or found. */
   async runOnce(): Promise<string[]> {
     const flavors: KubeFlavor[] = await this.store.kubeFlavors();
-    const { gangs, issues } = await this.cluster.listGangImports(flavors);
-    for (const issue of issues) this.logger.warn(issue, 'gang import: pod not importable');
+    // Only unbound pods: a gang with a bound pod is not importable anyway, and on a big cluster this list,
+    // made every QM_KUBE_IMPORT_EVERY_MS by every scheduler replica, must not carry every running pod.
+    const unbound = await this.cluster.listPods({ allNamespaces: true, fieldSelector: UNBOUND });
+    const { gangs, issues } = gangImportsFromPods(unbound, flavors);
+    const candidates = unbound.filter(isGangImportCandidate);
+    const items: FeedbackItem[] = [];
+
+    // Pods and gangs that cannot be imported as they stand.
+    const problems = new Map<string, string[]>();
+    for (const issue of issues) problems.set(issue.object, [...(problems.get(issue.object) ?? []), `${issue.field}: ${issue.message}`]);
+    for (const [object, reasons] of problems) {
+      const single = candidates.filter((pod) => podKey(pod) === object);
+      const pods = single.length > 0 ? single : candidates.filter((pod) => gangKeyOf(pod) === object);
+      items.push(this.item(`import:${object}`, pods, invalidGangReport(single.length > 0 ? `pod ${object}` : `gang ${object}`, reasons), 'warn'));
+    }
+
     const ids: string[] = [];
     for (const gang of gangs) {
-      if (!gang.complete || gang.pods.some((pod) => pod.nodeName)) continue;
-      ids.push(await this.importGang(gang));
+      const names = new Set(gang.pods.map((pod) => `${pod.namespace}/${pod.name}`));
+      const pods = candidates.filter((pod) => names.has(podKey(pod)));
+      if (!gang.complete) {
+        items.push(this.item(`import:${gang.key}`, pods, incompleteGangReport(gang.key, gang.pods.length, gang.replicas), 'info'));
+        continue;
+      }
+      try {
+        ids.push(await this.importGang(gang));
+      } catch (error) {
+        // One gang's trouble is its own: report it on its pods, go on with the others.
+        items.push(this.item(`import:${gang.key}`, pods, invalidGangReport(`gang ${gang.key}`, [error instanceof Error ? error.message : String(error)]), 'warn'));
+      }
     }
     if (ids.length > 0) this.onImported();
+
+    if (this.feedback) {
+      items.push(...(await this.waitingJobItems(unbound)));
+      await this.feedback.pass(items);
+    }
     return ids;
+  }
+
+  /** The pods of imported jobs that wait unbound, with what their job's state says. */
+  private async waitingJobItems(unbound: readonly V1Pod[]): Promise<FeedbackItem[]> {
+    const byJob = new Map<string, V1Pod[]>();
+    for (const pod of unbound) {
+      const jobId = pod.metadata?.labels?.[LABEL_JOB_ID];
+      if (!jobId || pod.metadata?.deletionTimestamp) continue;
+      byJob.set(jobId, [...(byJob.get(jobId) ?? []), pod]);
+    }
+    const now = this.now();
+    const items: FeedbackItem[] = [];
+    for (const job of await this.store.waitingJobs([...byJob.keys()])) {
+      const report = waitingReport(job, now);
+      if (report) items.push(this.item(`job:${job.id}`, byJob.get(job.id) ?? [], report, report.eventType === 'Warning' ? 'warn' : 'info'));
+    }
+    return items;
+  }
+
+  /** Conditions go on pods that name Quartermaster's scheduler (kube-scheduler keeps its own on the others); Events on all. */
+  private item(subject: string, pods: readonly V1Pod[], report: FeedbackItem['report'], level: FeedbackItem['level']): FeedbackItem {
+    const ours = pods.filter((pod) => schedulerNameOf(pod) === this.cluster.schedulerName);
+    const others = pods.filter((pod) => schedulerNameOf(pod) !== this.cluster.schedulerName);
+    return { subject, pods: ours, report, level, alsoOn: others.map(involvedPod) };
   }
 
   private async importGang(gang: GangImport): Promise<string> {
@@ -78,16 +159,26 @@ export class GangImporter {
     const key = `kube-import:${gang.key}:${createHash('sha256').update(gang.pods.map((p) => p.uid ?? p.name).join(',')).digest('hex').slice(0, 16)}`;
     const requestHash = createHash('sha256').update(JSON.stringify(job)).digest('hex');
     const result = await this.store.submitter().submit(job, 'kubernetes', { key, requestHash });
-    if (result.kind !== 'created' && result.kind !== 'replayed') {
-      throw new Error(`gang ${gang.key} cannot be imported: ${JSON.stringify(result)}`);
+    switch (result.kind) {
+      case 'created':
+      case 'replayed':
+        break;
+      case 'unknown-references': {
+        const reasons: string[] = [];
+        if (result.team) reasons.push(`quartermaster.io/team: unknown team ${JSON.stringify(gang.team)} (create it with PUT /v1/teams/${gang.team}, or fix the annotation)`);
+        if (result.flavors) reasons.push(`quartermaster.io/flavor: unknown flavor among ${gang.flavors.join(', ')}`);
+        throw new GangImportError(reasons.join('; '));
+      }
+      case 'key-reused':
+        throw new GangImportError(`it was imported before with other settings (job ${result.jobId}); recreate its pods`);
     }
     const jobId = result.job.id;
     await Promise.all(
       gang.pods.map((pod, replica) =>
         this.core.patchNamespacedPod(
-            { name: pod.name, namespace: pod.namespace, body: { metadata: { labels: { [LABEL_JOB_ID]: jobId, [LABEL_REPLICA]: String(replica) } } } },
-            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-          ),
+          { name: pod.name, namespace: pod.namespace, body: { metadata: { labels: { [LABEL_JOB_ID]: jobId, [LABEL_REPLICA]: String(replica) } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
       ),
     );
     this.logger.info({ gang: gang.key, jobId, replicas: gang.replicas }, 'gang imported as a job');

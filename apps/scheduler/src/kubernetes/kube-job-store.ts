@@ -1,6 +1,7 @@
 import type { JobState } from '#core';
-import { FlavorRepository, GroupBatcher, JobRepository, inTransaction, type DbHandle } from '#db';
+import { FlavorRepository, GroupBatcher, JobRepository, UUID, inTransaction, type DbHandle } from '#db';
 import type { JobPodTemplate, KubeFlavor } from '#kube';
+import type { WaitingJob } from './pod-feedback.js';
 
 /** Where an imported gang's pods live (set in the job's template by the gang importer). */
 export interface ImportedFrom {
@@ -83,6 +84,47 @@ export class KubeJobStore {
       return row ? bindTargetOf(row) : null;
     });
   });
+
+  /** What the waiting pods of these jobs should show (state and pending reason); unknown ids are left out. */
+  async waitingJobs(ids: readonly string[]): Promise<WaitingJob[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.pool.query<{
+      id: string;
+      name: string;
+      state: JobState;
+      pending_code: WaitingJob['pendingCode'];
+      pending_message: string | null;
+      pending_position: number | null;
+      pending_estimated_start_at: Date | null;
+      flavor: string | null;
+      admitted_replicas: number | null;
+    }>(
+      `SELECT id::text AS id, name, state::text AS state, pending_code::text AS pending_code, pending_message, pending_position,
+              pending_estimated_start_at, flavor, admitted_replicas
+       FROM jobs WHERE id = ANY($1::uuid[])`,
+      [ids.filter((id) => UUID.test(id))],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      state: r.state,
+      pendingCode: r.pending_code,
+      pendingMessage: r.pending_message,
+      pendingPosition: r.pending_position,
+      pendingEstimatedStartAt: r.pending_estimated_start_at,
+      flavor: r.flavor,
+      admittedReplicas: r.admitted_replicas,
+    }));
+  }
+
+  /** The message of the job's latest preemption (who preempted it and why), for the Events on its pods. */
+  async preemptionMessage(jobId: string): Promise<string | null> {
+    const { rows } = await this.db.pool.query<{ message: string }>(
+      `SELECT message FROM events WHERE job_id = $1 AND kind = 'job.preempted' ORDER BY id DESC LIMIT 1`,
+      [jobId],
+    );
+    return rows[0]?.message ?? null;
+  }
 
   /** Ids of the RUNNING jobs. */
   async runningJobs(): Promise<string[]> {

@@ -10,6 +10,7 @@ import { GangImporter } from './gang-importer.js';
 import { KubeJobStore } from './kube-job-store.js';
 import { kubernetesSettingsFromEnv, type KubernetesSettings } from './kubernetes-settings.js';
 import { NodeStoreSync, type HeldByOwnPods } from './node-store-sync.js';
+import { PodFeedback, podReporting } from './pod-feedback.js';
 import { PodPhaseSync } from './pod-phase-sync.js';
 import { kubernetesSideEffectHandlers } from './pod-side-effects.js';
 
@@ -93,7 +94,8 @@ export async function startKubernetesWatchers(config: Config, database: Database
     { debounceMs: settings.nodeSyncDebounceMs, flavorRefreshMs: settings.flavorRefreshMs, onChanged: trigger('node.changed'), heldByOwnPods },
     log,
   );
-  const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log);
+  const feedback = new PodFeedback(podReporting(cluster, log).reporter, log);
+  const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, feedback);
   await pods.start();
   try {
     await nodes.start();

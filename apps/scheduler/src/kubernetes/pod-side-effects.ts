@@ -1,9 +1,10 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, PodTerminatingError, podManifestForReplica, type KubeCluster } from '#kube';
+import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, PodTerminatingError, involvedPod, podManifestForReplica, type EventRecorder, type KubeCluster } from '#kube';
 import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
+import { podReporting } from './pod-feedback.js';
 
 const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
 
@@ -54,12 +55,16 @@ function replicaOf(pod: V1Pod): number | null {
  */
 export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJobStore, settings: KubernetesSettings, logger: Logger): AnySideEffectHandler[] {
   const grace = settings.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: settings.gracePeriodSeconds };
-  const removeAll = async (jobId: string, how: 'evict' | 'delete'): Promise<number> => {
+  const { events } = podReporting(cluster, logger);
+  /** Admissions whose Admitted Events this process recorded (retries of a bind do not repeat them). */
+  const announced = new Set<string>();
+  const removeAll = async (jobId: string, how: 'evict' | 'delete', before?: (pod: V1Pod) => Promise<void>): Promise<number> => {
     const pods = await listJobPods(cluster, jobId);
     const results = await Promise.all(
-      pods.map((pod) => {
+      pods.map(async (pod) => {
         const namespace = pod.metadata?.namespace ?? cluster.namespace;
         const name = pod.metadata!.name!;
+        await before?.(pod);
         return how === 'evict' ? cluster.evictPod(name, { namespace, ...grace }) : cluster.deletePod(name, { namespace, ...grace });
       }),
     );
@@ -77,7 +82,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         }
         if (target.preemptedJobs.length > 0) await waitForVictims(cluster, target);
         if (target.state === 'ADMITTED') await store.advance(jobId, 'ADMITTED', 'BINDING', 'binding pods');
-        await bindReplicas(cluster, target, settings, grace);
+        await bindReplicas(cluster, target, settings, grace, events, announced);
         logger.info({ jobId, replicas: target.allocations.length }, 'bind: every replica bound');
       },
     },
@@ -90,7 +95,10 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId }, 'evict: job holds again, its pods belong to the new admission');
           return;
         }
-        const evicted = await removeAll(jobId, 'evict');
+        const why = (await store.preemptionMessage(jobId)) ?? `preempted by job ${preemptorJobId}`;
+        const evicted = await removeAll(jobId, 'evict', async (pod) => {
+          if (!pod.metadata?.deletionTimestamp && !isTerminal(pod)) await events.record(involvedPod(pod), 'Warning', 'Preempted', `Quartermaster evicts the whole gang: ${why}`);
+        });
         logger.info({ jobId, preemptorJobId, evicted }, 'evict: victim gang evicted');
       },
     },
@@ -130,7 +138,18 @@ async function waitForVictims(cluster: KubeCluster, target: BindTarget): Promise
   }
 }
 
-async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: KubernetesSettings, grace: { gracePeriodSeconds?: number }): Promise<void> {
+function admittedMessage(target: BindTarget, replica: number, node: string): string {
+  const flavor = target.flavor?.name ?? 'its flavor';
+  return `admitted by Quartermaster: job ${target.name} (${target.id}), ${target.allocations.length} replica(s) × ${target.acceleratorsPerReplica} ${flavor}; replica ${replica} → node ${node}`;
+}
+
+async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: KubernetesSettings, grace: { gracePeriodSeconds?: number }, events: EventRecorder, announced: Set<string>): Promise<void> {
+  const admission = `${target.id}:${target.admission}`;
+  const announce = !announced.has(admission);
+  if (announce) {
+    announced.add(admission);
+    if (announced.size > 10_000) announced.delete(announced.values().next().value!);
+  }
   // Imported gangs: their pods exist already. Our own jobs: createPod is idempotent (an existing pod of the
   // same job is returned), so no listing is needed on the hot path.
   const existing = new Map<number, V1Pod>();
@@ -187,6 +206,8 @@ async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: 
         return;
       }
       if (pod.spec?.nodeName === node) return;
+      // Pods that existed before the admission (an imported gang) waited with a condition: say they are admitted.
+      if (announce && target.importedFrom) await events.record(involvedPod(pod), 'Normal', 'Admitted', admittedMessage(target, replica, node));
       // A pod that names another scheduler (an imported gang under kube-scheduler) is bound by that
       // scheduler, which the extender steers to exactly this node.
       if (pod.spec?.schedulerName && pod.spec.schedulerName !== settings.schedulerName) {
@@ -195,7 +216,11 @@ async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: 
         return;
       }
       try {
-        await cluster.bindPod(pod.metadata!.name!, node, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid });
+        const bound = await cluster.bindPod(pod.metadata!.name!, node, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid });
+        if (bound === 'bound') {
+          const what = target.importedFrom ? `replica ${replica} of job ${target.name} (${target.id})` : admittedMessage(target, replica, node);
+          await events.record(involvedPod(pod), 'Normal', 'Scheduled', `Successfully assigned ${pod.metadata?.namespace}/${pod.metadata?.name} to ${node} (${what})`);
+        }
       } catch (error) {
         if (error instanceof PodBoundElsewhereError) throw new Error(`${error.message}: retrying after removing it`, { cause: error });
         throw error;
