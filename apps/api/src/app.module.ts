@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard } from './auth/auth.guard.js';
+import { ConsoleModule } from './console/console.module.js';
 import { CohortsController } from './cohorts/cohorts.controller.js';
 import { FlavorsController } from './flavors/flavors.controller.js';
 import { HealthController } from './health/health.controller.js';
@@ -19,7 +20,7 @@ export class ApiModule {
   static forRoot(infra: Infrastructure, extra: { imports?: DynamicModule[] } = {}): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(infra), ...(extra.imports ?? [])],
+      imports: [InfraModule.forRoot(infra), ConsoleModule, ...(extra.imports ?? [])],
       controllers: [
         HealthController,
         TokensController,

@@ -101,6 +101,13 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/v1/jobs/{id}/status',
         '/v1/scheduler',
         '/v1/scheduler/cycles',
+        // read-only views of the web console (apps/api/src/console)
+        '/v1/overview',
+        '/v1/overview/history',
+        '/v1/queue',
+        '/v1/fleet/nodes',
+        '/v1/jobs/{id}/placement',
+        '/v1/audit',
       ].sort(),
     );
     const createJob = doc.body.components.schemas.CreateJobDto;

@@ -12,3 +12,8 @@ export * from './job.repository.js';
 export * from './scheduler-state.repository.js';
 export * from './usage.repository.js';
 export * from './job-submission.js';
+// Read-only views for the web console (dashboards): queue order, fleet allocation, cycle history, audit trail.
+export * from './queue.repository.js';
+export * from './fleet.repository.js';
+export * from './cycle-history.repository.js';
+export * from './audit.repository.js';
