@@ -9,6 +9,8 @@ import { runCycle } from '#core';
 import { Database, migrateDatabase } from '#db';
 import { CycleTriggerPublisher, ManualCycle, registerCycleTriggerHook, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
 import { ApiModule } from './app.module.js';
+import { defaultConsoleDir } from './console/console-files.js';
+import { installConsole } from './console/console-static.js';
 import type { Infrastructure } from './infra/infra.module.js';
 import { createRedis, withTimeout } from './infra/redis.js';
 import { installApiMetrics } from './metrics/api-metrics.js';
@@ -34,6 +36,8 @@ export interface ApiAppOptions {
   scheduler?: SchedulerSettings;
   /** Apply migrations (creating the database if missing) before serving. Default true. */
   migrate?: boolean;
+  /** Built web console served at /ui; default dist/console of this installation. */
+  consoleDir?: string;
 }
 
 export interface ApiApp {
@@ -95,7 +99,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     options.cycles ?? new ManualCycle({ database, settings, redisUrl: config.redisUrl, logger, schedule: runCycle });
   let app: NestFastifyApplication;
   try {
-    app = await buildNestApp(config, { config, logger, database, redis, cycles }, options.imports ?? []);
+    app = await buildNestApp(config, { config, logger, database, redis, cycles }, options.imports ?? [], options.consoleDir ?? defaultConsoleDir());
   } catch (error) {
     if (ownsCycles) await cycles.close?.().catch(() => undefined);
     await release();
@@ -126,7 +130,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   };
 }
 
-async function buildNestApp(config: Config, infra: Infrastructure, imports: DynamicModule[]): Promise<NestFastifyApplication> {
+async function buildNestApp(config: Config, infra: Infrastructure, imports: DynamicModule[], consoleDir: string): Promise<NestFastifyApplication> {
   // maxParamLength: Kubernetes node names may be 253 characters (Fastify's default is 100 → 414).
   const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, trustProxy: true, routerOptions: { maxParamLength: 512 } });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, { imports }), adapter, {
@@ -137,6 +141,7 @@ async function buildNestApp(config: Config, infra: Infrastructure, imports: Dyna
   app.useGlobalFilters(new ProblemFilter(infra.logger));
   setupOpenApi(app);
   installApiMetrics(app.getHttpAdapter().getInstance());
+  installConsole(app.getHttpAdapter().getInstance(), consoleDir);
   // No enableShutdownHooks(): each entry point handles SIGTERM and closes the app itself. Nest's hook
   // would re-raise the signal once the API closed, killing `npm start` before its scheduler released the
   // lease and its worker finished.
