@@ -42,5 +42,13 @@ export default {
       globalSetup: '<rootDir>/test/k8s/controlplane/global-setup.ts',
       globalTeardown: '<rootDir>/test/k8s/controlplane/global-teardown.ts',
     },
+    {
+      ...common,
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
+      // Debian's chromium (apt, when missing) and the console built once per run: see test/browser.
+      globalSetup: '<rootDir>/test/browser/global-setup.ts',
+      globalTeardown: '<rootDir>/test/browser/global-teardown.ts',
+    },
   ],
 };
