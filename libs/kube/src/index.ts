@@ -14,3 +14,5 @@ export * from './lease-store.js';
 export * from './node-sync.js';
 export * from './event-recorder.js';
 export * from './pod-status-reporter.js';
+export * from './workloads/index.js';
+export * from './workload-objects.js';

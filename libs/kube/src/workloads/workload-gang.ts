@@ -1,0 +1,267 @@
+import type { V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
+import { ANNOTATION_PRIORITY, LABEL_TEAM } from '../labels.js';
+import type { KubeFlavor } from '../node-mapping.js';
+import type { JobPodTemplate } from '../pod-manifest.js';
+import { podRequests } from '../pod-resources.js';
+import { QuantityError } from '../quantity.js';
+import { acceleratorResourcesOf, podSpecFitsFlavor, requestsResourceClaims } from './workload-flavors.js';
+import { workloadKindOf } from './workload-kinds.js';
+import type { KubeObject, WorkloadRef, WorkloadRole } from './workload.js';
+
+/** Optional, on the workload or its pod template: acceptable flavors, most preferred first (`h100,a100`). */
+export const ANNOTATION_FLAVORS = 'quartermaster.io/flavors';
+
+/** One gang of a workload, shaped like a job submission (the fields of POST /v1/jobs). */
+export interface WorkloadGang {
+  /** `<uid>` of the workload, `<uid>/<group>` for one group of a LeaderWorkerSet: stable across requeues. */
+  key: string;
+  workload: WorkloadRef;
+  /** The LeaderWorkerSet group index, else null. */
+  group: string | null;
+  /** Job name: the workload's name as a DNS label (`-<group>` appended for a group). */
+  name: string;
+  team: string;
+  priority: number;
+  replicas: number;
+  minReplicas: number;
+  acceleratorsPerReplica: number;
+  cpuMillisPerReplica: number;
+  memoryMiBPerReplica: number;
+  /** The extended resource accelerators are counted in; null for a gang without accelerators. */
+  resourceName: string | null;
+  flavors: string[];
+  /** The roles of the gang (pods per template) for display and for binding the head first. */
+  roles: { name: string; count: number; minCount: number }[];
+  template: JobPodTemplate;
+  /** Whether the kind is stopped by suspending it (else by evicting its pods). */
+  suspendable: boolean;
+}
+
+/** Why a workload cannot be gang-scheduled; `code` DRA_ONLY marks accelerators requested only through DRA. */
+export interface WorkloadIssue {
+  field: string;
+  message: string;
+  code: 'INVALID_WORKLOAD' | 'DRA_ONLY';
+}
+
+export type GangResult = { ok: true; value: WorkloadGang } | { ok: false; issue: WorkloadIssue };
+
+export interface WorkloadGangOptions {
+  /** Pods naming this scheduler are the gang's (so are pods asking for an accelerator of a known flavor). */
+  schedulerName: string;
+}
+
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const INTEGER = /^-?\d+$/;
+
+const invalid = (field: string, message: string): GangResult => ({
+  ok: false,
+  issue: { field, message, code: 'INVALID_WORKLOAD' },
+});
+
+/** A DNS label (≤ 63) made from a Kubernetes object name (which may be a longer DNS subdomain). */
+export function jobNameOf(name: string, group: string | null): string {
+  const suffix = group === null ? '' : `-${group}`;
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, 63 - suffix.length)
+    .replace(/^-+|-+$/g, '');
+  return `${base || 'workload'}${suffix}`;
+}
+
+/** Whether pods of this template are Quartermaster's to place: they name its scheduler or ask for an accelerator it manages. */
+function isMember(
+  template: V1PodTemplateSpec,
+  flavors: readonly KubeFlavor[],
+  schedulerName: string,
+): boolean {
+  return (
+    template.spec?.schedulerName === schedulerName ||
+    acceleratorResourcesOf(template.spec, flavors).length > 0
+  );
+}
+
+function readPriority(text: string | undefined, pod: V1Pod): { ok: true; value: number } | { ok: false } {
+  if (text === undefined) return { ok: true, value: pod.spec?.priority ?? 0 };
+  const trimmed = text.trim();
+  return INTEGER.test(trimmed) && Number.isSafeInteger(Number(trimmed))
+    ? { ok: true, value: Number(trimmed) }
+    : { ok: false };
+}
+
+function templateOf(template: V1PodTemplateSpec, cpuMillis: number, memoryMiB: number): JobPodTemplate {
+  const container = template.spec?.containers?.[0];
+  const env: Record<string, string> = {};
+  for (const variable of container?.env ?? [])
+    if (variable.value !== undefined) env[variable.name] = variable.value;
+  return {
+    image: container?.image ?? '',
+    command: container?.command ?? [],
+    args: container?.args ?? [],
+    env,
+    cpuMillis,
+    memoryMiB,
+  };
+}
+
+/**
+ * The gang a pod belongs to, from its owner chain (see workloadChain: nearest owner first, the top-level
+ * workload last) and the flavors Quartermaster knows:
+ * - team: label quartermaster.io/team on the workload, else on the pod (its template's labels);
+ * - priority: label quartermaster.io/priority (workload, then pod), else the pod's PriorityClass value;
+ * - size: the kind's roles (WorkloadKindSpec.roles) whose pods are Quartermaster's (they name its
+ *   scheduler, or ask for an accelerator of a known flavor); workers above a minimum are elastic;
+ * - per replica: the largest request of any member role (the core's replicas are uniform), for the one
+ *   accelerator resource they ask for (or none);
+ * - flavors: annotation quartermaster.io/flavors (workload, then pod), else every flavor counted in that
+ *   resource whose node labels agree with each member role's nodeSelector and required node affinity.
+ * Pure. An issue names the field and why.
+ */
+export function workloadGang(
+  chain: readonly KubeObject[],
+  pod: V1Pod,
+  flavors: readonly KubeFlavor[],
+  options: WorkloadGangOptions,
+): GangResult {
+  const top = chain[chain.length - 1];
+  const kind = top ? workloadKindOf(top) : null;
+  if (!top || !kind)
+    return invalid('metadata.ownerReferences', 'the pod is not owned by a supported workload');
+  const meta = top.metadata ?? {};
+  const namespace = meta.namespace ?? pod.metadata?.namespace ?? 'default';
+  const workload: WorkloadRef = {
+    apiVersion: top.apiVersion ?? kind.apiVersion,
+    kind: kind.kind,
+    namespace,
+    name: meta.name ?? '',
+    uid: meta.uid ?? '',
+  };
+  const group = kind.groupOf ? kind.groupOf(pod) : null;
+  if (kind.groupOf && group === null)
+    return invalid('metadata.labels', `a ${kind.kind} pod without its group label`);
+
+  const label = (key: string): string | undefined => meta.labels?.[key] ?? pod.metadata?.labels?.[key];
+  const team = label(LABEL_TEAM)?.trim();
+  if (!team) return invalid(LABEL_TEAM, `is required (a label on the ${kind.kind} or its pod template)`);
+  if (team.length > 63 || !NAME.test(team))
+    return invalid(LABEL_TEAM, `must be a DNS label, got ${JSON.stringify(team)}`);
+  const priority = readPriority(label(ANNOTATION_PRIORITY), pod);
+  if (!priority.ok)
+    return invalid(
+      ANNOTATION_PRIORITY,
+      `must be an integer, got ${JSON.stringify(label(ANNOTATION_PRIORITY))}`,
+    );
+
+  const derived = kind.roles(top, chain);
+  if (!derived.ok) return invalid(derived.field, derived.message);
+  const members: WorkloadRole[] = derived.value.filter((role) =>
+    isMember(role.template, flavors, options.schedulerName),
+  );
+  const replicas = members.reduce((n, role) => n + role.count, 0);
+  const minReplicas = Math.max(
+    1,
+    members.reduce((n, role) => n + role.minCount, 0),
+  );
+  if (replicas < 1) {
+    return invalid(
+      'spec',
+      `the ${kind.kind} has no pods for Quartermaster (none names scheduler ${options.schedulerName} or asks for a known accelerator)`,
+    );
+  }
+
+  const resources = [
+    ...new Set(members.flatMap((role) => acceleratorResourcesOf(role.template.spec, flavors))),
+  ].sort();
+  if (resources.length > 1)
+    return invalid(
+      'resources',
+      `pods ask for several accelerator resources (${resources.join(', ')}); a gang uses one`,
+    );
+  const resourceName = resources[0] ?? null;
+  if (resourceName === null && members.some((role) => requestsResourceClaims(role.template.spec))) {
+    return {
+      ok: false,
+      issue: {
+        field: 'spec.resourceClaims',
+        code: 'DRA_ONLY',
+        message:
+          'asks for devices only through DRA ResourceClaims; Quartermaster counts accelerators as extended resources ' +
+          `(${[...new Set(flavors.map((f) => f.resourceName))].join(', ') || 'nvidia.com/gpu, …'}) and cannot place or charge this gang — request them as resources.limits (see docs/adr/0013-workload-api-and-dra.md)`,
+      },
+    };
+  }
+
+  const per = { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
+  let shown = members[0]!;
+  try {
+    for (const role of members) {
+      const r = podRequests({ spec: role.template.spec }, resourceName);
+      if (r.accelerators > per.accelerators) shown = role;
+      per.accelerators = Math.max(per.accelerators, r.accelerators);
+      per.cpuMillis = Math.max(per.cpuMillis, r.cpuMillis);
+      per.memoryMiB = Math.max(per.memoryMiB, r.memoryMiB);
+    }
+  } catch (error) {
+    if (error instanceof QuantityError) return invalid('resources', error.message);
+    throw error;
+  }
+
+  const named = (meta.annotations?.[ANNOTATION_FLAVORS] ?? pod.metadata?.annotations?.[ANNOTATION_FLAVORS])
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  let accepted: string[];
+  if (named && named.length > 0) {
+    const unknown = named.filter((name) => !flavors.some((f) => f.name === name));
+    if (unknown.length > 0)
+      return invalid(
+        ANNOTATION_FLAVORS,
+        `unknown flavor${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`,
+      );
+    const wrong = named.filter(
+      (name) => resourceName !== null && flavors.find((f) => f.name === name)!.resourceName !== resourceName,
+    );
+    if (wrong.length > 0)
+      return invalid(
+        ANNOTATION_FLAVORS,
+        `${wrong.join(', ')} not counted in ${resourceName}, which the pods ask for`,
+      );
+    accepted = [...new Set(named)];
+  } else {
+    accepted = flavors
+      .filter((f) => resourceName === null || f.resourceName === resourceName)
+      .filter((f) => members.every((role) => podSpecFitsFlavor(role.template.spec, f)))
+      .map((f) => f.name);
+    if (accepted.length === 0) {
+      return invalid(
+        'spec.nodeSelector',
+        resourceName === null
+          ? 'no flavor matches the pods’ node selector and affinity'
+          : `no flavor counted in ${resourceName} matches the pods’ node selector and affinity`,
+      );
+    }
+  }
+
+  return {
+    ok: true,
+    value: {
+      key: group === null ? workload.uid : `${workload.uid}/${group}`,
+      workload,
+      group,
+      name: jobNameOf(workload.name, group),
+      team,
+      priority: priority.value,
+      replicas,
+      minReplicas: Math.min(minReplicas, replicas),
+      acceleratorsPerReplica: per.accelerators,
+      cpuMillisPerReplica: per.cpuMillis,
+      memoryMiBPerReplica: per.memoryMiB,
+      resourceName,
+      flavors: accepted,
+      roles: members.map(({ name, count, minCount }) => ({ name, count, minCount })),
+      template: templateOf(shown.template, per.cpuMillis, per.memoryMiB),
+      suspendable: kind.suspendPatch(true) !== null,
+    },
+  };
+}
