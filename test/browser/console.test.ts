@@ -286,6 +286,9 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     await page.locator(`#running-table tr[data-job="${theirs.id}"]`).waitFor();
     await page.locator(`#pending-table tr[data-job="${mine.id}"]`).waitFor();
     await screenshot(page, 'queue-admin');
+    await go(page, 'Nodes');
+    await page.locator('[data-node^="trn1-"]').filter({ hasText: '16/16' }).first().waitFor();
+    await screenshot(page, 'nodes-busy');
     await go(page, 'Overview');
     await page.getByRole('row', { name: new RegExp(code) }).waitFor();
     await page

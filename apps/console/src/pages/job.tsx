@@ -297,7 +297,7 @@ function PlacementView({ placement, job }: { placement: Placement; job: Job }) {
             <tr>
               <th scope="col">topology domain</th>
               <th scope="col">node</th>
-              <th scope="col">replicas</th>
+              <th scope="col">replica</th>
               <th scope="col" class="num">
                 accelerators
               </th>
@@ -327,4 +327,9 @@ function PlacementView({ placement, job }: { placement: Placement; job: Job }) {
       </div>
     </>
   );
+}
+
+function nodeCount(placement: Placement): string {
+  const n = new Set(placement.items.map((p) => p.node)).size;
+  return `${n} node${n === 1 ? '' : 's'}`;
 }

@@ -94,11 +94,11 @@ function FlavorHeatMap({ flavor, nodes }: { flavor: string; nodes: FleetNode[] }
     <article class="panel" aria-labelledby={`flavor-${flavor}`} data-flavor={flavor}>
       <h2 id={`flavor-${flavor}`}>{flavor}</h2>
       <p class="small">
-        {num(nodes.length)} nodes, {num(used)} of {num(total)} accelerators in use.{' '}
-        <strong>{num(free)} free</strong> on schedulable nodes:{' '}
-        {num(wholeFree.reduce((s, n) => s + n.free, 0))} on {num(wholeFree.length)} idle nodes,{' '}
-        {num(stranded.reduce((s, n) => s + n.free, 0))} scattered over {num(stranded.length)} partly used
-        nodes. Largest free on one node: {num(largest)}.
+        {num(nodes.length)} node{nodes.length === 1 ? '' : 's'}, {num(used)} of {num(total)} accelerators in
+        use. <strong>{num(free)} free</strong> on schedulable nodes:{' '}
+        {num(wholeFree.reduce((s, n) => s + n.free, 0))} on {num(wholeFree.length)} idle node
+        {wholeFree.length === 1 ? '' : 's'}, {num(stranded.reduce((s, n) => s + n.free, 0))} scattered over{' '}
+        {num(stranded.length)} partly used nodes. Largest free on one node: {num(largest)}.
         {cordoned.length > 0 && (
           <>
             {' '}
@@ -111,8 +111,8 @@ function FlavorHeatMap({ flavor, nodes }: { flavor: string; nodes: FleetNode[] }
           <figcaption>
             {g.key}{' '}
             <span class="muted small">
-              · {g.nodes.length} nodes, {num(g.nodes.reduce((s, n) => s + (n.schedulable ? n.free : 0), 0))}{' '}
-              free
+              · {g.nodes.length} node{g.nodes.length === 1 ? '' : 's'},{' '}
+              {num(g.nodes.reduce((s, n) => s + (n.schedulable ? n.free : 0), 0))} free
             </span>
           </figcaption>
           <div class="cells" role="list">

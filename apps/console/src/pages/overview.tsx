@@ -234,15 +234,20 @@ export function OverviewPage({ identity }: { identity: Identity }) {
               <dl class="facts">
                 <dt>Leader</dt>
                 <dd>
-                  {s.leader ? (
+                  {s.leader?.live ? (
                     <>
-                      <code>{s.leader.holder}</code>{' '}
-                      {s.leader.live ? (
-                        <span class="badge ok">live</span>
-                      ) : (
-                        <span class="badge bad">lease expired {relative(s.leader.expiresAt)}</span>
-                      )}
+                      <code>{s.leader.holder}</code> <span class="badge ok">live</span>
                     </>
+                  ) : s.leader &&
+                    s.leader.holder !== '' &&
+                    new Date(s.leader.expiresAt) > new Date(s.leader.renewedAt) ? (
+                    <span class="badge bad">
+                      none: {s.leader.holder}’s lease expired {relative(s.leader.expiresAt)}
+                    </span>
+                  ) : s.leader ? (
+                    <span class="badge">
+                      none running: the last leader released its lease {relative(s.leader.renewedAt)}
+                    </span>
                   ) : (
                     <span class="badge bad">no scheduler has run yet</span>
                   )}
@@ -268,8 +273,10 @@ export function OverviewPage({ identity }: { identity: Identity }) {
                   </>
                 )}
                 <dt>Pending now</dt>
-                <dd>{num(s.pendingCount)} jobs (all teams)</dd>
-                {s.leader && (
+                <dd>
+                  {num(s.pendingCount)} job{s.pendingCount === 1 ? '' : 's'} (all teams)
+                </dd>
+                {s.leader?.live && (
                   <>
                     <dt>Lease renewed</dt>
                     <dd>{relative(s.leader.renewedAt)}</dd>
