@@ -175,6 +175,18 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         'coordination.k8s.io leases get',
         'coordination.k8s.io leases create',
         'coordination.k8s.io leases update',
+        // workloads (Job, JobSet, TrainJob, RayJob: read and suspend; RayCluster, LeaderWorkerSet, StatefulSet: read)
+        'batch jobs get',
+        'batch jobs patch',
+        'jobset.x-k8s.io jobsets get',
+        'jobset.x-k8s.io jobsets patch',
+        'trainer.kubeflow.org trainjobs get',
+        'trainer.kubeflow.org trainjobs patch',
+        'ray.io rayjobs get',
+        'ray.io rayjobs patch',
+        'ray.io rayclusters get',
+        'leaderworkerset.x-k8s.io leaderworkersets get',
+        'apps statefulsets get',
       ].sort(),
     );
   });

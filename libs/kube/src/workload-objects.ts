@@ -1,4 +1,12 @@
-import { KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { KubeApiError, apiStatusOf } from './errors.js';
 import { WORKLOAD_KINDS } from './workloads/workload-kinds.js';
 import type { KubeObject, OwnerLookup, WorkloadRef } from './workloads/index.js';
@@ -20,14 +28,22 @@ export const ANNOTATION_SUSPENDED_BY = 'quartermaster.io/suspended-by';
  */
 export class WorkloadObjects {
   private readonly api: KubernetesObjectApi;
+  private readonly batch: BatchV1Api;
+  private readonly custom: CustomObjectsApi;
 
   constructor(kubeConfig: KubeConfig) {
     this.api = KubernetesObjectApi.makeApiClient(kubeConfig);
+    this.batch = kubeConfig.makeApiClient(BatchV1Api);
+    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
   async read(ref: ObjectRef): Promise<KubeObject | null> {
     try {
-      return await this.api.read<KubernetesObject & KubeObject>({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } });
+      return await this.api.read<KubernetesObject & KubeObject>({
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name, namespace: ref.namespace },
+      });
     } catch (error) {
       if (apiStatusOf(error) === 404) return null;
       throw KubeApiError.from(`read ${ref.kind} ${ref.namespace}/${ref.name}`, error);
@@ -48,11 +64,34 @@ export class WorkloadObjects {
     };
   }
 
-  /** JSON merge patch; false when the object is gone. */
-  async mergePatch(ref: ObjectRef, patch: Record<string, unknown>): Promise<boolean> {
+  /**
+   * JSON merge patch of a workload; false when it is gone. (Through the typed batch API or the custom-objects
+   * API: the generic object API would re-serialize the patch as a whole typed object and reject it.)
+   */
+  async mergePatch(ref: WorkloadRef, patch: Record<string, unknown>): Promise<boolean> {
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     try {
-      const body = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace }, ...patch } as KubernetesObject;
-      await this.api.patch(body, undefined, undefined, 'quartermaster', undefined, PatchStrategy.MergePatch);
+      if (ref.kind === 'Job') {
+        await this.batch.patchNamespacedJob(
+          { name: ref.name, namespace: ref.namespace, body: patch, fieldManager: 'quartermaster' },
+          merge,
+        );
+      } else {
+        const [group, version] = WORKLOAD_KINDS[ref.kind].apiVersion.split('/') as [string, string];
+        const plural = WORKLOAD_KINDS[ref.kind].plural;
+        await this.custom.patchNamespacedCustomObject(
+          {
+            group,
+            version,
+            plural,
+            name: ref.name,
+            namespace: ref.namespace,
+            body: patch,
+            fieldManager: 'quartermaster',
+          },
+          merge,
+        );
+      }
       return true;
     } catch (error) {
       if (apiStatusOf(error) === 404) return false;

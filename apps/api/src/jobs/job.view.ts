@@ -43,6 +43,9 @@ export function jobView(j: JobRecord | JobDetail): Record<string, unknown> {
     startedAt: iso(j.startedAt),
     finishedAt: iso(j.finishedAt),
   };
+  // A job imported from a Kubernetes workload (Job, JobSet, TrainJob, RayCluster/RayJob, LeaderWorkerSet) names it.
+  const workload = (j.template as Record<string, unknown> | null)?.['workload'];
+  if (workload && typeof workload === 'object') view.workload = workload;
   if ('allocation' in j) {
     view.allocation = j.allocation;
     view.transitions = j.transitions.map((t) => ({ from: t.from, to: t.to, at: t.at.toISOString(), reason: t.reason }));

@@ -49,6 +49,8 @@ export class ExtenderService {
     private readonly cluster: KubeCluster,
     /** Pods of Quartermaster jobs as the pod watch sees them (for the preempt verb's uid lookup). */
     private readonly ownPods: () => readonly V1Pod[],
+    /** True for a pod of a team's workload (Job, JobSet, …) that the workload importer has not labelled yet. */
+    private readonly isUnimportedWorkloadPod: (pod: V1Pod) => Promise<boolean> = () => Promise.resolve(false),
   ) {}
 
   private async decision(jobId: string, replica: number): Promise<Decision | null> {
@@ -74,6 +76,13 @@ export class ExtenderService {
     const rejectAll = (reason: string): ExtenderFilterResult => result([], Object.fromEntries(names.map((n) => [n, reason])));
     if (!args.Pod) return { NodeNames: [], FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: 'ExtenderArgs.Pod is required' };
     if (isUnimportedGangPod(args.Pod)) return rejectAll('Quartermaster: gang not imported yet (waiting for all its pods)');
+    const jobLabel = args.Pod.metadata?.labels?.[LABEL_JOB_ID];
+    if (jobLabel && podIdentity(args.Pod) === null) {
+      // A workload's pod: its gang's job is known, its replica is given when the whole gang is admitted.
+      const decision = await this.decision(jobLabel, -1);
+      return rejectAll(`Quartermaster: gang ${jobLabel} is not admitted (${decision?.state ?? 'unknown'}${decision?.pendingMessage ? `: ${decision.pendingMessage}` : ''})`);
+    }
+    if (!jobLabel && (await this.isUnimportedWorkloadPod(args.Pod))) return rejectAll('Quartermaster: workload gang not imported yet');
     const identity = podIdentity(args.Pod);
     if (!identity) return result(names, {});
     const decision = await this.decision(identity.jobId, identity.replica);
@@ -129,7 +138,7 @@ export class ExtenderService {
   }
 
   preempt(args: ExtenderPreemptionArgs): ExtenderPreemptionResult {
-    if (podIdentity(args.Pod) || isUnimportedGangPod(args.Pod)) return { NodeNameToMetaVictims: {} };
+    if (podIdentity(args.Pod) || isUnimportedGangPod(args.Pod) || args.Pod?.metadata?.labels?.[LABEL_JOB_ID]) return { NodeNameToMetaVictims: {} };
     const ours = new Set(this.ownPods().map((p) => p.metadata?.uid).filter((uid): uid is string => !!uid));
     const meta: Record<string, { Pods: { UID: string }[]; NumPDBViolations: number }> = {};
     for (const [node, victims] of Object.entries(args.NodeNameToMetaVictims ?? {})) meta[node] = victims;

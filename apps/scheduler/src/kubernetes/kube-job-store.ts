@@ -1,7 +1,8 @@
 import type { JobState } from '#core';
 import { FlavorRepository, GroupBatcher, JobRepository, UUID, inTransaction, type DbHandle } from '#db';
-import type { JobPodTemplate, KubeFlavor } from '#kube';
+import type { JobPodTemplate, KubeFlavor, WorkloadRef } from '#kube';
 import type { WaitingJob } from './pod-feedback.js';
+import { workloadOfTemplate } from './workload-pods.js';
 
 /** Where an imported gang's pods live (set in the job's template by the gang importer). */
 export interface ImportedFrom {
@@ -19,6 +20,8 @@ export interface BindTarget {
   acceleratorsPerReplica: number;
   template: JobPodTemplate;
   importedFrom: ImportedFrom | null;
+  /** The Kubernetes workload (Job, JobSet, …) the job stands for, when it was imported from one. */
+  workload: WorkloadRef | null;
   flavor: { name: string; resourceName: string; nodeLabels: Record<string, string> } | null;
   /** Replica → node, from the job's allocation. */
   allocations: { replica: number; node: string }[];
@@ -243,6 +246,7 @@ function bindTargetOf(row: TargetRow): BindTarget {
       ...(typeof template['memoryMiB'] === 'number' ? { memoryMiB: template['memoryMiB'] } : {}),
     },
     importedFrom: imported && typeof imported.namespace === 'string' ? imported : null,
+    workload: workloadOfTemplate(template),
     flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,
     allocations: row.allocations,
     preemptedJobs: row.preempted_jobs ?? [],

@@ -13,6 +13,8 @@ import { NodeStoreSync, type HeldByOwnPods } from './node-store-sync.js';
 import { PodFeedback, podReporting } from './pod-feedback.js';
 import { PodPhaseSync } from './pod-phase-sync.js';
 import { kubernetesSideEffectHandlers } from './pod-side-effects.js';
+import { WorkloadImporter, unimportedWorkloadPodCheck } from './workload-importer.js';
+import { WorkloadStatusSync } from './workload-status-sync.js';
 
 function clusterFor(config: Config, settings: KubernetesSettings): KubeCluster {
   if (!config.kubeconfig) throw new Error('Kubernetes mode needs KUBECONFIG');
@@ -44,6 +46,9 @@ export interface KubernetesWatchers {
   nodes: NodeStoreSync;
   pods: PodPhaseSync;
   importer: GangImporter;
+  /** Gangs from Jobs, JobSets, TrainJobs, RayClusters/RayJobs, LeaderWorkerSets, and their ends. */
+  workloads: WorkloadImporter;
+  workloadStatus: WorkloadStatusSync;
   stop(): Promise<void>;
 }
 
@@ -96,6 +101,8 @@ export async function startKubernetesWatchers(config: Config, database: Database
   );
   const feedback = new PodFeedback(podReporting(cluster, log).reporter, log);
   const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, feedback);
+  const workloads = new WorkloadImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, new PodFeedback(podReporting(cluster, log).reporter, log));
+  const workloadStatus = new WorkloadStatusSync(cluster, database, store, settings.importEveryMs, trigger('job.finished'), log);
   await pods.start();
   try {
     await nodes.start();
@@ -104,11 +111,17 @@ export async function startKubernetesWatchers(config: Config, database: Database
     throw error;
   }
   importer.start();
+  workloads.start();
+  workloadStatus.start();
   return {
     nodes,
     pods,
     importer,
+    workloads,
+    workloadStatus,
     async stop() {
+      await workloadStatus.stop();
+      await workloads.stop();
       await importer.stop();
       await pods.stop();
       await nodes.stop();
@@ -145,7 +158,8 @@ export async function startKubernetesMode(config: Config, database: Database, re
  */
 export function attachExtender(host: RouteHost, config: Config, database: Database, ownPods: () => readonly V1Pod[], logger: Logger, env: Record<string, string | undefined> = process.env): ExtenderService {
   const settings = kubernetesSettingsFromEnv(env);
-  const service = new ExtenderService(database.pool, clusterFor(config, settings), ownPods);
+  const cluster = clusterFor(config, settings);
+  const service = new ExtenderService(database.pool, cluster, ownPods, unimportedWorkloadPodCheck(cluster));
   registerExtenderRoutes(host, service, logger.child({ component: 'extender' }));
   return service;
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { LABEL_JOB_ID, LABEL_REPLICA, type KubeCluster, type ResourceWatch } from '#kube';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { ReplicaFailurePolicy } from './kubernetes-settings.js';
+import { LABEL_WORKLOAD_KIND } from './workload-pods.js';
 
 /** What the pods of one gang say about the job: a pure function of their phases. */
 export type GangVerdict = { kind: 'none' } | { kind: 'running' } | { kind: 'succeeded' } | { kind: 'failed'; pod: string } | { kind: 'lost'; replica: number };
@@ -155,6 +156,10 @@ export class PodPhaseSync {
     if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return;
     const verdict = gangVerdict(pods, job.replicas, job.state === 'RUNNING');
     const log = this.logger.child({ jobId });
+    // A workload's (Job, JobSet, …) pods come and go as its controller decides (a failed pod is replaced and
+    // rejoins its replica, a Job's next wave follows the first): they move it to RUNNING; its end is read
+    // from the workload's own status (WorkloadStatusSync).
+    if (verdict.kind !== 'running' && pods.some((pod) => pod.metadata?.labels?.[LABEL_WORKLOAD_KIND])) return;
     switch (verdict.kind) {
       case 'none':
         return;

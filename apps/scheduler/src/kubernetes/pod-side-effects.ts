@@ -1,10 +1,11 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, PodTerminatingError, involvedPod, podManifestForReplica, type EventRecorder, type KubeCluster } from '#kube';
+import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, PodTerminatingError, WorkloadObjects, involvedPod, podManifestForReplica, type EventRecorder, type KubeCluster } from '#kube';
 import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
 import { podReporting } from './pod-feedback.js';
+import { bindWorkloadPods, involvedWorkload, stopWorkload } from './workload-pods.js';
 
 const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
 
@@ -56,6 +57,7 @@ function replicaOf(pod: V1Pod): number | null {
 export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJobStore, settings: KubernetesSettings, logger: Logger): AnySideEffectHandler[] {
   const grace = settings.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: settings.gracePeriodSeconds };
   const { events } = podReporting(cluster, logger);
+  const objects = new WorkloadObjects(cluster.kubeConfig);
   /** Admissions whose Admitted Events this process recorded (retries of a bind do not repeat them). */
   const announced = new Set<string>();
   const removeAll = async (jobId: string, how: 'evict' | 'delete', before?: (pod: V1Pod) => Promise<void>): Promise<number> => {
@@ -82,6 +84,19 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         }
         if (target.preemptedJobs.length > 0) await waitForVictims(cluster, target);
         if (target.state === 'ADMITTED') await store.advance(jobId, 'ADMITTED', 'BINDING', 'binding pods');
+        if (target.workload) {
+          // A Job, JobSet, … : its controller made the pods; they are bound once every one exists.
+          const admission = `${jobId}:${target.admission}`;
+          if (!announced.has(admission)) {
+            announced.add(admission);
+            if (announced.size > 10_000) announced.delete(announced.values().next().value!);
+            const what = `${target.allocations.length} replica(s) × ${target.acceleratorsPerReplica} ${target.flavor?.name ?? 'accelerators'}`;
+            await events.record(involvedWorkload(target.workload), 'Normal', 'Admitted', `admitted by Quartermaster as one gang: job ${target.name} (${target.id}), ${what}`);
+          }
+          await bindWorkloadPods(cluster, objects, { id: jobId, workload: target.workload, allocations: target.allocations }, settings.schedulerName, true);
+          logger.info({ jobId, workload: target.workload, replicas: target.allocations.length }, 'bind: every replica of the workload bound');
+          return;
+        }
         await bindReplicas(cluster, target, settings, grace, events, announced);
         logger.info({ jobId, replicas: target.allocations.length }, 'bind: every replica bound');
       },
@@ -96,6 +111,13 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           return;
         }
         const why = (await store.preemptionMessage(jobId)) ?? `preempted by job ${preemptorJobId}`;
+        if (target?.workload) {
+          const how = await stopWorkload(cluster, objects, jobId, target.workload, 'evict', grace);
+          const done = how === 'suspended' ? 'suspends it (its controller removes the pods)' : 'evicts every pod of the gang';
+          await events.record(involvedWorkload(target.workload), 'Warning', 'Preempted', `Quartermaster ${done}: ${why}`);
+          logger.info({ jobId, preemptorJobId, workload: target.workload, how }, 'evict: victim workload stopped');
+          return;
+        }
         const evicted = await removeAll(jobId, 'evict', async (pod) => {
           if (!pod.metadata?.deletionTimestamp && !isTerminal(pod)) await events.record(involvedPod(pod), 'Warning', 'Preempted', `Quartermaster evicts the whole gang: ${why}`);
         });
@@ -108,6 +130,13 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         const target = await store.bindTarget(jobId);
         if (target && HOLDING.has(target.state)) {
           logger.info({ jobId }, 'delete: job holds again, its pods belong to the new admission');
+          return;
+        }
+        if (target?.workload) {
+          // Finished by its controller: nothing to stop. Cancelled or requeued: stopped as its kind expects.
+          if (target.state === 'SUCCEEDED' || target.state === 'FAILED') return;
+          const how = await stopWorkload(cluster, objects, jobId, target.workload, 'delete', grace);
+          logger.info({ jobId, workload: target.workload, how }, 'delete: workload stopped');
           return;
         }
         const deleted = await removeAll(jobId, 'delete');

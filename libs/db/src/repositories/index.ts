@@ -17,3 +17,4 @@ export * from './queue.repository.js';
 export * from './fleet.repository.js';
 export * from './cycle-history.repository.js';
 export * from './audit.repository.js';
+export * from './workload-job.repository.js';

@@ -1,0 +1,358 @@
+import { createHash } from 'node:crypto';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { NewJob } from '#db';
+import {
+  LABEL_GANG,
+  LABEL_JOB_ID,
+  LABEL_TEAM,
+  WorkloadObjects,
+  acceleratorResourcesOf,
+  involvedPod,
+  isTerminalPod,
+  schedulerNameOf,
+  workloadChain,
+  workloadGang,
+  type InvolvedObject,
+  type KubeCluster,
+  type KubeFlavor,
+  type KubeObject,
+  type SubjectReport,
+  type WorkloadGang,
+  type WorkloadIssue,
+  type WorkloadRef,
+} from '#kube';
+import type { KubeJobStore } from './kube-job-store.js';
+import { waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
+import { LABEL_WORKLOAD_KIND, bindWorkloadPods, involvedWorkload } from './workload-pods.js';
+
+/** The top-level object of an owner chain as the object of Events (when it is a namespaced object with a uid). */
+function involvedTop(top: KubeObject, pod: V1Pod): InvolvedObject | null {
+  const name = top.metadata?.name;
+  if (!name || !top.apiVersion || !top.kind) return null;
+  return {
+    apiVersion: top.apiVersion,
+    kind: top.kind,
+    namespace: top.metadata?.namespace ?? pod.metadata?.namespace ?? 'default',
+    name,
+    uid: top.metadata?.uid,
+  };
+}
+
+const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
+
+/** What the pods (and the workload) of a gang that cannot be scheduled as it stands show. */
+export function invalidWorkloadReport(what: string, issue: WorkloadIssue): SubjectReport {
+  return {
+    status: 'False',
+    reason: issue.code === 'DRA_ONLY' ? 'DRAClaimsNotSupported' : 'InvalidWorkload',
+    message: `Quartermaster cannot gang-schedule ${what}: ${issue.field}: ${issue.message}. Its pods wait until this is fixed`,
+    eventType: 'Warning',
+  };
+}
+
+/**
+ * Pods a workload importer looks at: unbound, alive, owned by a controller, not part of an annotated gang
+ * (GangImporter) and Quartermaster's — they name its scheduler, or (kube-scheduler with the extender) ask for
+ * an accelerator of a known flavor.
+ */
+export function isWorkloadPodCandidate(
+  pod: V1Pod,
+  flavors: readonly KubeFlavor[],
+  schedulerName: string,
+): boolean {
+  if (pod.spec?.nodeName || isTerminalPod(pod) || pod.metadata?.deletionTimestamp) return false;
+  if (!(pod.metadata?.ownerReferences ?? []).some((r) => r.controller)) return false;
+  if (pod.metadata?.annotations?.[LABEL_GANG] !== undefined) return false;
+  return pod.spec?.schedulerName === schedulerName || acceleratorResourcesOf(pod.spec, flavors).length > 0;
+}
+
+/**
+ * Gang-schedules the workloads teams already run (Job, JobSet, TrainJob, RayCluster/RayJob, LeaderWorkerSet).
+ * Every pass (QM_KUBE_IMPORT_EVERY_MS) it looks at Quartermaster's unbound pods that have an owner, walks each
+ * to its top-level workload and derives the gang from that object's spec (libs/kube workloadGang). Each gang is
+ * one job — submitted once, under Idempotency-Key `kube-workload:<uid>[/<group>]`, so a requeued or recreated
+ * gang is the same job — and its pods are labelled with the job id. Binding is the bind side effect's, once
+ * the core admits the whole gang; a pod its controller recreates later (after a failure, or the next wave of a
+ * Job) is bound here to its gang's free replica, never alone.
+ */
+export class WorkloadImporter {
+  private timer: NodeJS.Timeout | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly core: CoreV1Api;
+  private readonly objects: WorkloadObjects;
+
+  constructor(
+    private readonly cluster: KubeCluster,
+    private readonly store: KubeJobStore,
+    private readonly everyMs: number,
+    private readonly onImported: () => void,
+    private readonly logger: Logger,
+    /** Where waiting and invalid workloads are reported (their own PodFeedback: subjects `workload:…`). */
+    private readonly feedback: PodFeedback | null = null,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    this.objects = new WorkloadObjects(cluster.kubeConfig);
+  }
+
+  start(): void {
+    if (this.everyMs <= 0) return;
+    this.timer = setInterval(() => {
+      this.chain = this.chain.then(() =>
+        this.runOnce().then(
+          () => undefined,
+          (error: unknown) => this.logger.warn({ err: error }, 'workload import failed'),
+        ),
+      );
+    }, this.everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.chain;
+  }
+
+  /** One pass. Returns the ids of the jobs whose pods it saw. */
+  async runOnce(): Promise<string[]> {
+    const flavors = await this.store.kubeFlavors();
+    const schedulerName = this.cluster.schedulerName;
+    const pods = (
+      await this.cluster.listPods({ allNamespaces: true, fieldSelector: 'spec.nodeName=' })
+    ).filter((pod) => isWorkloadPodCandidate(pod, flavors, schedulerName));
+    const lookup = this.objects.cachedLookup();
+    const gangs = new Map<string, { gang: WorkloadGang; pods: V1Pod[] }>();
+    const items: FeedbackItem[] = [];
+    const invalid = new Map<
+      string,
+      { what: string; issue: WorkloadIssue; pods: V1Pod[]; workload: InvolvedObject | null }
+    >();
+    for (const pod of pods) {
+      let chain;
+      try {
+        chain = await workloadChain(pod, lookup);
+      } catch (error) {
+        this.logger.warn(
+          { err: error, pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
+          'workload import: cannot read the owners of a pod',
+        );
+        continue;
+      }
+      if (!chain) continue;
+      const result = workloadGang(chain, pod, flavors, { schedulerName });
+      if (!result.ok) {
+        // Under kube-scheduler a GPU pod without a team is simply not Quartermaster's; naming our scheduler, it is.
+        const top = chain[chain.length - 1]!;
+        const claimed =
+          pod.spec?.schedulerName === schedulerName ||
+          !!top.metadata?.labels?.[LABEL_TEAM] ||
+          !!pod.metadata?.labels?.[LABEL_TEAM];
+        if (!claimed) continue;
+        const what = `${top.kind} ${top.metadata?.namespace ?? pod.metadata?.namespace}/${top.metadata?.name}`;
+        const entry = invalid.get(what) ?? {
+          what,
+          issue: result.issue,
+          pods: [],
+          workload: involvedTop(top, pod),
+        };
+        entry.pods.push(pod);
+        invalid.set(what, entry);
+        continue;
+      }
+      const entry = gangs.get(result.value.key);
+      if (entry) entry.pods.push(pod);
+      else gangs.set(result.value.key, { gang: result.value, pods: [pod] });
+    }
+
+    const ids: string[] = [];
+    const workloadOf = new Map<string, WorkloadRef>();
+    let created = false;
+    for (const { gang, pods: members } of gangs.values()) {
+      const what = `${gang.workload.kind} ${gang.workload.namespace}/${gang.workload.name}${gang.group === null ? '' : ` group ${gang.group}`}`;
+      try {
+        const outcome = await this.importGang(gang, members);
+        if (outcome.kind === 'issue') {
+          invalid.set(what, {
+            what,
+            issue: outcome.issue,
+            pods: members,
+            workload: involvedWorkload(gang.workload),
+          });
+          continue;
+        }
+        ids.push(outcome.jobId);
+        workloadOf.set(outcome.jobId, gang.workload);
+        created ||= outcome.created;
+      } catch (error) {
+        this.logger.warn(
+          { err: error, workload: gang.workload },
+          'workload import failed for one gang; the others go on',
+        );
+      }
+    }
+    if (created) this.onImported();
+
+    if (this.feedback) {
+      for (const { what, issue, pods: members, workload } of invalid.values()) {
+        items.push(
+          this.item(
+            `workload:invalid:${what}`,
+            members,
+            invalidWorkloadReport(what, issue),
+            'warn',
+            workload,
+          ),
+        );
+      }
+      // The workload object of each waiting gang hears why it waits (its pods do from the GangImporter's pass).
+      const now = this.now();
+      for (const job of await this.store.waitingJobs([...workloadOf.keys()])) {
+        const report = waitingReport(job, now);
+        if (report)
+          items.push({
+            subject: `workload:job:${job.id}`,
+            pods: [],
+            report,
+            level: 'info',
+            alsoOn: [involvedWorkload(workloadOf.get(job.id)!)],
+          });
+      }
+      await this.feedback.pass(items);
+    } else {
+      for (const { what, issue } of invalid.values())
+        this.logger.warn({ workload: what, issue }, 'workload not gang-scheduled');
+    }
+    return ids;
+  }
+
+  /** Conditions on the pods that name Quartermaster's scheduler; Events also on the others and the workload. */
+  private item(
+    subject: string,
+    pods: readonly V1Pod[],
+    report: SubjectReport,
+    level: FeedbackItem['level'],
+    workload: InvolvedObject | null,
+  ): FeedbackItem {
+    const ours = pods.filter((pod) => schedulerNameOf(pod) === this.cluster.schedulerName);
+    const others = pods.filter((pod) => schedulerNameOf(pod) !== this.cluster.schedulerName);
+    return {
+      subject,
+      pods: ours,
+      report,
+      level,
+      alsoOn: [...others.map(involvedPod), ...(workload ? [workload] : [])],
+    };
+  }
+
+  private async importGang(
+    gang: WorkloadGang,
+    pods: V1Pod[],
+  ): Promise<{ kind: 'job'; jobId: string; created: boolean } | { kind: 'issue'; issue: WorkloadIssue }> {
+    const labelled = pods.map((p) => p.metadata?.labels?.[LABEL_JOB_ID]).filter((id): id is string => !!id);
+    let jobId: string;
+    let created = false;
+    if (labelled.length === pods.length && new Set(labelled).size === 1) {
+      jobId = labelled[0]!;
+    } else {
+      const job: NewJob = {
+        name: gang.name,
+        team: gang.team,
+        kind: gang.workload.kind === 'LeaderWorkerSet' ? 'batch-inference' : 'training',
+        priority: gang.priority,
+        preemptible: true,
+        replicas: gang.replicas,
+        minReplicas: gang.minReplicas,
+        acceleratorsPerReplica: gang.acceleratorsPerReplica,
+        cpuMillisPerReplica: gang.cpuMillisPerReplica,
+        memoryMiBPerReplica: gang.memoryMiBPerReplica,
+        flavors: gang.flavors,
+        flavorSelection: 'preference',
+        speeds: null,
+        topologyLevel: 'none',
+        tpuShape: null,
+        expectedRuntimeSeconds: null,
+        template: { ...gang.template, workload: gang.workload, workloadGroup: gang.group, roles: gang.roles },
+      };
+      const key = `kube-workload:${gang.key}`;
+      const result = await this.store
+        .submitter()
+        .submit(job, 'kubernetes', { key, requestHash: createHash('sha256').update(key).digest('hex') });
+      if (result.kind === 'unknown-references') {
+        const message = result.team
+          ? `team ${gang.team} does not exist`
+          : `a flavor of ${gang.flavors.join(', ')} does not exist`;
+        return {
+          kind: 'issue',
+          issue: { field: result.team ? LABEL_TEAM : 'flavors', message, code: 'INVALID_WORKLOAD' },
+        };
+      }
+      if (result.kind === 'key-reused') throw new Error(`idempotency key ${key} names another request`);
+      jobId = result.job.id;
+      created = result.kind === 'created';
+      if (created)
+        this.logger.info(
+          { workload: gang.workload, group: gang.group, jobId, replicas: gang.replicas },
+          'workload imported as a job',
+        );
+      await Promise.all(
+        pods
+          .filter((p) => p.metadata?.labels?.[LABEL_JOB_ID] !== jobId)
+          .map((p) =>
+            this.core.patchNamespacedPod(
+              {
+                name: p.metadata!.name!,
+                namespace: p.metadata!.namespace!,
+                body: {
+                  metadata: { labels: { [LABEL_JOB_ID]: jobId, [LABEL_WORKLOAD_KIND]: gang.workload.kind } },
+                },
+              },
+              setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+            ),
+          ),
+      );
+    }
+    // A gang that holds its allocation and has unbound pods: pods its controller recreated join their slots.
+    const target = await this.store.bindTarget(jobId);
+    if (target && HOLDING.has(target.state) && target.state !== 'ADMITTED' && target.allocations.length > 0) {
+      await bindWorkloadPods(
+        this.cluster,
+        this.objects,
+        { id: jobId, workload: target.workload ?? gang.workload, allocations: target.allocations },
+        this.cluster.schedulerName,
+        false,
+      );
+    }
+    return { kind: 'job', jobId, created };
+  }
+}
+
+/**
+ * For the extender's filter: whether a pod kube-scheduler asks about belongs to a team's workload (a Job,
+ * JobSet, … with quartermaster.io/team on it or on its pods) that the importer has not labelled yet — such a
+ * pod must wait, or kube-scheduler would place it alone. Owner reads are cached for a few seconds.
+ */
+export function unimportedWorkloadPodCheck(
+  cluster: KubeCluster,
+  ttlMs = 5000,
+): (pod: V1Pod) => Promise<boolean> {
+  const objects = new WorkloadObjects(cluster.kubeConfig);
+  let lookup = objects.cachedLookup();
+  let since = Date.now();
+  return async (pod) => {
+    if (
+      pod.metadata?.labels?.[LABEL_JOB_ID] ||
+      !(pod.metadata?.ownerReferences ?? []).some((r) => r.controller)
+    )
+      return false;
+    if (Date.now() - since > ttlMs) {
+      lookup = objects.cachedLookup();
+      since = Date.now();
+    }
+    const chain = await workloadChain(pod, lookup).catch(() => null);
+    return (
+      !!chain &&
+      (!!pod.metadata?.labels?.[LABEL_TEAM] || !!chain[chain.length - 1]?.metadata?.labels?.[LABEL_TEAM])
+    );
+  };
+}

@@ -1,0 +1,212 @@
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import {
+  ANNOTATION_SUSPENDED_BY,
+  LABEL_JOB_ID,
+  LABEL_REPLICA,
+  PodBoundElsewhereError,
+  WORKLOAD_KINDS,
+  isTerminalPod,
+  type InvolvedObject,
+  type KubeCluster,
+  type WorkloadKind,
+  type WorkloadObjects,
+  type WorkloadRef,
+} from '#kube';
+
+/** On pods bound by another scheduler (kube-scheduler with the extender): the node the admission chose. */
+const ANNOTATION_ALLOCATED_NODE = 'quartermaster.io/allocated-node';
+/** On a workload's pods once imported: the workload's kind (the pods' phases do not decide its job's end). */
+export const LABEL_WORKLOAD_KIND = 'quartermaster.io/workload-kind';
+
+/** Thrown (and retried by the queue) while an admitted workload's controller has not created every pod yet. */
+export class WaitingForWorkloadPodsError extends Error {}
+
+/** A workload as the object of its Events. */
+export function involvedWorkload(workload: WorkloadRef): InvolvedObject {
+  return {
+    apiVersion: workload.apiVersion,
+    kind: workload.kind,
+    namespace: workload.namespace,
+    name: workload.name,
+    uid: workload.uid,
+  };
+}
+
+/** The workload a job stands for, from its template (`workload`, written by the workload importer). */
+export function workloadOfTemplate(template: Record<string, unknown>): WorkloadRef | null {
+  const w = template['workload'];
+  if (typeof w !== 'object' || w === null) return null;
+  const r = w as Record<string, unknown>;
+  if (typeof r.kind !== 'string' || !(r.kind in WORKLOAD_KINDS)) return null;
+  for (const field of ['apiVersion', 'namespace', 'name', 'uid'] as const)
+    if (typeof r[field] !== 'string') return null;
+  return {
+    apiVersion: r.apiVersion as string,
+    kind: r.kind as WorkloadKind,
+    namespace: r.namespace as string,
+    name: r.name as string,
+    uid: r.uid as string,
+  };
+}
+
+export interface WorkloadBindTarget {
+  id: string;
+  workload: WorkloadRef;
+  /** Replica → node, from the job's allocation. */
+  allocations: { replica: number; node: string }[];
+}
+
+const live = (pod: V1Pod): boolean => !isTerminalPod(pod) && !pod.metadata?.deletionTimestamp;
+
+/** Heads and leaders first (an elastic gang admitted below its size binds them before workers), then by name. */
+function bindOrder(pod: V1Pod): string {
+  const labels = pod.metadata?.labels ?? {};
+  const first =
+    labels['ray.io/node-type'] === 'head' || labels['leaderworkerset.sigs.k8s.io/worker-index'] === '0';
+  return `${first ? 0 : 1}/${pod.metadata?.name ?? ''}`;
+}
+
+/**
+ * Slots of an admitted workload gang: each allocated replica gets one live pod of the job. A pod keeps the
+ * replica it was given; pods without one (new, or recreated by the controller after a failure) take the free
+ * replicas, heads first. Pure.
+ */
+export function assignSlots(
+  pods: readonly V1Pod[],
+  replicas: readonly number[],
+): { assigned: Map<number, V1Pod>; missing: number[] } {
+  const assigned = new Map<number, V1Pod>();
+  const wanted = new Set(replicas);
+  const unassigned: V1Pod[] = [];
+  for (const pod of [...pods].filter(live).sort((a, b) => (bindOrder(a) < bindOrder(b) ? -1 : 1))) {
+    const raw = pod.metadata?.labels?.[LABEL_REPLICA];
+    const replica = raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
+    if (replica !== null && wanted.has(replica) && !assigned.has(replica)) assigned.set(replica, pod);
+    else unassigned.push(pod);
+  }
+  const free = [...wanted].filter((r) => !assigned.has(r)).sort((a, b) => a - b);
+  for (const pod of unassigned) {
+    const replica = free.shift();
+    if (replica === undefined) break;
+    assigned.set(replica, pod);
+  }
+  return { assigned, missing: free };
+}
+
+/**
+ * Binds an admitted workload's pods, all or nothing: resumes the workload if Quartermaster suspended it (its
+ * controller then recreates the pods), and once a live pod exists for every allocated replica, labels each
+ * with its replica and binds it to that replica's node (a pod naming another scheduler is only annotated with
+ * the node: kube-scheduler binds it there, steered by the extender). With `requireAll` (the bind side effect)
+ * it throws WaitingForWorkloadPodsError — retried — while pods are missing; without (a pod recreated later)
+ * it binds what it can. A pod a controller recreates after a failure takes its predecessor's replica.
+ */
+export async function bindWorkloadPods(
+  cluster: KubeCluster,
+  objects: WorkloadObjects,
+  target: WorkloadBindTarget,
+  schedulerName: string,
+  requireAll: boolean,
+): Promise<{ bound: number; missing: number }> {
+  if (requireAll && WORKLOAD_KINDS[target.workload.kind].suspendPatch(false)) {
+    const current = await objects.read(target.workload);
+    if (
+      current?.metadata?.uid === target.workload.uid &&
+      current.metadata?.annotations?.[ANNOTATION_SUSPENDED_BY]
+    ) {
+      await objects.setSuspended(target.workload, false);
+    }
+  }
+  const pods = await cluster.listPods({
+    namespace: target.workload.namespace,
+    labelSelector: `${LABEL_JOB_ID}=${target.id}`,
+  });
+  const { assigned, missing } = assignSlots(
+    pods,
+    target.allocations.map((a) => a.replica),
+  );
+  if (requireAll && missing.length > 0) {
+    throw new WaitingForWorkloadPodsError(
+      `waiting for ${missing.length} of ${target.allocations.length} pods of ${target.workload.kind} ${target.workload.namespace}/${target.workload.name} (its controller creates them)`,
+    );
+  }
+  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const nodeOf = new Map(target.allocations.map((a) => [a.replica, a.node]));
+  let bound = 0;
+  await Promise.all(
+    [...assigned].map(async ([replica, pod]) => {
+      const node = nodeOf.get(replica)!;
+      const name = pod.metadata!.name!;
+      const namespace = pod.metadata?.namespace ?? target.workload.namespace;
+      const foreign = !!pod.spec?.schedulerName && pod.spec.schedulerName !== schedulerName;
+      const labels = pod.metadata?.labels ?? {};
+      const annotations = pod.metadata?.annotations ?? {};
+      if (
+        labels[LABEL_REPLICA] !== String(replica) ||
+        (foreign && annotations[ANNOTATION_ALLOCATED_NODE] !== node)
+      ) {
+        await core.patchNamespacedPod(
+          {
+            name,
+            namespace,
+            body: {
+              metadata: {
+                labels: { [LABEL_REPLICA]: String(replica) },
+                ...(foreign ? { annotations: { [ANNOTATION_ALLOCATED_NODE]: node } } : {}),
+              },
+            },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      }
+      if (pod.spec?.nodeName === node) {
+        bound++;
+        return;
+      }
+      if (foreign) return; // kube-scheduler binds it, to `node` only (the extender's filter)
+      try {
+        await cluster.bindPod(name, node, { namespace, uid: pod.metadata?.uid });
+        bound++;
+      } catch (error) {
+        if (error instanceof PodBoundElsewhereError)
+          throw new Error(`${error.message}: a workload pod bound outside its gang's allocation`, {
+            cause: error,
+          });
+        throw error;
+      }
+    }),
+  );
+  return { bound, missing: missing.length };
+}
+
+/**
+ * Stops a workload gang the way its controller expects: suspend where the kind has it (Job, JobSet, TrainJob,
+ * RayJob: the controller removes the pods and waits), else evict every pod of the gang (RayCluster,
+ * LeaderWorkerSet: the controller recreates them, and they wait for the gang's next admission). Returns
+ * how it was stopped.
+ */
+export async function stopWorkload(
+  cluster: KubeCluster,
+  objects: WorkloadObjects,
+  jobId: string,
+  workload: WorkloadRef,
+  how: 'evict' | 'delete',
+  grace: { gracePeriodSeconds?: number },
+): Promise<'suspended' | 'evicted' | 'gone'> {
+  const suspended = await objects.setSuspended(workload, true);
+  if (suspended === 'done') return 'suspended';
+  const pods = await cluster.listPods({
+    namespace: workload.namespace,
+    labelSelector: `${LABEL_JOB_ID}=${jobId}`,
+  });
+  await Promise.all(
+    pods
+      .filter((pod) => !isTerminalPod(pod))
+      .map((pod) =>
+        how === 'evict'
+          ? cluster.evictPod(pod.metadata!.name!, { namespace: workload.namespace, ...grace })
+          : cluster.deletePod(pod.metadata!.name!, { namespace: workload.namespace, ...grace }),
+      ),
+  );
+  return suspended === 'gone' && pods.length === 0 ? 'gone' : 'evicted';
+}

@@ -1,0 +1,94 @@
+import type { Logger } from 'pino';
+import type { JobState } from '#core';
+import { WorkloadJobRepository, type DbHandle } from '#db';
+import { WORKLOAD_KINDS, WorkloadObjects, type KubeCluster, type WorkloadStatus } from '#kube';
+import type { KubeJobStore } from './kube-job-store.js';
+import { workloadOfTemplate } from './workload-pods.js';
+
+/** What a workload job becomes, given its state and what the workload's controller says. Pure. */
+export function workloadVerdict(
+  state: JobState,
+  status: WorkloadStatus | 'gone',
+): { to: JobState; reason: string } | null {
+  if (status === 'gone') return { to: 'CANCELLED', reason: 'its workload was deleted' };
+  if (status.phase === 'active') return null;
+  if (status.phase === 'failed') return { to: 'FAILED', reason: status.message };
+  // Succeeded: a job still waiting for admission cannot succeed; it has nothing left to run.
+  return state === 'PENDING'
+    ? { to: 'CANCELLED', reason: `its workload finished before admission (${status.message})` }
+    : { to: 'SUCCEEDED', reason: status.message };
+}
+
+/**
+ * Ends workload jobs when their controllers say so: every pass (QM_KUBE_IMPORT_EVERY_MS) it reads the workload
+ * of each unfinished workload job — a Job's Complete/Failed condition, a JobSet's Completed/Failed, a TrainJob's
+ * Complete/Failed, a RayJob's jobDeploymentStatus (RayClusters and LeaderWorkerSets run until deleted) — and
+ * moves the job to SUCCEEDED / FAILED, or CANCELLED when the workload is gone. The transition releases the
+ * gang's quota. Idempotent (each change is checked against the job's current state).
+ */
+export class WorkloadStatusSync {
+  private timer: NodeJS.Timeout | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly objects: WorkloadObjects;
+  private readonly jobs: WorkloadJobRepository;
+
+  constructor(
+    cluster: KubeCluster,
+    db: DbHandle,
+    private readonly store: KubeJobStore,
+    private readonly everyMs: number,
+    private readonly onJobEnded: () => void,
+    private readonly logger: Logger,
+  ) {
+    this.objects = new WorkloadObjects(cluster.kubeConfig);
+    this.jobs = new WorkloadJobRepository(db);
+  }
+
+  start(): void {
+    if (this.everyMs <= 0) return;
+    this.timer = setInterval(() => {
+      this.chain = this.chain.then(() =>
+        this.runOnce().then(
+          () => undefined,
+          (error: unknown) => this.logger.warn({ err: error }, 'workload status sync failed'),
+        ),
+      );
+    }, this.everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.chain;
+  }
+
+  /** One pass; returns the jobs it ended. */
+  async runOnce(): Promise<string[]> {
+    const ended: string[] = [];
+    for (const job of await this.jobs.active()) {
+      const workload = workloadOfTemplate({ workload: job.workload });
+      if (!workload) continue;
+      try {
+        const object = await this.objects.read(workload);
+        const status =
+          !object || object.metadata?.uid !== workload.uid || object.metadata?.deletionTimestamp
+            ? 'gone'
+            : WORKLOAD_KINDS[workload.kind].status(object);
+        const verdict = workloadVerdict(job.state, status);
+        if (!verdict) continue;
+        const reason = `${workload.kind} ${workload.namespace}/${workload.name}: ${verdict.reason}`;
+        if ((await this.store.transition(job.id, verdict.to, reason)) === 'changed') {
+          ended.push(job.id);
+          this.logger.info({ jobId: job.id, workload, to: verdict.to }, 'workload job ended');
+        }
+      } catch (error) {
+        this.logger.warn(
+          { err: error, jobId: job.id, workload },
+          'workload status sync: cannot read the workload; next pass',
+        );
+      }
+    }
+    if (ended.length > 0) this.onJobEnded();
+    return ended;
+  }
+}

@@ -1,0 +1,162 @@
+// batch/v1 Jobs gang-scheduled by Quartermaster, with the real Job controller (kube-controller-manager): the
+// upstream example plus the team label becomes one job; GPU Jobs are admitted whole within quota, a second one
+// waits with its reason; a team within its nominal quota reclaims by suspending a borrowing team's Job, which
+// comes back as the same job when capacity returns; completion (the Job's Complete condition) releases quota.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startControllers, type RunningControllers } from './controllers/controllers.js';
+import { examples, forTeam } from './controllers/examples.js';
+import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+import {
+  applyManifest,
+  boundPods,
+  eventsOn,
+  live,
+  podsOf,
+  runKubelet,
+  scheduledCondition,
+  succeed,
+  used,
+  workloadJob,
+} from './support/workloads.js';
+
+let controllers: RunningControllers;
+let qm: QmEnv;
+
+beforeAll(async () => {
+  controllers = await startControllers(['kube-controller-manager']);
+  qm = await startQm('wl-job', 2);
+  await seedTenancy(qm);
+  // h100 (2 nodes × 8): nlp owns it, vision may borrow all of it.
+  await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 16, lendingLimit: null });
+  await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 16, borrowingLimit: 0, lendingLimit: null });
+}, 30 * 60_000);
+
+afterAll(async () => {
+  await qm?.close();
+  await controllers?.stop();
+}, 120_000);
+
+/** An indexed Job of `replicas` pods with 8 GPUs each, on h100. */
+function gpuJob(name: string, team: string, replicas: number, priority = 0) {
+  const job = forTeam(examples.indexedJob(), {
+    team,
+    name,
+    schedulerName: 'quartermaster',
+    limits: { 'nvidia.com/gpu': '8' },
+    priority,
+  });
+  job.spec.completions = replicas;
+  job.spec.parallelism = replicas;
+  job.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
+  return job;
+}
+
+describe('batch/v1 Job', () => {
+  it('the upstream indexed Job with the team label is one job of `parallelism` pods, bound where the core placed them', async () => {
+    const manifest = await applyManifest(
+      qm,
+      forTeam(examples.indexedJob(), { team: 'vision', schedulerName: 'quartermaster' }),
+    );
+    const job = await workloadJob(
+      qm,
+      'Job',
+      'indexed-job',
+      (j) => j.state === 'BINDING' || j.state === 'RUNNING',
+    );
+    expect(job).toMatchObject({
+      replicas: 3,
+      minReplicas: 3,
+      acceleratorsPerReplica: 0,
+      workload: { apiVersion: 'batch/v1', kind: 'Job', name: 'indexed-job', uid: manifest.metadata!.uid },
+    });
+    const pods = await eventually('3 pods bound', async () => {
+      const bound = await boundPods(qm, job.id);
+      return bound.length === 3 ? bound : undefined;
+    });
+    const allocation = new Map(job.allocation!.map((a) => [String(a.replica), a.node]));
+    for (const pod of pods)
+      expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+  }, 180_000);
+
+  it('GPU Jobs: admitted whole within quota; a second waits for quota with its reason, none of its pods bound', async () => {
+    await applyManifest(qm, gpuJob('vision-a', 'vision', 2));
+    const a = await workloadJob(qm, 'Job', 'vision-a', (j) => j.state === 'BINDING' || j.state === 'RUNNING');
+    expect(a).toMatchObject({ replicas: 2, acceleratorsPerReplica: 8, admittedReplicas: 2 });
+    await eventually('2 pods of vision-a bound', async () =>
+      (await boundPods(qm, a.id)).length === 2 ? true : undefined,
+    );
+
+    await applyManifest(qm, gpuJob('vision-b', 'vision', 2));
+    const b = await workloadJob(
+      qm,
+      'Job',
+      'vision-b',
+      (j) => j.state === 'PENDING' && j.pending?.code === 'QUOTA_EXCEEDED',
+    );
+    expect(b.pending!.message).toMatch(/vision/);
+    // Where Kubernetes users look: each waiting pod says why and when (PodScheduled=False), the Job has an Event.
+    const pods = await eventually('vision-b pods show the reason', async () => {
+      const list = await podsOf(qm, 'job-name=vision-b');
+      return list.length === 2 && list.every((p) => scheduledCondition(p)?.reason === 'QuotaExceeded')
+        ? list
+        : undefined;
+    });
+    expect(pods.every((p) => !p.spec?.nodeName)).toBe(true);
+    expect(scheduledCondition(pods[0]!)).toMatchObject({
+      status: 'False',
+      message: expect.stringMatching(/^QUOTA_EXCEEDED: .*vision/),
+    });
+    const events = await eventually('a QuotaExceeded Event on the Job', async () => {
+      const list = await eventsOn(qm, 'Job', 'vision-b');
+      return list.some((e) => e.reason === 'QuotaExceeded') ? list : undefined;
+    });
+    expect(events.filter((e) => e.reason === 'QuotaExceeded')).toHaveLength(1);
+    expect((await eventsOn(qm, 'Job', 'vision-a')).map((e) => e.reason)).toContain('Admitted');
+  }, 180_000);
+
+  it('a team within nominal reclaims by suspending the borrowing Job; it returns as the same job; completion releases quota', async () => {
+    const kubelet = runKubelet(qm);
+    try {
+      const before = await workloadJob(qm, 'Job', 'vision-a');
+      await applyManifest(qm, gpuJob('nlp-c', 'nlp', 2, 100));
+      const c = await workloadJob(qm, 'Job', 'nlp-c', (j) => j.state === 'RUNNING', 90_000);
+      expect(await boundPods(qm, c.id)).toHaveLength(2);
+
+      // vision-a was suspended (its controller removed the pods) and waits as the same job.
+      const a = await workloadJob(
+        qm,
+        'Job',
+        'vision-a',
+        (j) => j.state === 'PENDING' && j.preemptionCount === 1,
+      );
+      expect(a.id).toBe(before.id);
+      const batch = await qm.cluster.kubeConfig
+        .makeApiClient((await import('@kubernetes/client-node')).BatchV1Api)
+        .readNamespacedJob({ name: 'vision-a', namespace: qm.namespace });
+      expect(batch.spec?.suspend).toBe(true);
+      expect((await podsOf(qm, 'job-name=vision-a')).filter(live)).toHaveLength(0);
+      const preempted = (await eventsOn(qm, 'Job', 'vision-a')).find((e) => e.reason === 'Preempted');
+      expect(preempted).toMatchObject({ type: 'Warning', message: expect.stringContaining('suspends it') });
+
+      // nlp-c completes: its Job controller says Complete, the job SUCCEEDED and nlp's quota is free again.
+      await succeed(qm, await boundPods(qm, c.id));
+      await workloadJob(qm, 'Job', 'nlp-c', (j) => j.state === 'SUCCEEDED');
+      expect(await used(qm, 'nlp', 'h100')).toBe(0);
+
+      // Capacity is back: vision-a is resumed by Quartermaster, its new pods bound, the same job RUNNING.
+      const back = await workloadJob(qm, 'Job', 'vision-a', (j) => j.state === 'RUNNING', 90_000);
+      expect(back.id).toBe(before.id);
+      expect(
+        (
+          await qm.cluster.kubeConfig
+            .makeApiClient((await import('@kubernetes/client-node')).BatchV1Api)
+            .readNamespacedJob({ name: 'vision-a', namespace: qm.namespace })
+        ).spec?.suspend,
+      ).toBe(false);
+      expect(await boundPods(qm, back.id)).toHaveLength(2);
+      expect(await used(qm, 'vision', 'h100')).toBe(16);
+    } finally {
+      await kubelet.stop();
+    }
+  }, 300_000);
+});
