@@ -287,8 +287,8 @@ function PlacementView({ placement, job }: { placement: Placement; job: Job }) {
     <>
       <p>
         On <strong>{placement.flavor}</strong>: {placement.items.length} replica
-        {placement.items.length === 1 ? '' : 's'} on {new Set(placement.items.map((p) => p.node)).size}{' '}
-        node(s) in {groups.size} topology domain{groups.size === 1 ? '' : 's'}.
+        {placement.items.length === 1 ? '' : 's'} on {nodeCount(placement)} in {groups.size} topology domain
+        {groups.size === 1 ? '' : 's'}.
       </p>
       <div class="scroll">
         <table class="data" id="placement-table">
