@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { AccountingModule } from './accounting/accounting.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { ConsoleModule } from './console/console.module.js';
 import { CohortsController } from './cohorts/cohorts.controller.js';
@@ -20,7 +21,7 @@ export class ApiModule {
   static forRoot(infra: Infrastructure, extra: { imports?: DynamicModule[] } = {}): DynamicModule {
     return {
       module: ApiModule,
-      imports: [InfraModule.forRoot(infra), ConsoleModule, ...(extra.imports ?? [])],
+      imports: [InfraModule.forRoot(infra), ConsoleModule, AccountingModule, ...(extra.imports ?? [])],
       controllers: [
         HealthController,
         TokensController,

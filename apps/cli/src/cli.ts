@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { registerAccounting } from './commands/accounting.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerSession } from './commands/session.js';
@@ -56,6 +57,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
   registerSession(program, context);
   registerJobs(program, context);
   registerTenancy(program, context);
+  registerAccounting(program, context);
 
   program
     .command('simulate')

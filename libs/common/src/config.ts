@@ -27,6 +27,7 @@ export const CONFIG_DEFAULTS = {
   QM_TOKEN_CACHE_TTL_MS: '5000',
   QM_SUBMIT_GROUP_MAX: '128',
   QM_SUBMIT_IN_FLIGHT: '2',
+  QM_BUDGET_CHECK_INTERVAL_MS: '30000',
 } as const;
 
 /** Removes the password from a connection URL, for messages and logs. */
@@ -72,6 +73,8 @@ export class Config {
   readonly submitGroupMax: number;
   /** Most submission statements in flight at once; more submissions wait and go in the next group. */
   readonly submitInFlight: number;
+  /** How often the API records budgets that reached 80% / 100% (an event each, once per period); 0 = never. */
+  readonly budgetCheckIntervalMs: number;
 
   private constructor(values: ConfigValues) {
     this.port = values.port;
@@ -87,6 +90,7 @@ export class Config {
     this.tokenCacheTtlMs = values.tokenCacheTtlMs;
     this.submitGroupMax = values.submitGroupMax;
     this.submitInFlight = values.submitInFlight;
+    this.budgetCheckIntervalMs = values.budgetCheckIntervalMs;
   }
 
   /** Reads and validates every setting; throws ConfigError (one line) on the first bad one. */
@@ -130,6 +134,7 @@ export class Config {
       tokenCacheTtlMs: int(read('QM_TOKEN_CACHE_TTL_MS'), 'QM_TOKEN_CACHE_TTL_MS', 0, 3_600_000),
       submitGroupMax: int(read('QM_SUBMIT_GROUP_MAX'), 'QM_SUBMIT_GROUP_MAX', 1, 1000),
       submitInFlight: int(read('QM_SUBMIT_IN_FLIGHT'), 'QM_SUBMIT_IN_FLIGHT', 1, 64),
+      budgetCheckIntervalMs: int(read('QM_BUDGET_CHECK_INTERVAL_MS'), 'QM_BUDGET_CHECK_INTERVAL_MS', 0, 86_400_000),
     });
   }
 

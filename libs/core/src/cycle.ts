@@ -6,7 +6,8 @@
  *   1. build state   — nodes' free capacity, quota usage, fair share, release timelines (cycle-state.ts)
  *   2. order         — priority, fair share, submission, id (ordering.ts)
  *   3. for each job, in order:
- *      a. validate   — unknown team/flavor or malformed numbers → INVALID (validation.ts)
+ *      a. validate   — unknown team/flavor or malformed numbers → INVALID (validation.ts); a team whose
+ *                      budget blocks → BUDGET_EXHAUSTED until its next period (Snapshot.budgetBlocks)
  *      b. fit        — every flavor in selection order, without preemption (fit.ts)
  *      c. preempt    — the same flavors again, with the cheapest sufficient victims (preemptor.ts)
  *      d. reserve    — the earliest start from expected end times, within reservationDepth (reservations.ts)
@@ -17,7 +18,7 @@ import { CycleState, type Holding, expectedEnd } from './cycle-state.js';
 import { FifoGate } from './backfill.js';
 import { flavorOrder } from './flavor-selection.js';
 import { tryFlavor } from './fit.js';
-import type { Admission, CycleResult, PendingCode, PendingJob, Preemption, Snapshot } from './model.js';
+import type { Admission, BudgetBlock, CycleResult, PendingCode, PendingJob, Preemption, Snapshot } from './model.js';
 import { JobQueue } from './ordering.js';
 import { planPreemption } from './preemptor.js';
 import { borrowedOf } from './quota.js';
@@ -38,7 +39,7 @@ interface Decision {
   job: PendingJob;
   failures: FlavorFailure[];
   reservation?: ActiveReservation;
-  forced?: { code: PendingCode; message: string };
+  forced?: { code: PendingCode; message: string; estimatedStartAt?: number };
 }
 
 export function runCycle(snapshot: Snapshot): CycleResult {
@@ -51,6 +52,7 @@ export function runCycle(snapshot: Snapshot): CycleResult {
   const preemptions: Preemption[] = [];
   const undecided: Decision[] = [];
   const admittedPerTeam = new Map<string, number>();
+  const blocked = new Map<string, BudgetBlock>((snapshot.budgetBlocks ?? []).map((b) => [b.team, b]));
 
   // 2. Order.
   const { pending, duplicates } = dedupe(snapshot);
@@ -60,7 +62,7 @@ export function runCycle(snapshot: Snapshot): CycleResult {
 
   // 3. Decide each job in order.
   for (let job = queue.next(); job !== undefined; job = queue.next()) {
-    const d = decide(st, job, duplicates, admittedPerTeam, fifo, depth);
+    const d = decide(st, job, duplicates, admittedPerTeam, fifo, depth, blocked);
     if ('admission' in d) {
       admissions.push(d.admission);
       preemptions.push(...d.preemptions);
@@ -79,7 +81,8 @@ export function runCycle(snapshot: Snapshot): CycleResult {
     reservations: st.reservations.active.map((r) => r.reservation),
     pending: undecided.map((d, i) => {
       const why = d.forced ?? explain(d.failures, d.reservation && summary(d.reservation));
-      return { jobId: d.job.id, code: why.code, message: why.message, position: i + 1, estimatedStartAt: d.reservation?.startAt ?? null };
+      const estimatedStartAt = d.reservation?.startAt ?? d.forced?.estimatedStartAt ?? null;
+      return { jobId: d.job.id, code: why.code, message: why.message, position: i + 1, estimatedStartAt };
     }),
     stats: { considered: snapshot.pending.length, admitted: admissions.length, preempted: preemptions.length, reserved: st.reservations.count },
   };
@@ -94,12 +97,15 @@ function decide(
   admittedPerTeam: ReadonlyMap<string, number>,
   fifo: FifoGate,
   depth: number,
+  blocked: ReadonlyMap<string, BudgetBlock>,
 ): Outcome {
   const opts = st.snapshot.options;
   // a. Validate.
   if (duplicates.has(job)) return { job, failures: [], forced: { code: 'INVALID', message: `invalid job: duplicate id ${job.id}` } };
   const invalid = invalidReason(st, job);
   if (invalid !== null) return { job, failures: [], forced: { code: 'INVALID', message: `invalid job: ${invalid}` } };
+  const budget = blocked.get(job.team);
+  if (budget !== undefined) return { job, failures: [], forced: { code: 'BUDGET_EXHAUSTED', message: budget.message, estimatedStartAt: budget.until } };
   const limit = opts.maxAdmissionsPerTeamPerCycle;
   if (limit !== null && (admittedPerTeam.get(job.team) ?? 0) >= limit) {
     return { job, failures: [], forced: { code: 'ADMISSION_LIMIT', message: admissionLimitMessage(job.team, limit) } };

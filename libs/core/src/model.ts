@@ -190,6 +190,19 @@ export interface Snapshot {
   running: RunningJob[];
   pending: PendingJob[];
   options: SchedulerOptions;
+  /**
+   * Teams whose budget blocks new jobs now (decided by the app from its usage ledger). Their pending jobs
+   * are not admitted: BUDGET_EXHAUSTED, estimated to start at `until`. Running jobs are not affected.
+   */
+  budgetBlocks?: BudgetBlock[];
+}
+
+export interface BudgetBlock {
+  team: string;
+  /** Epoch ms when the next budget period begins (the earliest start of the team's pending jobs). */
+  until: number;
+  /** Names the budget and the figures, e.g. `team vision used 1,002 of its 1,000 accelerator-hours of 2026-11`. */
+  message: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,7 +261,9 @@ export type PendingCode =
   /** It can never fit: larger than the whole fleet of every acceptable flavor (or than its quota ceiling). */
   | 'UNSATISFIABLE'
   /** A referenced flavor or team does not exist in the snapshot. */
-  | 'INVALID';
+  | 'INVALID'
+  /** The team's budget for the current period is used up and set to block new jobs (Snapshot.budgetBlocks). */
+  | 'BUDGET_EXHAUSTED';
 
 export interface PendingReason {
   jobId: string;

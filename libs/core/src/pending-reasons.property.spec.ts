@@ -99,6 +99,9 @@ function falseReason(s: Snapshot, result: CycleResult): string | null {
         }
         break;
       }
+      case 'BUDGET_EXHAUSTED':
+        if (!(s.budgetBlocks ?? []).some((b) => b.team === job.team)) return `${label} is BUDGET_EXHAUSTED but its team has no budget block: ${r.message}`;
+        break;
       case 'ADMISSION_LIMIT':
       case 'BLOCKED_BY_RESERVATION':
       case 'COHORT_EXHAUSTED':

@@ -82,6 +82,7 @@ const RANK: Record<PendingCode, number> = {
   UNSATISFIABLE: 5,
   NO_QUOTA: 6,
   INVALID: 7,
+  BUDGET_EXHAUSTED: 8,
 };
 
 /** The code and message for a job that failed on every flavor it tried. */

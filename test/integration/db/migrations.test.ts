@@ -60,6 +60,9 @@ describe('migrations', () => {
     }
     const storage = await query<{ reloptions: string[] | null }>(db.url, `SELECT reloptions FROM pg_class WHERE relname = 'jobs'`);
     expect(storage[0]?.reloptions).toEqual(['fillfactor=80']); // the hand-written migration ran too
+    // So did the ledger's triggers, plpgsql bodies (with their ';') included.
+    const triggers = await query<{ tgname: string }>(db.url, 'SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname');
+    expect(triggers.map((t) => t.tgname)).toEqual(['flavors_price_history', 'job_transitions_usage']);
     const again = await migrateDatabase(db.url);
     expect(again).toEqual({ createdDatabase: false, applied: [] });
   });
@@ -77,8 +80,8 @@ describe('migrations', () => {
     // Not vacuous: every model is a table, with its hot-path indexes.
     const tables = new Set(fromMigrations.columns.map((c) => c.split('.')[0]));
     expect([...tables].sort()).toEqual([
-      'allocations', 'api_tokens', 'cohorts', 'events', 'flavors', 'idempotency_keys', 'job_transitions',
-      'jobs', 'nodes', 'outbox', 'quotas', 'scheduler_cycles', 'scheduler_leases', 'teams',
+      'allocations', 'api_tokens', 'budget_alerts', 'budgets', 'cohorts', 'events', 'flavor_prices', 'flavors', 'idempotency_keys',
+      'job_transitions', 'jobs', 'nodes', 'outbox', 'quotas', 'scheduler_cycles', 'scheduler_leases', 'teams', 'usage_segments',
     ]);
     const indexes = fromMigrations.indexes.join('\n');
     expect(indexes).toContain('ON public.jobs USING btree (state, submitted_at, id)');

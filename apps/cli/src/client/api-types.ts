@@ -102,3 +102,35 @@ export interface ClusterNode {
   schedulable: boolean;
   source: string;
 }
+
+export interface UsageItem {
+  team?: string;
+  flavor?: string;
+  period?: string;
+  periodStart?: string;
+  acceleratorHours: number;
+  wastedAcceleratorHours: number;
+  acceleratorSeconds: number;
+  wastedAcceleratorSeconds: number;
+  cost: number;
+  jobsCompleted: number;
+  nominalShare: number | null;
+}
+
+export interface UsageReport {
+  from: string;
+  to: string;
+  groupBy: string[];
+  teams: string[] | null;
+  items: UsageItem[];
+  total: UsageItem;
+}
+
+export interface Budget {
+  team: string;
+  period: 'day' | 'week' | 'month';
+  limit: number;
+  unit: 'accelerator-hours' | 'currency';
+  onExhausted: 'warn' | 'block';
+  current: { period: string; periodStart: string; periodEnd: string; used: number; acceleratorHours: number; cost: number; ratio: number | null; state: 'ok' | 'warning' | 'exhausted' };
+}

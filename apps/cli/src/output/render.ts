@@ -30,12 +30,3 @@ export function clip(text: string, max: number): string {
 
 /** `null` limits are "no limit". */
 export const limitText = (n: number | null | undefined): string => (n === null || n === undefined ? 'none' : String(n));
-
-/** RFC 4180 CSV. */
-export function csv(head: string[], rows: (string | number)[][]): string {
-  const cell = (v: string | number): string => {
-    const s = String(v);
-    return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  };
-  return [head, ...rows].map((r) => r.map(cell).join(',')).join('\r\n') + '\r\n';
-}

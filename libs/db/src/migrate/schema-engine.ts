@@ -64,14 +64,38 @@ function loadWasm(): Promise<void> {
   return loaded;
 }
 
+type ConnectedAdapter = Awaited<ReturnType<PrismaPg['connect']>>;
+
+/**
+ * adapter-pg 7.10 runs a migration script by splitting it on every ';' — which cuts a plpgsql function body
+ * (`CREATE FUNCTION … $$ BEGIN …; …; END $$`) into pieces. Send the script whole instead: Postgres' simple
+ * query protocol takes several statements in one query (and runs them as one implicit transaction, so a
+ * failing migration leaves nothing half-applied). Errors still go through the adapter's own mapping.
+ */
+function wholeScripts(adapter: ConnectedAdapter, pool: pg.Pool): ConnectedAdapter {
+  const mapError = (adapter as unknown as { onError(error: unknown): never }).onError.bind(adapter);
+  adapter.executeScript = async (script: string): Promise<void> => {
+    try {
+      await pool.query(script);
+    } catch (error) {
+      mapError(error);
+    }
+  };
+  return adapter;
+}
+
 /**
  * PrismaPg whose shadow database is dropped after its connections are closed: adapter-pg 7.10 drops
  * it first, which fails ("being accessed by other users") and leaves `prisma_migrate_shadow_db_*`
- * databases behind.
+ * databases behind. Scripts are sent whole (wholeScripts).
  */
 class ShadowSafePrismaPg extends PrismaPg {
   constructor(private readonly home: pg.Pool) {
     super(home);
+  }
+
+  override async connect(): ReturnType<PrismaPg['connect']> {
+    return wholeScripts(await super.connect(), this.home);
   }
 
   override async connectToShadowDb(): ReturnType<PrismaPg['connectToShadowDb']> {
@@ -79,7 +103,7 @@ class ShadowSafePrismaPg extends PrismaPg {
     await this.home.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
     const shadowPool = new pg.Pool({ ...this.home.options, database, max: 2 });
     shadowPool.on('error', () => undefined);
-    const adapter = await new PrismaPg(shadowPool).connect();
+    const adapter = wholeScripts(await new PrismaPg(shadowPool).connect(), shadowPool);
     const release = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {
       await release();

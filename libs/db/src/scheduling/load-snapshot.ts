@@ -18,6 +18,7 @@ import type {
   WithinTeamPolicy,
 } from '#core';
 import type { PoolClient } from 'pg';
+import { readBudgetBlocks } from '../accounting/budgets.js';
 import type { SqlHandle } from './sql-handle.js';
 
 /** A snapshot plus the `version` of every job in it, for commitCycle's optimistic checks. */
@@ -28,7 +29,8 @@ export interface SnapshotWithVersions {
 }
 
 /**
- * Builds the core's Snapshot from Postgres in 7 set-based queries inside one REPEATABLE READ,
+ * Builds the core's Snapshot from Postgres in 8 set-based queries (more per budget period kind in use
+ * by a `block` budget) inside one REPEATABLE READ,
  * READ ONLY transaction, so every part (nodes, quotas, running jobs with their allocations, the
  * queue) is of the same instant. `now` (epoch ms) and `options` are passed through.
  *
@@ -58,8 +60,12 @@ export async function loadSnapshotWithVersions(
     const versions = new Map<string, number>();
     const running = await readRunning(client, versions);
     const pending = await readPending(client, versions);
+    // Teams whose `block` budget is used up for the current period (usage ledger; none without budgets).
+    const budgetBlocks = await readBudgetBlocks(client, new Date(now));
     await client.query('COMMIT');
-    return { snapshot: { now, flavors, nodes, cohorts, teams, quotas, running, pending, options }, versions };
+    const snapshot: Snapshot = { now, flavors, nodes, cohorts, teams, quotas, running, pending, options };
+    if (budgetBlocks.length > 0) snapshot.budgetBlocks = budgetBlocks;
+    return { snapshot, versions };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

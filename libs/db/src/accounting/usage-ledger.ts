@@ -1,0 +1,127 @@
+import type { QueryResultRow } from 'pg';
+
+/** A pool or a client inside a transaction (the snapshot reads budgets in its own). */
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+export type UsageDimension = 'team' | 'flavor' | 'day' | 'month';
+export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['team', 'flavor', 'day', 'month'];
+
+export interface UsageWindow {
+  /** Inclusive. */
+  from: Date;
+  /** Exclusive. Past `now`, holdings still open count up to `now`. */
+  to: Date;
+  now: Date;
+  /** At most one of day/month. Empty: one total. */
+  groupBy: readonly UsageDimension[];
+  /** Only these teams (undefined: every team). */
+  teams?: readonly string[];
+}
+
+export interface UsageRow {
+  team?: string;
+  flavor?: string;
+  /** Start of the UTC day or month, with `groupBy` day or month. */
+  periodStart?: Date;
+  /** Accelerator-seconds held in the window (exact to the millisecond of the transitions). */
+  acceleratorSeconds: number;
+  /** The part of it released by preemption, failure or a requeue. */
+  wastedAcceleratorSeconds: number;
+  /** Σ accelerator-hours × the flavor's costPerHour in force at each moment. */
+  cost: number;
+  /** Jobs whose holding ended in SUCCEEDED within the window (in the period of their end). */
+  jobsCompleted: number;
+}
+
+const TIME_BUCKET: Record<'day' | 'month', string> = { day: '1 day', month: '1 month' };
+
+/**
+ * Usage in a window from the ledger (usage_segments), clipped to the window, to each UTC day or month
+ * when grouped by one, and to each price period of the flavor (flavor_prices), so a holding over a period
+ * boundary or a price change counts on each side for exactly its seconds there.
+ */
+export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRow[]> {
+  const time = w.groupBy.includes('day') ? 'day' : w.groupBy.includes('month') ? 'month' : null;
+  const byTeam = w.groupBy.includes('team');
+  const byFlavor = w.groupBy.includes('flavor');
+  const groupCols = [byTeam ? 'team' : null, byFlavor ? 'flavor' : null, time !== null ? 'b_from' : null].filter((c): c is string => c !== null);
+  const select = groupCols.length === 0 ? '' : `${groupCols.join(', ')}, `;
+  const groupBy = groupCols.length === 0 ? '' : `GROUP BY ${groupCols.join(', ')}`;
+  const buckets =
+    time === null
+      ? 'SELECT $1::timestamptz AS b_from, $2::timestamptz AS b_to'
+      : `SELECT d AT TIME ZONE 'UTC' AS b_from, (d + interval '${TIME_BUCKET[time]}') AT TIME ZONE 'UTC' AS b_to
+         FROM generate_series(date_trunc('${time}', $1::timestamptz AT TIME ZONE 'UTC'), $2::timestamptz AT TIME ZONE 'UTC', interval '${TIME_BUCKET[time]}') AS d`;
+  const values = [w.from, w.to, w.now, w.teams === undefined ? null : [...w.teams]];
+  const held = await sql.query<{ team?: string; flavor?: string; b_from?: Date; seconds: string | null; wasted: string | null; cost: number | null }>(
+    `WITH seg AS (
+       SELECT s.team, s.flavor, s.accelerators, s.wasted,
+              GREATEST(s.started_at, $1::timestamptz) AS a, LEAST(COALESCE(s.ended_at, $3::timestamptz), $2::timestamptz) AS b
+       FROM usage_segments s
+       WHERE s.started_at < $2 AND (s.ended_at > $1 OR s.ended_at IS NULL) AND ($4::text[] IS NULL OR s.team = ANY($4::text[]))
+     ), price AS (
+       SELECT flavor, cost_per_hour,
+              CASE WHEN row_number() OVER w = 1 THEN '-infinity'::timestamptz ELSE effective_from END AS p_from,
+              COALESCE(lead(effective_from) OVER w, 'infinity'::timestamptz) AS p_to
+       FROM flavor_prices WHERE flavor IN (SELECT DISTINCT flavor FROM seg)
+       WINDOW w AS (PARTITION BY flavor ORDER BY effective_from, id)
+     ), bucket AS (${buckets}
+     ), piece AS (
+       SELECT seg.team, seg.flavor, seg.wasted, seg.accelerators, bucket.b_from, COALESCE(price.cost_per_hour, 0) AS price,
+              extract(epoch FROM LEAST(seg.b, price.p_to, bucket.b_to) - GREATEST(seg.a, price.p_from, bucket.b_from)) AS secs
+       FROM seg
+       JOIN bucket ON bucket.b_from < seg.b AND bucket.b_to > seg.a
+       LEFT JOIN price ON price.flavor = seg.flavor AND price.p_from < seg.b AND price.p_to > seg.a
+     )
+     SELECT ${select}sum(accelerators * secs)::text AS seconds,
+            (sum(accelerators * secs) FILTER (WHERE wasted))::text AS wasted,
+            sum((accelerators * secs / 3600)::float8 * price) AS cost
+     FROM piece WHERE secs > 0 ${groupBy}`,
+    values,
+  );
+  const done = await sql.query<{ team?: string; flavor?: string; b_from?: Date; n: number }>(
+    `SELECT ${groupCols.map((c) => (c === 'b_from' ? `date_trunc('${time}', ended_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS b_from` : c)).join(', ')}${groupCols.length ? ', ' : ''}
+            count(DISTINCT job_id)::int AS n
+     FROM usage_segments
+     WHERE end_state = 'SUCCEEDED' AND ended_at >= $1 AND ended_at < LEAST($2::timestamptz, $3::timestamptz)
+       AND ($4::text[] IS NULL OR team = ANY($4::text[]))
+     ${groupCols.length ? `GROUP BY ${groupCols.map((_, i) => i + 1).join(', ')}` : ''}`,
+    values,
+  );
+  const key = (r: { team?: string; flavor?: string; b_from?: Date }): string => JSON.stringify([r.team ?? null, r.flavor ?? null, r.b_from?.getTime() ?? null]);
+  const out = new Map<string, UsageRow>();
+  const row = (r: { team?: string; flavor?: string; b_from?: Date }): UsageRow => {
+    const k = key(r);
+    let u = out.get(k);
+    if (u === undefined) {
+      u = { acceleratorSeconds: 0, wastedAcceleratorSeconds: 0, cost: 0, jobsCompleted: 0 };
+      if (byTeam) u.team = r.team!;
+      if (byFlavor) u.flavor = r.flavor!;
+      if (time !== null) u.periodStart = r.b_from!;
+      out.set(k, u);
+    }
+    return u;
+  };
+  for (const r of held.rows) {
+    if (r.seconds === null) continue; // no holding at all in the window (the ungrouped total)
+    const u = row(r);
+    u.acceleratorSeconds = Number(r.seconds);
+    u.wastedAcceleratorSeconds = r.wasted === null ? 0 : Number(r.wasted);
+    u.cost = r.cost ?? 0;
+  }
+  for (const r of done.rows) row(r).jobsCompleted = r.n;
+  const order = (u: UsageRow): string => `${u.team ?? ''}\u0000${u.flavor ?? ''}\u0000${u.periodStart?.toISOString() ?? ''}`;
+  return [...out.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
+}
+
+/** Accelerator-seconds per team and flavor since the ledger began, open holdings counted up to `now`. */
+export async function readUsageTotals(sql: Queryable, now: Date): Promise<{ team: string; flavor: string; acceleratorSeconds: number }[]> {
+  const { rows } = await sql.query<{ team: string; flavor: string; seconds: string }>(
+    `SELECT team, flavor, sum(accelerators * extract(epoch FROM GREATEST(COALESCE(ended_at, $1::timestamptz), started_at) - started_at))::text AS seconds
+     FROM usage_segments GROUP BY team, flavor ORDER BY team, flavor`,
+    [now],
+  );
+  return rows.map((r) => ({ team: r.team, flavor: r.flavor, acceleratorSeconds: Number(r.seconds) }));
+}
