@@ -11,6 +11,7 @@ import { type Harness, jobBody, memberToken, seedTenancy, startHarness } from '.
 let h: Harness;
 let alice: string;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
 async function ok(method: string, path: string, body?: unknown, token?: string): Promise<any> {
   const r = await h.request(method, path, { body, ...(token === undefined ? {} : { token }) });
   if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
@@ -141,9 +142,9 @@ describe('budgets', () => {
     expect(set.current.state).toBe('exhausted');
     const watcher = h.api.app.get(BudgetWatcher);
     expect(await watcher.check()).toEqual([]); // the PUT already recorded them
-    const events = await h.pg.query(`SELECT kind, message, data FROM events WHERE team = 'nlp' AND kind IN ('budget.warning', 'budget.exhausted') ORDER BY id`);
+    const events = await h.pg.query<{ kind: string; message: string; data: { threshold: number } }>(`SELECT kind, message, data FROM events WHERE team = 'nlp' AND kind IN ('budget.warning', 'budget.exhausted') ORDER BY id`);
     expect(events.rows.map((e) => [e.kind, e.data.threshold])).toEqual([['budget.warning', 80], ['budget.exhausted', 100]]);
-    expect(events.rows[1].message).toMatch(/^week budget of team nlp exhausted \(warn only\): [\d.,]+ of 0 accelerator-hours in \d{4}-W\d\d$/);
+    expect(events.rows[1]!.message).toMatch(/^week budget of team nlp exhausted \(warn only\): [\d.,]+ of 0 accelerator-hours in \d{4}-W\d\d$/);
     const metrics = await (await fetch(`${h.url}/metrics`)).text();
     expect(metrics).toMatch(/qm_budget_threshold_reached\{team="nlp",period="week",threshold="1"\} 1/);
     expect(metrics).toMatch(/qm_accelerator_seconds_total\{team="nlp",flavor="h100-80gb"\} \d+(\.\d+)?/);

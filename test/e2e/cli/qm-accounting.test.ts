@@ -8,6 +8,7 @@ let h: Harness;
 let admin: Record<string, string>;
 let member: Record<string, string>;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
 async function ok(method: string, path: string, body?: unknown): Promise<any> {
   const r = await h.request(method, path, { body });
   if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);

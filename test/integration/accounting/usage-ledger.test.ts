@@ -15,7 +15,6 @@ import {
   UsageLedgerRepository,
   type NewJob,
   type TestDatabase,
-  type UsageDimension,
 } from '#db';
 import { PgCycleLock, PgReconcileStore } from '#scheduling';
 import { type Dim, holdings, type JobHistory, recompute } from './recompute.js';
@@ -208,7 +207,7 @@ describe('the usage ledger', () => {
     ];
     let nonEmpty = 0;
     for (const w of windows) {
-      const got = await ledger.usage({ ...w, now, groupBy: groupBy as UsageDimension[] });
+      const got = await ledger.usage({ ...w, now, groupBy: groupBy });
       const want = recompute(hs, prices, { ...w, now, groupBy: [...groupBy] });
       const gotMap = new Map(got.map((r) => [[r.team ?? '', r.flavor ?? '', r.periodStart?.getTime() ?? ''].join('|'), r]));
       for (const [k, f] of want) {
@@ -271,7 +270,7 @@ describe('budgets', () => {
     expect(await budgets.recordAlert(month!, 100)).toBeNull();
     const events = await db.pool.query(`SELECT kind, team, message FROM events WHERE id = $1`, [first]);
     expect(events.rows[0]).toMatchObject({ kind: 'budget.exhausted', team: 'vision' });
-    const audit = await db.pool.query(`SELECT kind, actor FROM events WHERE kind LIKE 'budget.%' ORDER BY id`);
+    const audit = await db.pool.query<{ kind: string; actor: string }>(`SELECT kind, actor FROM events WHERE kind LIKE 'budget.%' ORDER BY id`);
     expect(audit.rows.map((x) => x.kind)).toEqual(['budget.created', 'budget.updated', 'budget.created', 'budget.exhausted']);
   });
 });
