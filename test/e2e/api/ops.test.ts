@@ -108,6 +108,11 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/v1/fleet/nodes',
         '/v1/jobs/{id}/placement',
         '/v1/audit',
+        '/v1/usage',
+        '/v1/budgets',
+        '/v1/flavors/{name}/prices',
+        '/v1/teams/{team}/budgets',
+        '/v1/teams/{team}/budgets/{period}',
       ].sort(),
     );
     const createJob = doc.body.components.schemas.CreateJobDto;
