@@ -11,6 +11,7 @@ export const REASONS: Record<string, string> = {
   ADMISSION_LIMIT: 'Per-cycle admission limit reached',
   UNSATISFIABLE: 'Can never fit this cluster as asked',
   INVALID: 'Invalid request',
+  BUDGET_EXHAUSTED: 'Team budget for this period is used up',
 };
 
 export const reasonLabel = (code: string | null): string =>
