@@ -118,6 +118,21 @@ export class KubeCluster {
     );
   }
 
+  /** The Node, or null when there is none of that name. */
+  async getNode(name: string): Promise<V1Node | null> {
+    try {
+      return await this.core.readNode({ name });
+    } catch (error) {
+      if (apiStatusOf(error) === 404) return null;
+      throw KubeApiError.from(`get node ${name}`, error);
+    }
+  }
+
+  /** Non-terminal pods bound to the node, of every scheduler and namespace, terminating ones included. */
+  async podsOnNode(name: string): Promise<V1Pod[]> {
+    return this.listPods({ allNamespaces: true, fieldSelector: `spec.nodeName=${name},status.phase!=Succeeded,status.phase!=Failed` });
+  }
+
   async watchNodes(handlers: ResourceHandlers<V1Node>, options: { labelSelector?: string } = {}): Promise<ResourceWatch<V1Node>> {
     return this.watch<V1Node>(
       'watch nodes',

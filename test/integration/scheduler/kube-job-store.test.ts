@@ -45,7 +45,7 @@ describe('KubeJobStore (grouped statements)', () => {
     expect(started.rows[0]!.ok).toBe(true);
   });
 
-  it('reads bind targets a group at a time, each with its own allocations, and null for an unknown job', async () => {
+  it('reads bind targets a group at a time, each with its own allocations, nodes and neighbours, and null for an unknown job', async () => {
     const [a, b] = await submitJobs(db.pool, 2, { tag: 'targets', replicas: 2, perReplica: 4 });
     await db.pool.query(`UPDATE jobs SET state = 'ADMITTED', flavor = 'h100-80gb', admitted_at = now() WHERE id = ANY($1::uuid[])`, [[a, b]]);
     await db.pool.query(
@@ -55,9 +55,19 @@ describe('KubeJobStore (grouped statements)', () => {
     );
     const store = new KubeJobStore(db);
     const [ta, tb, none] = await Promise.all([store.bindTarget(a!), store.bindTarget(b!), store.bindTarget('00000000-0000-4000-8000-000000000000')]);
-    expect(ta?.allocations).toEqual([{ replica: 0, node: 'node-00001' }, { replica: 1, node: 'node-00002' }]);
-    expect(tb?.allocations).toEqual([{ replica: 0, node: 'node-00003' }]);
+    const held = { accelerators: 4, cpuMillis: 0, memoryMiB: 0 };
+    expect(ta?.allocations).toEqual([{ replica: 0, node: 'node-00001', ...held }, { replica: 1, node: 'node-00002', ...held }]);
+    expect(tb?.allocations).toEqual([{ replica: 0, node: 'node-00003', ...held }]);
+    expect(ta?.nodes.map((n) => n.name).sort()).toEqual(['node-00001', 'node-00002']);
+    expect(ta?.nodes[0]).toMatchObject({ schedulable: true });
+    expect(ta?.neighbours.size).toBe(0);
     expect(tb?.flavor).toMatchObject({ name: 'h100-80gb', resourceName: 'nvidia.com/gpu' });
     expect(none).toBeNull();
+
+    // Another job's replica on node-00003: b's neighbour there (its pod holds its share at bind time).
+    const [c] = await submitJobs(db.pool, 1, { tag: 'neighbour', replicas: 1, perReplica: 4 });
+    await db.pool.query(`UPDATE jobs SET state = 'RUNNING', flavor = 'h100-80gb', admitted_at = now() WHERE id = $1`, [c]);
+    await db.pool.query(`INSERT INTO allocations (job_id, replica, node, flavor, accelerators, cpu_millis, memory_mib) VALUES ($1, 0, 'node-00003', 'h100-80gb', 4, 0, 0)`, [c]);
+    expect([...(await store.bindTarget(b!))!.neighbours]).toEqual([`${c}/0/node-00003`]);
   });
 });

@@ -23,8 +23,12 @@ export interface BindTarget {
   /** The Kubernetes workload (Job, JobSet, …) the job stands for, when it was imported from one. */
   workload: WorkloadRef | null;
   flavor: { name: string; resourceName: string; nodeLabels: Record<string, string> } | null;
-  /** Replica → node, from the job's allocation. */
-  allocations: { replica: number; node: string }[];
+  /** Replica → node and what it holds there, from the job's allocation. */
+  allocations: { replica: number; node: string; accelerators: number; cpuMillis: number; memoryMiB: number }[];
+  /** The allocation's nodes as the node sync last wrote them (capacity, schedulable). */
+  nodes: { name: string; accelerators: number; cpuMillis: number; memoryMiB: number; schedulable: boolean }[];
+  /** Other jobs' replicas allocated on those nodes (`<job id>/<replica>/<node>`): their pods there hold their share. */
+  neighbours: Set<string>;
   /** Identifies the current admission (admitted_at, ms): pods of an earlier admission are stale. */
   admission: string;
   /** Victims of the current admission: their pods must be gone before this job's are bound. */
@@ -44,7 +48,9 @@ interface TargetRow {
   node_labels: Record<string, string> | null;
   preempted_jobs: string[];
   admission: string | null;
-  allocations: { replica: number; node: string }[];
+  allocations: BindTarget['allocations'];
+  nodes: BindTarget['nodes'];
+  neighbours: { job: string; replica: number; node: string }[];
 }
 
 const ACTOR = 'kubernetes';
@@ -76,8 +82,15 @@ export class KubeJobStore {
       `SELECT j.id, j.name, j.team, j.priority, j.state::text AS state, j.accelerators_per_replica, j.template, j.flavor,
               f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
               (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission,
-              COALESCE((SELECT json_agg(json_build_object('replica', a.replica, 'node', a.node) ORDER BY a.replica)
-                        FROM allocations a WHERE a.job_id = j.id), '[]') AS allocations
+              COALESCE((SELECT json_agg(json_build_object('replica', a.replica, 'node', a.node, 'accelerators', a.accelerators,
+                                                          'cpuMillis', a.cpu_millis, 'memoryMiB', a.memory_mib) ORDER BY a.replica)
+                        FROM allocations a WHERE a.job_id = j.id), '[]') AS allocations,
+              COALESCE((SELECT json_agg(json_build_object('name', n.name, 'accelerators', n.accelerators, 'cpuMillis', n.cpu_millis,
+                                                          'memoryMiB', n.memory_mib, 'schedulable', n.schedulable))
+                        FROM nodes n WHERE n.name IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS nodes,
+              COALESCE((SELECT json_agg(json_build_object('job', o.job_id, 'replica', o.replica, 'node', o.node))
+                        FROM allocations o WHERE o.job_id <> j.id
+                          AND o.node IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS neighbours
        FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = ANY($1::uuid[])`,
       [ids],
     );
@@ -135,9 +148,11 @@ export class KubeJobStore {
     return rows.map((row) => row.id);
   }
 
-  async state(jobId: string): Promise<{ state: JobState; replicas: number } | null> {
-    const { rows } = await this.db.pool.query<{ state: JobState; replicas: number }>(
-      `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas
+  /** State, admitted replica count, and whether the job is an imported gang (its pods are not Quartermaster's to re-create). */
+  async state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean } | null> {
+    const { rows } = await this.db.pool.query<{ state: JobState; replicas: number; imported: boolean }>(
+      `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas,
+              (template ? 'importedFrom') AS imported
        FROM jobs j WHERE id = $1`,
       [jobId],
     );
@@ -183,10 +198,14 @@ export class KubeJobStore {
   }
 
   /**
-   * A replica failed and the policy is `requeue`: the gang goes back to PENDING (through PREEMPTED, as the
-   * lifecycle wants), its allocation is released and a `delete` outbox entry removes its remaining pods.
+   * The gang goes back to PENDING (through PREEMPTED, as the lifecycle wants) and its allocation is
+   * released: a replica failed under policy `requeue`, a replica was lost, or its nodes turned out to be
+   * taken at bind time. A `delete` outbox entry removes its remaining pods unless `deletePods` is false (an
+   * imported gang none of whose pods was bound keeps them, to be bound on its next admission). With
+   * `notBeforeMs` it stays out of the cycles that long (the node sync catches up with what it hit).
    */
-  async requeue(jobId: string, reason: string): Promise<boolean> {
+  async requeue(jobId: string, reason: string, options: { deletePods?: boolean; notBeforeMs?: number } = {}): Promise<boolean> {
+    const deletePods = options.deletePods ?? true;
     return inTransaction(this.db.pool, async (client) => {
       const { rows } = await client.query<{ state: JobState; team: string; version: number }>(
         `SELECT state::text AS state, team, version FROM jobs WHERE id = $1 FOR UPDATE`,
@@ -195,9 +214,9 @@ export class KubeJobStore {
       const job = rows[0];
       if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return false;
       await client.query(
-        `UPDATE jobs SET state = 'PENDING', version = version + 1, updated_at = now(), queued_at = now(), preempted_jobs = '{}',
-           admitted_replicas = NULL, started_at = NULL WHERE id = $1`,
-        [jobId],
+        `UPDATE jobs SET state = 'PENDING', version = version + 1, updated_at = now(), queued_at = now() + make_interval(secs => $2::float8 / 1000),
+           preempted_jobs = '{}', admitted_replicas = NULL, started_at = NULL WHERE id = $1`,
+        [jobId, options.notBeforeMs ?? 0],
       );
       await client.query('DELETE FROM allocations WHERE job_id = $1', [jobId]);
       await client.query(
@@ -208,10 +227,12 @@ export class KubeJobStore {
         `INSERT INTO events (kind, job_id, team, actor, message, data) VALUES ('job.requeued', $1, $2, $3, $4, $5::jsonb)`,
         [jobId, job.team, ACTOR, `${job.state} → PENDING: ${reason}`, JSON.stringify({ from: job.state, to: 'PENDING', reason })],
       );
-      await client.query(
-        `INSERT INTO outbox (kind, payload, dedupe_key) VALUES ('delete', $1::jsonb, $2) ON CONFLICT (dedupe_key) DO NOTHING`,
-        [JSON.stringify({ jobId }), `delete:requeue:${jobId}:${job.version}`],
-      );
+      if (deletePods) {
+        await client.query(
+          `INSERT INTO outbox (kind, payload, dedupe_key) VALUES ('delete', $1::jsonb, $2) ON CONFLICT (dedupe_key) DO NOTHING`,
+          [JSON.stringify({ jobId }), `delete:requeue:${jobId}:${job.version}`],
+        );
+      }
       return true;
     });
   }
@@ -249,6 +270,8 @@ function bindTargetOf(row: TargetRow): BindTarget {
     workload: workloadOfTemplate(template),
     flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,
     allocations: row.allocations,
+    nodes: row.nodes,
+    neighbours: new Set(row.neighbours.map((n) => `${n.job}/${n.replica}/${n.node}`)),
     preemptedJobs: row.preempted_jobs ?? [],
     admission: row.admission ?? '',
   };

@@ -1,18 +1,19 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, LABEL_REPLICA, PodBoundElsewhereError, PodTerminatingError, WorkloadObjects, involvedPod, podManifestForReplica, type EventRecorder, type KubeCluster } from '#kube';
+import { LABEL_JOB_ID, PodBoundElsewhereError, PodTerminatingError, WorkloadObjects, involvedPod, podManifestForReplica, type EventRecorder, type KubeCluster } from '#kube';
 import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
+import { ANNOTATION_ADMISSION, checkNodes, importedGangLoss, lostGangReason, replicaOf } from './bind-checks.js';
 import { podReporting } from './pod-feedback.js';
 import { bindWorkloadPods, involvedWorkload, stopWorkload } from './workload-pods.js';
+
+export { ANNOTATION_ADMISSION } from './bind-checks.js';
 
 const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
 
 /** On pods bound by another scheduler (kube-scheduler with the extender): the node the admission chose. */
 export const ANNOTATION_ALLOCATED_NODE = 'quartermaster.io/allocated-node';
-/** On Quartermaster's own pods: the admission they were created for (a later admission replaces them). */
-export const ANNOTATION_ADMISSION = 'quartermaster.io/admission';
 
 async function annotateAllocatedNode(cluster: KubeCluster, pod: V1Pod, node: string): Promise<void> {
   await cluster.kubeConfig
@@ -26,6 +27,12 @@ async function annotateAllocatedNode(cluster: KubeCluster, pod: V1Pod, node: str
 /** Thrown (and retried by the queue) while the preemptor waits for its victims' pods to go. */
 export class WaitingForVictimsError extends Error {}
 
+/** Thrown (and retried by the queue) while pods on the allocated nodes are terminating or being removed. */
+export class WaitingForNodeError extends Error {}
+
+/** A placement conflict moves the gang back to the queue for this long, so the node sync catches up with what it hit. */
+export const CONFLICT_REQUEUE_MS = 1000;
+
 function isTerminal(pod: V1Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
@@ -35,23 +42,23 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
   return cluster.listPods({ allNamespaces: true, labelSelector: `${LABEL_JOB_ID}=${jobId}` });
 }
 
-function replicaOf(pod: V1Pod): number | null {
-  const raw = pod.metadata?.labels?.[LABEL_REPLICA];
-  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
-}
 
 /**
  * Kubernetes-mode side effects. All idempotent: they re-read the job and the cluster and do only what is
  * missing; a retried or duplicated delivery finds the effect in place and returns.
  *
  * - `bind`: waits (by throwing, so the queue retries with backoff) until the admission's victims have no
- *   pod left on the nodes it was given, moves the job ADMITTED → BINDING, creates one pod per allocated
- *   replica (or, for an imported gang, uses its existing pods) and binds each to its allocated node
- *   through pods/binding.
+ *   pod left on the nodes it was given; ends an imported gang that lost a pod (FAILED: its pods are not
+ *   ours to re-create); re-checks every node it binds to against the live pods there (checkNodes):
+ *   pods of other schedulers that took the room → the gang is requeued, nothing bound (never failed,
+ *   never overcommitted); terminating or released pods still there → waits (throws) until they are gone.
+ *   Then moves the job ADMITTED → BINDING, creates one pod per allocated replica (or, for an imported
+ *   gang, uses its existing pods) and binds each to its allocated node through pods/binding.
  *   A pod already bound there is fine; a stale pod (terminal, terminating, or bound elsewhere — left by an
  *   earlier admission) is deleted and the entry retried.
- * - `evict`: evicts every pod of the victim gang through the Eviction API.
- * - `delete`: deletes every pod of a job that no longer holds an allocation.
+ * - `evict`: evicts every pod of the victim gang through the Eviction API; an imported gang then ends.
+ * - `delete`: deletes every pod of a job that no longer holds an allocation; an imported gang that was
+ *   requeued (gang timeout) then ends.
  * - `notify`: nothing to do in the cluster.
  */
 export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJobStore, settings: KubernetesSettings, logger: Logger): AnySideEffectHandler[] {
@@ -83,6 +90,41 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           return;
         }
         if (target.preemptedJobs.length > 0) await waitForVictims(cluster, target);
+        // An imported gang's pods exist already: all must still be there.
+        let existing: Map<number, V1Pod> | undefined;
+        if (target.importedFrom) {
+          existing = new Map();
+          for (const pod of await listJobPods(cluster, target.id)) {
+            const replica = replicaOf(pod);
+            if (replica !== null) existing.set(replica, pod);
+          }
+          const loss = importedGangLoss(target, existing);
+          if (loss) {
+            const reason = lostGangReason(loss);
+            for (const pod of existing.values()) await events.record(involvedPod(pod), 'Warning', 'GangLost', reason);
+            await store.transition(jobId, 'FAILED', reason);
+            logger.info({ jobId, loss }, 'bind: imported gang lost a pod, job ended');
+            return;
+          }
+        }
+        // DESIGN rule 1 against pods Quartermaster did not place: re-check the nodes it binds to itself.
+        const ours = target.allocations.filter(({ replica }) => {
+          const pod = existing?.get(replica);
+          return !pod || !pod.spec?.schedulerName || pod.spec.schedulerName === settings.schedulerName;
+        });
+        const verdict = await checkNodes(cluster, target, [...new Set(ours.map((a) => a.node))]);
+        if (verdict.kind === 'wait') {
+          // Pods of this job's earlier admission still on these nodes (its `delete` found it holding again): remove them.
+          if (!target.importedFrom && !target.workload) {
+            await Promise.all(verdict.ownStale.map((pod) => cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, ...grace })));
+          }
+          throw new WaitingForNodeError(verdict.message);
+        }
+        if (verdict.kind === 'conflict') {
+          await placementConflict(store, events, target, existing, verdict.message);
+          logger.info({ jobId, conflict: verdict.message }, 'bind: allocated node taken meanwhile, gang requeued');
+          return;
+        }
         if (target.state === 'ADMITTED') await store.advance(jobId, 'ADMITTED', 'BINDING', 'binding pods');
         if (target.workload) {
           // A Job, JobSet, … : its controller made the pods; they are bound once every one exists.
@@ -97,7 +139,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, workload: target.workload, replicas: target.allocations.length }, 'bind: every replica of the workload bound');
           return;
         }
-        await bindReplicas(cluster, target, settings, grace, events, announced);
+        await bindReplicas(cluster, target, settings, grace, events, announced, existing);
         logger.info({ jobId, replicas: target.allocations.length }, 'bind: every replica bound');
       },
     },
@@ -122,6 +164,9 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           if (!pod.metadata?.deletionTimestamp && !isTerminal(pod)) await events.record(involvedPod(pod), 'Warning', 'Preempted', `Quartermaster evicts the whole gang: ${why}`);
         });
         logger.info({ jobId, preemptorJobId, evicted }, 'evict: victim gang evicted');
+        if (target?.importedFrom && target.state === 'PENDING') {
+          await store.transition(jobId, 'FAILED', importedGangEnded(target, `was preempted (${why}) and its pods evicted`));
+        }
       },
     },
     {
@@ -141,6 +186,9 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         }
         const deleted = await removeAll(jobId, 'delete');
         logger.info({ jobId, deleted }, 'delete: pods removed');
+        if (target?.importedFrom && target.state === 'PENDING') {
+          await store.transition(jobId, 'FAILED', importedGangEnded(target, 'was requeued and its pods deleted'));
+        }
       },
     },
     { name: 'notify', handle: () => Promise.resolve() },
@@ -172,22 +220,47 @@ function admittedMessage(target: BindTarget, replica: number, node: string): str
   return `admitted by Quartermaster: job ${target.name} (${target.id}), ${target.allocations.length} replica(s) × ${target.acceleratorsPerReplica} ${flavor}; replica ${replica} → node ${node}`;
 }
 
-async function bindReplicas(cluster: KubeCluster, target: BindTarget, settings: KubernetesSettings, grace: { gracePeriodSeconds?: number }, events: EventRecorder, announced: Set<string>): Promise<void> {
+/** Why an imported gang's job ends once its pods are gone (PENDING → FAILED). */
+function importedGangEnded(target: BindTarget, what: string): string {
+  const gang = target.importedFrom ? `${target.importedFrom.namespace}/${target.importedFrom.gang}` : target.name;
+  return `imported gang ${gang} ${what}; Quartermaster cannot re-create pods it does not own, so the job ends (pods their owner re-creates are imported as a new job)`;
+}
+
+/**
+ * The allocated nodes cannot take the gang (another scheduler's pods took the room, or a node went away):
+ * back to the queue, never failed, nothing bound. An imported gang keeps its pods unless some are bound
+ * already (a bound pod cannot be moved: the gang then ends, as a lost one does).
+ */
+async function placementConflict(store: KubeJobStore, events: EventRecorder, target: BindTarget, imported: Map<number, V1Pod> | undefined, conflict: string): Promise<void> {
+  const reason = `placement conflict at bind time: ${conflict}; gang requeued, nothing of it bound`;
+  if (!imported) {
+    await store.requeue(target.id, reason, { notBeforeMs: CONFLICT_REQUEUE_MS });
+    return;
+  }
+  const bound = [...imported.values()].some((pod) => pod.spec?.nodeName);
+  for (const pod of imported.values()) await events.record(involvedPod(pod), 'Warning', 'PlacementConflict', reason);
+  if (bound) await store.transition(target.id, 'FAILED', lostGangReason(`imported gang lost its placement (${conflict}) with pods bound already`));
+  else await store.requeue(target.id, reason, { deletePods: false, notBeforeMs: CONFLICT_REQUEUE_MS });
+}
+
+async function bindReplicas(
+  cluster: KubeCluster,
+  target: BindTarget,
+  settings: KubernetesSettings,
+  grace: { gracePeriodSeconds?: number },
+  events: EventRecorder,
+  announced: Set<string>,
+  imported: Map<number, V1Pod> | undefined,
+): Promise<void> {
   const admission = `${target.id}:${target.admission}`;
   const announce = !announced.has(admission);
   if (announce) {
     announced.add(admission);
     if (announced.size > 10_000) announced.delete(announced.values().next().value!);
   }
-  // Imported gangs: their pods exist already. Our own jobs: createPod is idempotent (an existing pod of the
-  // same job is returned), so no listing is needed on the hot path.
-  const existing = new Map<number, V1Pod>();
-  if (target.importedFrom) {
-    for (const pod of await listJobPods(cluster, target.id)) {
-      const replica = replicaOf(pod);
-      if (replica !== null) existing.set(replica, pod);
-    }
-  }
+  // Imported gangs: their pods exist already (read by the handler). Our own jobs: createPod is idempotent (an
+  // existing pod of the same job is returned), so no listing is needed on the hot path.
+  const existing = imported ?? new Map<number, V1Pod>();
   const flavor = target.flavor;
   if (!flavor) throw new PermanentSideEffectError(`job ${target.id} holds an allocation but has no known flavor`);
   const stale: string[] = [];
