@@ -63,3 +63,18 @@ export function isTerminalPod(pod: V1Pod): boolean {
 export function schedulerNameOf(pod: V1Pod): string {
   return pod.spec?.schedulerName || KUBE_DEFAULT_SCHEDULER_NAME;
 }
+
+/**
+ * Reasons a kubelet gives a pod it fails without the pod's own doing: admission refused (`OutOf<resource>`
+ * when the node has no room — another scheduler's pod took it —, a device plugin's UnexpectedAdmissionError,
+ * NodeAffinity), node-pressure eviction, node shutdown. Such a failure says nothing about the job.
+ */
+const NODE_REASONS = new Set(['UnexpectedAdmissionError', 'NodeAffinity', 'NodeName', 'NodePorts', 'Evicted', 'Terminated', 'Shutdown', 'NodeShutdown']);
+
+/** `OutOfnvidia.com/gpu: …` when a Failed pod was failed by its node rather than by itself; null otherwise. */
+export function failedByNode(pod: V1Pod): string | null {
+  if (pod.status?.phase !== 'Failed') return null;
+  const reason = pod.status.reason ?? '';
+  if (!reason.startsWith('OutOf') && !NODE_REASONS.has(reason)) return null;
+  return pod.status.message ? `${reason}: ${pod.status.message}` : reason;
+}

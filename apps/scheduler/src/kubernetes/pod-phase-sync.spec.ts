@@ -18,7 +18,7 @@ describe('gangVerdict', () => {
   it('succeeded when every replica succeeded; a Failed replica fails the gang at once', () => {
     expect(gangVerdict([pod('a', 'Succeeded'), pod('b', 'Succeeded')], 2)).toEqual({ kind: 'succeeded' });
     expect(gangVerdict([pod('a', 'Succeeded'), pod('b', 'Running')], 2)).toEqual({ kind: 'running' });
-    expect(gangVerdict([pod('a', 'Failed'), pod('b', 'Running')], 3)).toEqual({ kind: 'failed', pod: 'ns/a' });
+    expect(gangVerdict([pod('a', 'Failed'), pod('b', 'Running')], 3)).toEqual({ kind: 'failed', pod: 'ns/a', byNode: null });
   });
   it('ignores terminating pods and gangs of no replicas', () => {
     expect(gangVerdict([pod('a', 'Failed', 'n1', true), pod('b', 'Running')], 1)).toEqual({ kind: 'running' });
@@ -31,11 +31,26 @@ describe('gangVerdict', () => {
     expect(gangVerdict([r0], 2, true)).toEqual({ kind: 'lost', replica: 1 });
     expect(gangVerdict([r0, pod('b', 'Running', 'n2', true, 1)], 2, true)).toEqual({ kind: 'lost', replica: 1 });
     expect(gangVerdict([], 2, true)).toEqual({ kind: 'lost', replica: 0 });
-    expect(gangVerdict([r0, pod('b', 'Failed', 'n2', false, 1)], 2, true)).toEqual({ kind: 'failed', pod: 'ns/b' });
+    expect(gangVerdict([r0, pod('b', 'Failed', 'n2', false, 1)], 2, true)).toEqual({ kind: 'failed', pod: 'ns/b', byNode: null });
     // A replica that Succeeded stays done when its pod is deleted or terminating.
     expect(gangVerdict([r0, pod('b', 'Succeeded', 'n2', true, 1)], 2, true)).toEqual({ kind: 'running' });
     expect(gangVerdict([pod('a', 'Succeeded', 'n1', true, 0), pod('b', 'Succeeded', 'n2', false, 1)], 2, true)).toEqual({ kind: 'succeeded' });
     // Still binding: a missing pod is one not created yet.
     expect(gangVerdict([r0], 2, false)).toEqual({ kind: 'none' });
+  });
+});
+
+describe('failures by the node', () => {
+  it('a pod the kubelet refused or dropped is failed by its node, not by itself', () => {
+    const refused: V1Pod = { ...pod('a', 'Failed'), status: { phase: 'Failed', reason: 'OutOfnvidia.com/gpu', message: 'Node didn\'t have enough resource: nvidia.com/gpu, requested: 8, used: 8, capacity: 8' } };
+    expect(gangVerdict([refused, pod('b', 'Running')], 2)).toEqual({
+      kind: 'failed',
+      pod: 'ns/a',
+      byNode: "OutOfnvidia.com/gpu: Node didn't have enough resource: nvidia.com/gpu, requested: 8, used: 8, capacity: 8",
+    });
+    const evicted: V1Pod = { ...pod('a', 'Failed'), status: { phase: 'Failed', reason: 'Evicted' } };
+    expect(gangVerdict([evicted], 1)).toMatchObject({ kind: 'failed', byNode: 'Evicted' });
+    const crashed: V1Pod = { ...pod('a', 'Failed'), status: { phase: 'Failed', reason: 'Error' } };
+    expect(gangVerdict([crashed], 1)).toMatchObject({ kind: 'failed', byNode: null });
   });
 });

@@ -1,12 +1,19 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, LABEL_REPLICA, type KubeCluster, type ResourceWatch } from '#kube';
+import { LABEL_JOB_ID, LABEL_REPLICA, failedByNode, type KubeCluster, type ResourceWatch } from '#kube';
+import { lostGangReason } from './bind-checks.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { ReplicaFailurePolicy } from './kubernetes-settings.js';
 import { LABEL_WORKLOAD_KIND } from './workload-pods.js';
 
 /** What the pods of one gang say about the job: a pure function of their phases. */
-export type GangVerdict = { kind: 'none' } | { kind: 'running' } | { kind: 'succeeded' } | { kind: 'failed'; pod: string } | { kind: 'lost'; replica: number };
+export type GangVerdict =
+  | { kind: 'none' }
+  | { kind: 'running' }
+  | { kind: 'succeeded' }
+  /** `byNode`: the kubelet failed it without the pod's doing (admission refused, node pressure, shutdown). */
+  | { kind: 'failed'; pod: string; byNode: string | null }
+  | { kind: 'lost'; replica: number };
 
 /**
  * `replicas` pods make the gang. A Failed pod fails the gang at once; all replicas Succeeded → succeeded;
@@ -20,7 +27,7 @@ export function gangVerdict(pods: readonly V1Pod[], replicas: number, running = 
   // A Succeeded replica stays done when its pod is deleted (a TTL controller, a cleanup script).
   const live = pods.filter((pod) => !pod.metadata?.deletionTimestamp || pod.status?.phase === 'Succeeded');
   const failed = live.find((pod) => pod.status?.phase === 'Failed');
-  if (failed) return { kind: 'failed', pod: `${failed.metadata?.namespace}/${failed.metadata?.name}` };
+  if (failed) return { kind: 'failed', pod: `${failed.metadata?.namespace}/${failed.metadata?.name}`, byNode: failedByNode(failed) };
   if (running) {
     const present = new Set(live.map((pod) => pod.metadata?.labels?.[LABEL_REPLICA]));
     for (let replica = 0; replica < replicas; replica++) if (!present.has(String(replica))) return { kind: 'lost', replica };
@@ -154,7 +161,8 @@ export class PodPhaseSync {
     if (!disrupted && gangVerdict(pods, pods.length).kind === 'none') return;
     const job = await this.store.state(jobId);
     if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return;
-    const verdict = gangVerdict(pods, job.replicas, job.state === 'RUNNING');
+    // An imported gang's pods all exist from its import on: one going away is a loss in any holding state.
+    const verdict = gangVerdict(pods, job.replicas, job.state === 'RUNNING' || job.imported);
     const log = this.logger.child({ jobId });
     // A workload's (Job, JobSet, …) pods come and go as its controller decides (a failed pod is replaced and
     // rejoins its replica, a Job's next wave follows the first): they move it to RUNNING; its end is read
@@ -174,15 +182,23 @@ export class PodPhaseSync {
         log.info('job succeeded');
         this.onJobEnded();
         return;
-      case 'lost':
-        // A disruption, not the job's own failure: requeued whatever the replica-failure policy.
-        await this.store.requeue(jobId, `replica ${verdict.replica} lost: its pod was deleted or is being evicted (node drained or removed, or deleted by hand); gang requeued`);
-        log.info({ replica: verdict.replica }, 'replica lost: gang requeued');
+      case 'lost': {
+        // A disruption, not the job's own failure: requeued whatever the replica-failure policy — unless the
+        // pods are not ours to re-create (imported gang): then the job ends and its other pods are deleted.
+        const what = `replica ${verdict.replica} lost: its pod was deleted or is being evicted (node drained or removed, preempted, or deleted by hand)`;
+        await this.endOrRequeue(jobId, job.imported, what, `${what}; gang requeued`);
+        log.info({ replica: verdict.replica, imported: job.imported }, 'replica lost');
         this.onJobEnded();
         return;
+      }
       case 'failed':
-        if (this.policy === 'requeue') {
-          await this.store.requeue(jobId, `replica pod ${verdict.pod} failed; gang requeued`);
+        if (verdict.byNode !== null) {
+          // The node refused or dropped it (another scheduler's pod took the room, node pressure): not the job's failure.
+          const what = `replica pod ${verdict.pod} was failed by its node (${verdict.byNode})`;
+          await this.endOrRequeue(jobId, job.imported, what, `${what}; gang requeued`);
+          log.info({ pod: verdict.pod, byNode: verdict.byNode }, 'replica failed by its node');
+        } else if (this.policy === 'requeue') {
+          await this.endOrRequeue(jobId, job.imported, `replica pod ${verdict.pod} failed`, `replica pod ${verdict.pod} failed; gang requeued`);
           log.info({ pod: verdict.pod }, 'replica failed: gang requeued');
         } else {
           await this.store.transition(jobId, 'FAILED', `replica pod ${verdict.pod} failed`);
@@ -191,5 +207,14 @@ export class PodPhaseSync {
         this.onJobEnded();
         return;
     }
+  }
+
+  /**
+   * Requeue (the gang runs again on fresh pods) — or, for an imported gang, end it: FAILED, and the
+   * `delete` side effect removes its surviving pods so nothing holds accelerators for a broken gang.
+   */
+  private async endOrRequeue(jobId: string, imported: boolean, what: string, requeueReason: string): Promise<void> {
+    if (imported) await this.store.transition(jobId, 'FAILED', lostGangReason(`imported gang ${what}`));
+    else await this.store.requeue(jobId, requeueReason);
   }
 }
