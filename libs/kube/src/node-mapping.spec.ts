@@ -119,6 +119,13 @@ describe('nodeFromKube', () => {
     expect(nodeFromKube(node('gpu-1', { labels: h100Labels }), [H100], pods, { schedulerName: 'other' })?.external?.accelerators).toBe(6);
   });
 
+  it('counts terminating pods of ours as external: they hold the node until gone, after their allocation was released', () => {
+    const terminating = { ...pod('ours-leaving', 'gpu-1', { scheduler: 'quartermaster', gpus: '8' }) };
+    terminating.metadata = { ...terminating.metadata, deletionTimestamp: new Date() };
+    const live = pod('ours', 'gpu-1', { scheduler: 'quartermaster', gpus: '4' });
+    expect(nodeFromKube(node('gpu-1', { labels: h100Labels }), [H100], [terminating, live])?.external?.accelerators).toBe(8);
+  });
+
   it('takes init containers and overhead into a pod\'s request like kube-scheduler', () => {
     const big: V1Pod = {
       metadata: { name: 'p' },

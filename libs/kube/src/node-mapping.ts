@@ -66,7 +66,8 @@ export function topologyOfNode(node: V1Node, keys: Partial<TopologyLabelKeys> = 
  * accelerators Quartermaster is not configured for).
  *
  * `pods` (any set; those not on this node are ignored) supplies the capacity held by work of other
- * schedulers: non-terminal pods bound to the node whose schedulerName is not ours count as `external`.
+ * schedulers: non-terminal pods bound to the node whose schedulerName is not ours count as `external`,
+ * and so do terminating pods of ours (they hold the node until they are gone).
  * Node capacity rounds down, pod requests round up.
  */
 export function nodeFromKube(
@@ -84,7 +85,10 @@ export function nodeFromKube(
 
   const external = { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
   for (const pod of pods) {
-    if (pod.spec?.nodeName !== name || isTerminalPod(pod) || schedulerNameOf(pod) === ours) continue;
+    if (pod.spec?.nodeName !== name || isTerminalPod(pod)) continue;
+    // Our own pods are counted by their allocations — until they terminate: their job's allocation is
+    // released by then (cancel, failure, requeue, preemption) while the pod still holds the node.
+    if (schedulerNameOf(pod) === ours && !pod.metadata?.deletionTimestamp) continue;
     const held = podRequests(pod, flavor.resourceName);
     external.accelerators += held.accelerators;
     external.cpuMillis += held.cpuMillis;

@@ -70,7 +70,8 @@ export async function startKubernetesWatchers(config: Config, database: Database
     const byNode = new Map<string, V1Pod[]>();
     for (const pod of pods.pods()) {
       const node = pod.spec?.nodeName;
-      if (!node || isTerminalPod(pod) || schedulerNameOf(pod) === settings.schedulerName) continue;
+      // Terminating ones stay external: their job may have released its allocation already.
+      if (!node || isTerminalPod(pod) || pod.metadata?.deletionTimestamp || schedulerNameOf(pod) === settings.schedulerName) continue;
       const list = byNode.get(node);
       if (list) list.push(pod);
       else byNode.set(node, [pod]);
