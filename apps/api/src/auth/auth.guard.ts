@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { timingSafeEqual } from 'node:crypto';
 import { AppError, Config, sha256Hex } from '#common';
 import { TokenRepository } from '#db';
-import { ADMIN_ONLY, PUBLIC_ROUTE, type RequestWithPrincipal } from './auth.decorators.js';
+import { ADMIN_ONLY, EXECUTOR_ALLOWED, PUBLIC_ROUTE, type RequestWithPrincipal } from './auth.decorators.js';
 import type { Principal } from './principal.js';
 
 interface CachedPrincipal {
@@ -17,7 +17,7 @@ const MAX_CACHED = 10_000;
  * Global guard: `Authorization: Bearer <token>` → a Principal. The token is hashed (sha256) and compared
  * with the QM_ADMIN_TOKEN hash, else looked up among stored token hashes (valid ones cached
  * for QM_TOKEN_CACHE_TTL_MS, so a burst of submissions costs no extra round trip). Missing/invalid → 401;
- * a member on an @AdminOnly route → 403.
+ * a member on an @AdminOnly route → 403; an executor on any route not marked @ExecutorAllowed → 403.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -38,8 +38,11 @@ export class AuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<RequestWithPrincipal & { headers: Record<string, string | string[] | undefined> }>();
     const principal = await this.authenticate(request.headers.authorization);
     request.principal = principal;
+    if (principal.role === 'executor' && !this.reflector.getAllAndOverride<boolean | undefined>(EXECUTOR_ALLOWED, targets)) {
+      throw new AppError('FORBIDDEN', `${principal.subject} is an executor token: it may only read its teams' jobs and report their status`);
+    }
     if (principal.role !== 'admin' && this.reflector.getAllAndOverride<boolean | undefined>(ADMIN_ONLY, targets)) {
-      throw new AppError('FORBIDDEN', `${principal.subject} is a member; this needs an admin token`);
+      throw new AppError('FORBIDDEN', `${principal.subject} is a ${principal.role}; this needs an admin token`);
     }
     return true;
   }

@@ -1,4 +1,5 @@
-export type Role = 'admin' | 'member';
+/** admin: everything; member: its teams' jobs; executor: reads its teams' jobs and reports their status, nothing else. */
+export type Role = 'admin' | 'member' | 'executor';
 
 /** Who is calling: resolved from the bearer token by AuthGuard and attached to the request. */
 export interface Principal {
@@ -14,6 +15,17 @@ export function isAdmin(p: Principal): boolean {
   return p.role === 'admin';
 }
 
+/** Submit, cancel, read usage: admins, and members of the team. */
 export function canActForTeam(p: Principal, team: string): boolean {
+  return p.role === 'admin' || (p.role === 'member' && p.teams.includes(team));
+}
+
+/** Read the team's jobs: admins, its members and its executors. */
+export function canReadTeam(p: Principal, team: string): boolean {
   return p.role === 'admin' || p.teams.includes(team);
+}
+
+/** Report a job's state (POST /v1/jobs/{id}/status): admins, and the team's executors. */
+export function canReportForTeam(p: Principal, team: string): boolean {
+  return p.role === 'admin' || (p.role === 'executor' && p.teams.includes(team));
 }

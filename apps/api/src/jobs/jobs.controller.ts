@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AdminOnly, Caller } from '../auth/auth.decorators.js';
+import { Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { CreateJobDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
 import { jobView } from './job.view.js';
@@ -30,16 +30,19 @@ export class JobsController {
   }
 
   @Get()
+  @ExecutorAllowed()
   list(@Query() query: ListJobsQuery, @Caller() caller: Principal): Promise<unknown> {
     return this.jobs.list(query, caller);
   }
 
   @Get(':id')
+  @ExecutorAllowed()
   async get(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
     return jobView(await this.jobs.get(id, caller));
   }
 
   @Get(':id/events')
+  @ExecutorAllowed()
   events(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
     return this.jobs.events(id, caller);
   }
@@ -50,9 +53,12 @@ export class JobsController {
     return this.jobs.cancel(id, caller);
   }
 
-  /** For executors outside Kubernetes: RUNNING / SUCCEEDED / FAILED, checked against the lifecycle table. */
+  /**
+   * For executors outside Kubernetes: RUNNING / SUCCEEDED / FAILED, checked against the lifecycle table.
+   * Admins, and executor tokens of the job's team. Reporting the state the job is already in answers 200.
+   */
   @Post(':id/status')
-  @AdminOnly()
+  @ExecutorAllowed()
   report(@Param('id') id: string, @Body() dto: JobStatusDto, @Caller() caller: Principal, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     void reply.status(200);
     return this.jobs.report(id, dto, caller);

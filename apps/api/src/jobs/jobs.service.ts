@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { AppError, forbidden, notFound, type FieldError } from '#common';
 import { FlavorRepository, JobRepository, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
 import type { JobState } from '#core';
-import { canActForTeam, type Principal } from '../auth/principal.js';
+import { canActForTeam, canReadTeam, canReportForTeam, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CreateJobDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
@@ -55,7 +55,7 @@ export class JobsService {
   }
 
   async list(q: ListJobsQuery, caller: Principal): Promise<unknown> {
-    if (q.team !== undefined && !canActForTeam(caller, q.team)) throw forbidden(`${caller.subject} may not list jobs of team ${q.team}`);
+    if (q.team !== undefined && !canReadTeam(caller, q.team)) throw forbidden(`${caller.subject} may not list jobs of team ${q.team}`);
     const limit = q.limit ?? 50;
     const rows = await this.jobs.list({
       teams: caller.role === 'admin' ? undefined : caller.teams,
@@ -73,7 +73,7 @@ export class JobsService {
   async get(id: string, caller: Principal): Promise<JobDetail> {
     const job = await this.jobs.get(id);
     if (!job) throw notFound(`job ${id}`);
-    if (!canActForTeam(caller, job.team)) throw forbidden(`job ${id} belongs to team ${job.team}, which ${caller.subject} may not act for`);
+    if (!canReadTeam(caller, job.team)) throw forbidden(`job ${id} belongs to team ${job.team}, which ${caller.subject} may not act for`);
     return job;
   }
 
@@ -87,11 +87,16 @@ export class JobsService {
 
   /** Idempotent: cancelling a cancelled job returns it unchanged. */
   async cancel(id: string, caller: Principal): Promise<unknown> {
-    await this.get(id, caller);
+    const job = await this.get(id, caller);
+    if (!canActForTeam(caller, job.team)) throw forbidden(`${caller.subject} may not cancel jobs of team ${job.team}`);
     return jobView(this.changed(id, await this.jobs.cancel(id, caller.subject), 'CANCELLED'));
   }
 
   async report(id: string, dto: JobStatusDto, caller: Principal): Promise<unknown> {
+    const job = await this.get(id, caller);
+    if (!canReportForTeam(caller, job.team)) {
+      throw forbidden(`${caller.subject} is a ${caller.role}: job states are reported by admins and by executor tokens of team ${job.team}`);
+    }
     const reason = dto.reason ?? `reported by ${caller.subject}`;
     return jobView(this.changed(id, await this.jobs.report(id, dto.state, caller.subject, reason), dto.state));
   }

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { randomBytes } from 'node:crypto';
 import { AppError, sha256Hex, unknownReference } from '#common';
 import { TeamRepository, TokenRepository } from '#db';
-import { AdminOnly, Caller } from '../auth/auth.decorators.js';
+import { AdminOnly, Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { CreateTokenDto } from './token.dto.js';
 import { ApiProblems } from '../problem.doc.js';
@@ -24,8 +24,8 @@ export class TokensController {
   @HttpCode(201)
   async create(@Body() dto: CreateTokenDto): Promise<unknown> {
     const teams = dto.teams ?? [];
-    if (dto.role === 'member' && teams.length === 0) {
-      throw new AppError('VALIDATION_FAILED', 'a member token needs at least one team', [{ field: 'teams', message: 'must list at least 1 team for a member' }]);
+    if (dto.role !== 'admin' && teams.length === 0) {
+      throw new AppError('VALIDATION_FAILED', `a${dto.role === 'executor' ? 'n' : ''} ${dto.role} token needs at least one team`, [{ field: 'teams', message: `must list at least 1 team for a${dto.role === 'executor' ? 'n' : ''} ${dto.role}` }]);
     }
     if (dto.role === 'admin' && teams.length > 0) {
       throw new AppError('VALIDATION_FAILED', 'an admin token acts for every team', [{ field: 'teams', message: 'must be empty for an admin' }]);
@@ -61,6 +61,7 @@ export class TokensController {
   }
 
   @Get('whoami')
+  @ExecutorAllowed()
   whoami(@Caller() caller: Principal): unknown {
     return { subject: caller.subject, role: caller.role, teams: caller.teams, tokenId: caller.tokenId };
   }

@@ -60,7 +60,7 @@ export interface List<T> {
 
 export interface Whoami {
   subject: string;
-  role: 'admin' | 'member';
+  role: 'admin' | 'member' | 'executor';
   teams: string[];
 }
 

@@ -8,7 +8,8 @@ import { CliFailure, UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';
 import { example, readStdin } from './common.js';
 
-const describeCaller = (w: Whoami): string => (w.role === 'admin' ? `${w.subject} (role admin: every team)` : `${w.subject} (role member of ${w.teams.join(', ')})`);
+const describeCaller = (w: Whoami): string =>
+  w.role === 'admin' ? `${w.subject} (role admin: every team)` : `${w.subject} (role ${w.role} of ${w.teams.join(', ')})`;
 
 export function registerSession(program: Command, ctx: CommandContext): void {
   program

@@ -85,7 +85,7 @@ export class JobRepository {
       const { rows } = await client.query<{ state: JobState; team: string }>('SELECT state, team FROM jobs WHERE id = $1 FOR UPDATE', [id]);
       const current = rows[0];
       if (!current) return { kind: 'missing' };
-      if (current.state === to && to === 'CANCELLED') return 'unchanged';
+      if (current.state === to) return 'unchanged'; // a retried report (or cancel) of the state it is in: nothing to write
       if (!canTransition(current.state, to)) return { kind: 'invalid', from: current.state };
       await applyTransition(client, id, current.team, current.state, to, actor, reason);
       return 'changed';

@@ -1,10 +1,12 @@
 import type { DbHandle } from './db-handle.js';
 import { UUID } from '../uuid.js';
 
+export type TokenRole = 'admin' | 'member' | 'executor';
+
 export interface TokenRecord {
   id: string;
   subject: string;
-  role: 'admin' | 'member';
+  role: TokenRole;
   teams: string[];
   createdAt: Date;
 }
@@ -12,7 +14,7 @@ export interface TokenRecord {
 interface TokenRow {
   id: string;
   subject: string;
-  role: 'admin' | 'member';
+  role: TokenRole;
   teams: string[];
   created_at: Date;
 }
@@ -23,7 +25,7 @@ const toRecord = (r: TokenRow): TokenRecord => ({ id: r.id, subject: r.subject, 
 export class TokenRepository {
   constructor(private readonly db: DbHandle) {}
 
-  async create(input: { subject: string; role: 'admin' | 'member'; teams: string[]; tokenHash: string }): Promise<TokenRecord> {
+  async create(input: { subject: string; role: TokenRole; teams: string[]; tokenHash: string }): Promise<TokenRecord> {
     const { rows } = await this.db.pool.query<TokenRow>(
       `INSERT INTO api_tokens (subject, role, teams, token_hash) VALUES ($1, $2::role, $3::text[], $4)
        RETURNING id, subject, role, teams, created_at`,
