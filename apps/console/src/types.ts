@@ -146,7 +146,7 @@ export interface AuditEntry {
   team: string | null;
   actor: string;
   message: string;
-  data: { flavor?: string; before?: unknown; after?: unknown };
+  data: { flavor?: string; period?: string; before?: unknown; after?: unknown };
 }
 
 export interface FleetNode {
@@ -159,4 +159,39 @@ export interface FleetNode {
   free: number;
   jobs: number;
   schedulable: boolean;
+}
+
+export interface UsageFigures {
+  acceleratorHours: number;
+  wastedAcceleratorHours: number;
+  cost: number;
+  jobsCompleted: number;
+  nominalShare: number | null;
+}
+
+export interface UsageReport {
+  from: string;
+  to: string;
+  groupBy: string[];
+  teams: string[] | null;
+  items: (UsageFigures & { team?: string; flavor?: string; period?: string; periodStart?: string })[];
+  total: UsageFigures;
+}
+
+export interface Budget {
+  team: string;
+  period: 'day' | 'week' | 'month';
+  limit: number;
+  unit: 'accelerator-hours' | 'currency';
+  onExhausted: 'warn' | 'block';
+  current: {
+    period: string;
+    periodStart: string;
+    periodEnd: string;
+    used: number;
+    acceleratorHours: number;
+    cost: number;
+    ratio: number | null;
+    state: 'ok' | 'warning' | 'exhausted';
+  };
 }

@@ -14,7 +14,7 @@ import { visibleTeams } from './scope.js';
 export class AuditController {
   constructor(@Inject(AuditRepository) private readonly audit: AuditRepository) {}
 
-  /** Quota changes (who, when, before → after), newest first; members see their teams' entries. */
+  /** Quota and budget changes (who, when, before → after), newest first; members see their teams' entries. */
   @Get()
   async list(@Query() q: AuditQuery, @Caller() caller: Principal): Promise<unknown> {
     const limit = q.limit ?? 50;

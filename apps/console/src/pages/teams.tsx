@@ -5,7 +5,8 @@ import { ErrorNote, Freshness, Loaded } from '../components/status';
 import { COLORS, num, when } from '../format';
 import { usePoll } from '../poll';
 import type { Identity } from '../session';
-import type { AuditEntry, Flavor, Page, QuotaUsage, Team } from '../types';
+import type { AuditEntry, Budget, Flavor, Page, QuotaUsage, Team } from '../types';
+import { BudgetsPanel } from './budgets';
 
 const limitText = (n: number | null): string => (n === null ? 'no limit' : num(n));
 
@@ -18,6 +19,7 @@ export function TeamsPage({ identity }: { identity: Identity }) {
     30_000,
   );
   const flavors = usePoll(() => api<Page<Flavor>>('/v1/flavors'), 'flavors', null);
+  const budgets = usePoll(() => api<{ items: Budget[] }>('/v1/budgets'), 'budgets', 30_000);
   const mine = (t: Team): boolean => identity.role === 'admin' || identity.teams.includes(t.name);
   return (
     <section aria-labelledby="teams-title">
@@ -56,7 +58,7 @@ export function TeamsPage({ identity }: { identity: Identity }) {
         />
       )}
       <article class="panel" aria-labelledby="audit-title">
-        <h2 id="audit-title">Quota changes (audit trail)</h2>
+        <h2 id="audit-title">Quota and budget changes (audit trail)</h2>
         <p class="muted small">
           {identity.role === 'admin' ? 'Every team.' : 'Your teams.'} Newest first; who changed what, from
           what, to what.
@@ -64,16 +66,16 @@ export function TeamsPage({ identity }: { identity: Identity }) {
         <Loaded polled={audit}>
           {(a) =>
             a.items.length === 0 ? (
-              <p class="muted">No quota changes recorded.</p>
+              <p class="muted">No quota or budget changes recorded.</p>
             ) : (
               <div class="scroll">
                 <table class="data" id="audit-table">
-                  <caption class="sr-only">Quota changes, newest first</caption>
+                  <caption class="sr-only">Quota and budget changes, newest first</caption>
                   <thead>
                     <tr>
                       <th scope="col">when</th>
                       <th scope="col">team</th>
-                      <th scope="col">flavor</th>
+                      <th scope="col">what</th>
                       <th scope="col">by</th>
                       <th scope="col">change</th>
                     </tr>
@@ -108,6 +110,18 @@ export function TeamsPage({ identity }: { identity: Identity }) {
         </p>
       </article>
     </section>
+  );
+}
+
+type BudgetRecord = Pick<Budget, 'limit' | 'unit' | 'onExhausted'>;
+
+function BudgetDiff({ before, after }: { before: BudgetRecord | null; after: BudgetRecord | null }) {
+  const show = (b: BudgetRecord | null): string =>
+    b === null ? 'none' : `${num(b.limit)} ${b.unit}, ${b.onExhausted}`;
+  return (
+    <span>
+      {show(before)} → <strong>{show(after)}</strong>
+    </span>
   );
 }
 
