@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { collectPageErrors, launchBrowser, screenshot } from './browser.js';
 import {
@@ -150,8 +151,7 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     ).toBe(2);
     await screenshot(page, 'nodes-admin');
     await go(page, 'Usage');
-    expect(await page.locator('#usage-waiting').textContent()).toContain('GET /v1/usage');
-    await screenshot(page, 'usage');
+    await page.getByText('No accelerator use in this window.').first().waitFor();
   });
 
   it('a member submits over REST, sees the job pending with reason and ETA, sees it admitted, and cancels it from the UI', async () => {
@@ -302,8 +302,8 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     const page = await open();
     await signIn(page, ADMIN_TOKEN, '/ui/teams');
     await page.getByRole('heading', { name: 'Edit a quota' }).waitFor();
-    await page.getByLabel('Team', { exact: true }).selectOption('vision');
-    await page.getByLabel('Flavor', { exact: true }).selectOption('h100-80gb');
+    await page.locator('#q-team').selectOption('vision');
+    await page.locator('#q-flavor').selectOption('h100-80gb');
     expect(await page.getByRole('textbox', { name: 'Nominal' }).inputValue()).toBe('16');
 
     const auditBefore = (await s.ok('GET', '/v1/audit')).items.length;
@@ -349,6 +349,70 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     expect(await page.getByRole('heading', { name: 'Edit a quota' }).count()).toBe(0);
   });
 
+  it('usage: accelerator-hours and cost per team over time, a CSV download; budgets set by an admin, with their use and audit entry', async () => {
+    // Earlier tests held accelerators: vision (big-run, llama-ft) and nlp (nlp-pretrain, nlp-secret-run).
+    const day = new Date().toISOString().slice(0, 10);
+    const report = await s.ok('GET', `/v1/usage?groupBy=team,flavor&from=${day}`);
+    const vision = report.items.find(
+      (i: { team: string; flavor: string }) => i.team === 'vision' && i.flavor === 'h100-80gb',
+    );
+    expect(vision.acceleratorHours).toBeGreaterThan(0);
+    const page = await open();
+    await signIn(page, ADMIN_TOKEN, '/ui/usage');
+    const table = page.locator('#usage-table');
+    await table.waitFor();
+    for (const [team, flavor] of [
+      ['vision', 'h100-80gb'],
+      ['nlp', 'h100-80gb'],
+      ['nlp', 'trn1'],
+    ]) {
+      await table.getByRole('row', { name: new RegExp(`^${team} ${flavor}`) }).waitFor();
+    }
+    expect(await page.locator('canvas[role=img]').count()).toBe(2);
+    expect(await page.locator('canvas[role=img]').first().getAttribute('aria-label')).toContain(
+      'stacked by team',
+    );
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: /Download CSV/ }).click();
+    const file = await download;
+    expect(file.suggestedFilename()).toMatch(/^quartermaster-usage-.*\.csv$/);
+    const csv = readFileSync(await file.path(), 'utf8');
+    expect(csv.split('\n')[0]).toContain('accelerator_hours');
+    expect(csv).toContain(`vision,h100-80gb,${day}`);
+    await screenshot(page, 'usage-admin');
+
+    // A budget, set on the Teams page, shows its use this period and lands in the audit trail.
+    await go(page, 'Teams');
+    await page.getByRole('heading', { name: 'Set a budget' }).waitFor();
+    await page.locator('#b-period').selectOption('month');
+    await page.locator('#b-team').selectOption('vision');
+    await page.locator('#b-limit').fill('1000');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await page.getByRole('status').filter({ hasText: "vision's month budget" }).waitFor();
+    const row = page.locator('#budgets-table tr[data-budget="vision/month"]');
+    await row.waitFor();
+    expect(await row.textContent()).toContain('of 1,000 accelerator-hours');
+    expect(await row.textContent()).toMatch(/^vision\s*month.*\d\.\d\d accelerator-hours of/);
+    expect(await row.locator('meter').getAttribute('max')).toBe('1000');
+    await page
+      .locator('#audit-table tbody tr')
+      .first()
+      .filter({ hasText: 'none → 1,000 accelerator-hours, warn' })
+      .waitFor();
+    expect((await s.ok('GET', '/v1/teams/vision/budgets/month')).limit).toBe(1000);
+    await screenshot(page, 'teams-budgets');
+
+    // A member sees only their teams' usage.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, alice, '/ui/usage');
+    await table.getByRole('row', { name: /^vision h100-80gb/ }).waitFor();
+    expect(await table.textContent()).not.toContain('nlp');
+    expect(await page.getByLabel('Team').locator('option').allTextContents()).toEqual([
+      'All my teams',
+      'vision',
+    ]);
+  });
+
   it('is readable on a phone: no sideways scrolling of the page, navigation reachable', async () => {
     const page = await open(PHONE);
     await signIn(page, alice);
@@ -359,6 +423,7 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
       ['Queue', 'queue-phone'],
       ['Teams', 'teams-phone'],
       ['Nodes', 'nodes-phone'],
+      ['Usage', 'usage-phone'],
     ] as const) {
       await go(page, link);
       await page.waitForLoadState('networkidle');

@@ -50,6 +50,8 @@ export interface ChartProps {
   horizontal?: boolean;
   stacked?: boolean;
   height?: number;
+  /** Whole-number ticks (counts); false for hours and money. Default true. */
+  integer?: boolean;
 }
 
 /**
@@ -74,7 +76,7 @@ export function ChartView(props: ChartProps) {
       beginAtZero: true,
       stacked: props.stacked ?? false,
       title: { display: true, text: props.horizontal ? props.xTitle : props.yTitle },
-      ticks: { precision: 0 },
+      ticks: props.integer === false ? {} : { precision: 0 },
     };
     const categoryAxis = {
       stacked: props.stacked ?? false,
@@ -100,7 +102,16 @@ export function ChartView(props: ChartProps) {
         scales: props.horizontal ? { x: valueAxis, y: categoryAxis } : { x: categoryAxis, y: valueAxis },
       },
     });
-  }, [props.kind, props.labels, props.series, props.horizontal, props.stacked, props.xTitle, props.yTitle]);
+  }, [
+    props.kind,
+    props.labels,
+    props.series,
+    props.horizontal,
+    props.stacked,
+    props.xTitle,
+    props.yTitle,
+    props.integer,
+  ]);
 
   useEffect(
     () => () => {

@@ -8,7 +8,9 @@ import type { Budget, Team } from '../types';
 
 const PERIODS = ['day', 'week', 'month'] as const;
 const amount = (b: Pick<Budget, 'unit'>, n: number): string =>
-  b.unit === 'currency' ? money(n) : `${num(Math.round(n * 10) / 10)} accelerator-hours`;
+  b.unit === 'currency'
+    ? money(n)
+    : `${n < 10 ? (Math.round(n * 100) / 100).toFixed(2) : num(Math.round(n * 10) / 10)} accelerator-hours`;
 
 /** Team budgets with their use this period (GET /v1/budgets); admins set them (PUT /v1/teams/{team}/budgets/{period}). */
 export function BudgetsPanel({

@@ -85,13 +85,24 @@ export function TeamsPage({ identity }: { identity: Identity }) {
                       <tr key={e.id} data-event={e.id}>
                         <td title={e.at}>{when(e.at)}</td>
                         <td>{e.team}</td>
-                        <td>{e.data.flavor ?? '—'}</td>
+                        <td>
+                          {e.kind.startsWith('budget.')
+                            ? `${e.data.period ?? ''} budget`
+                            : `quota of ${e.data.flavor ?? '?'}`}
+                        </td>
                         <td>{e.actor}</td>
                         <td>
-                          <QuotaDiff
-                            before={e.data.before as QuotaUsage | null}
-                            after={e.data.after as QuotaUsage | null}
-                          />
+                          {e.kind.startsWith('budget.') ? (
+                            <BudgetDiff
+                              before={e.data.before as BudgetRecord | null}
+                              after={e.data.after as BudgetRecord | null}
+                            />
+                          ) : (
+                            <QuotaDiff
+                              before={e.data.before as QuotaUsage | null}
+                              after={e.data.after as QuotaUsage | null}
+                            />
+                          )}
                         </td>
                       </tr>
                     ))}
@@ -102,13 +113,15 @@ export function TeamsPage({ identity }: { identity: Identity }) {
           }
         </Loaded>
       </article>
-      <article class="panel">
-        <h2>Budgets</h2>
-        <p class="muted">
-          Budgets (spend limits per team) are not in the API yet; this panel will show and edit them once they
-          are.
-        </p>
-      </article>
+      <BudgetsPanel
+        identity={identity}
+        budgets={budgets}
+        teams={teams.data?.items ?? []}
+        onSaved={() => {
+          budgets.reload();
+          audit.reload();
+        }}
+      />
     </section>
   );
 }

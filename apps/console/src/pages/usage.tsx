@@ -42,7 +42,9 @@ function usageWindow(range: Range, now = Date.now()): { from: string; to: string
   return { from: isoDay(start), to: isoDay(today + DAY), days };
 }
 
-const hours = (n: number): string => num(Math.round(n * 10) / 10);
+/** Hours with two decimals below 10 (a short test run is 0.04 h, not 0), one above. */
+const hours = (n: number): string =>
+  n < 10 ? (Math.round(n * 100) / 100).toFixed(2) : num(Math.round(n * 10) / 10);
 
 /** Accelerator-hours and cost per team over time (GET /v1/usage), with the same figures as CSV. */
 export function UsagePage({ identity }: { identity: Identity }) {
@@ -147,6 +149,7 @@ export function UsagePage({ identity }: { identity: Identity }) {
                       series={series((i) => i.acceleratorHours)}
                       xTitle="day (UTC, month-day)"
                       yTitle="accelerator-hours per day"
+                      integer={false}
                     />
                   </article>
                   <article class="panel">
@@ -158,7 +161,8 @@ export function UsagePage({ identity }: { identity: Identity }) {
                       labels={labels}
                       series={series((i) => i.cost)}
                       xTitle="day (UTC, month-day)"
-                      yTitle="cost per day (flavor price units, e.g. USD)"
+                      yTitle="cost per day (USD)"
+                      integer={false}
                     />
                   </article>
                 </div>
