@@ -9,7 +9,6 @@ export const REASONS: Record<string, string> = {
   TOPOLOGY_UNSATISFIABLE: 'No free block/zone/domain fits the topology it asks for',
   BLOCKED_BY_RESERVATION: 'Waiting behind a larger job’s reservation',
   ADMISSION_LIMIT: 'Per-cycle admission limit reached',
-  BUDGET_EXHAUSTED: 'Team budget is used up for this period',
   UNSATISFIABLE: 'Can never fit this cluster as asked',
   INVALID: 'Invalid request',
   BUDGET_EXHAUSTED: 'Team budget for this period is used up',
