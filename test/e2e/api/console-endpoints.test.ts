@@ -196,7 +196,7 @@ describe('console endpoints: queue order, overview, cycle history, fleet, placem
     expect((await h.request('GET', '/v1/jobs/not-a-uuid/placement')).status).toBe(404);
   });
 
-  it('GET /v1/audit: quota changes newest first (numerically, past id 9), scoped to the caller, paged with before', async () => {
+  it('GET /v1/audit: quota and budget changes newest first (numerically, past id 9), scoped to the caller, paged with before', async () => {
     for (const nominal of [17, 18, 19, 20, 21, 22, 23, 24]) {
       expect(
         (
@@ -230,5 +230,18 @@ describe('console endpoints: queue order, overview, cycle history, fleet, placem
     expect((await h.request('GET', '/v1/audit?team=nlp', { token: alice })).status).toBe(403);
     expect((await h.request('GET', '/v1/audit?before=abc')).body.errors[0].field).toBe('before');
     expect((await h.request('GET', '/v1/audit?limit=201')).status).toBe(400);
+
+    // Budget changes are in the same trail.
+    const budget = await h.request('PUT', '/v1/teams/vision/budgets/month', {
+      body: { limit: 500, unit: 'accelerator-hours', onExhausted: 'warn' },
+    });
+    expect(budget.status).toBe(201);
+    const latest = await h.request('GET', '/v1/audit?limit=1', { token: alice });
+    expect(latest.body.items[0]).toMatchObject({
+      kind: 'budget.created',
+      team: 'vision',
+      actor: 'admin',
+      data: { period: 'month', before: null, after: { limit: 500 } },
+    });
   });
 });
