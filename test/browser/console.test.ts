@@ -83,6 +83,7 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     const page = await open();
     await page.goto(`${s.url}/ui/queue`);
     // The token field has focus on arrival: type, Enter.
+    await page.waitForFunction("document.activeElement?.id === 'token'");
     await page.keyboard.type(alice);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Queue', level: 1 }).waitFor();
