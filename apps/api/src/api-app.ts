@@ -16,6 +16,7 @@ import { createRedis, withTimeout } from './infra/redis.js';
 import { installApiMetrics } from './metrics/api-metrics.js';
 import { setupOpenApi } from './openapi.js';
 import type { CycleRunnerPort } from './scheduler/cycle-runner.port.js';
+import { installJsonBodyCheck } from './validation/json-body.js';
 import { ApiValidationPipe } from './validation/validation.pipe.js';
 
 /** A dependency that could not be reached at start-up; the message is one line with the fix. */
@@ -141,6 +142,7 @@ async function buildNestApp(config: Config, infra: Infrastructure, imports: Dyna
   app.useGlobalFilters(new ProblemFilter(infra.logger));
   setupOpenApi(app);
   installApiMetrics(app.getHttpAdapter().getInstance());
+  installJsonBodyCheck(app.getHttpAdapter().getInstance());
   installConsole(app.getHttpAdapter().getInstance(), consoleDir);
   // No enableShutdownHooks(): each entry point handles SIGTERM and closes the app itself. Nest's hook
   // would re-raise the signal once the API closed, killing `npm start` before its scheduler released the

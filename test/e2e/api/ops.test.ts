@@ -128,7 +128,7 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
     const cases: [string, Parameters<Harness['request']>[2], number][] = [
       ['malformed JSON', { raw: '{"name": ', headers: { 'content-type': 'application/json' } }, 400],
       ['prototype poisoning', { raw: '{"__proto__": {"x": 1}}', headers: { 'content-type': 'application/json' } }, 400],
-      ['text body', { raw: 'name=x', headers: { 'content-type': 'text/plain' } }, 400],
+      ['text body', { raw: 'name=x', headers: { 'content-type': 'text/plain' } }, 415],
       ['xml body', { raw: '<job/>', headers: { 'content-type': 'application/xml' } }, 415],
       ['array body', { body: [jobBody()] }, 400],
       ['null body', { raw: 'null', headers: { 'content-type': 'application/json' } }, 400],

@@ -90,8 +90,17 @@ describe('scheduler processes killed with SIGKILL at random points (real Postgre
         // Dies on its own right after a commit, before enqueueing that cycle's side effects.
         const scheduler = start('scheduler', { ...env, QM_TEST_FAILPOINTS: 'after-commit:0.25' });
         await scheduler.ready;
-        const died = await Promise.race([scheduler.exited.then(() => true), sleep(8000).then(() => false)]);
-        if (died && scheduler.child.signalCode === 'SIGKILL') selfKilled++;
+        // It dies at one of its committed cycles (a quarter of them); it commits as long as there is work, so
+        // wait for its death, or for the work to run out (then nothing can make it commit again).
+        let exited = false;
+        void scheduler.exited.then(() => (exited = true));
+        await waitFor(
+          `the failpoint scheduler died after a commit, or every job finished (seed ${seed})`,
+          async () => exited || (submitted >= target && (await jobStates(db.pool))['SUCCEEDED'] === target),
+          180_000,
+          100,
+        );
+        if (exited && scheduler.child.signalCode === 'SIGKILL') selfKilled++;
         await scheduler.kill('SIGKILL');
       }
       if (i === kills / 2) {
