@@ -31,6 +31,7 @@ export function httpStatusOf(code: ErrorCode): number {
       return 404;
     case 'IDEMPOTENCY_KEY_REUSED':
     case 'FLAVOR_IN_USE':
+    case 'IN_USE':
     case 'INVALID_TRANSITION':
     case 'CONFLICT':
       return 409;
@@ -59,6 +60,7 @@ const TITLES: Record<ErrorCode, string> = {
   NOT_FOUND: 'Not found',
   IDEMPOTENCY_KEY_REUSED: 'Idempotency-Key reused with another request',
   FLAVOR_IN_USE: 'Flavor in use',
+  IN_USE: 'Still in use',
   INVALID_TRANSITION: 'Invalid state transition',
   CONFLICT: 'Conflict',
   UNKNOWN_REFERENCE: 'Unknown referenced object',

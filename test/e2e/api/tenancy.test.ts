@@ -96,9 +96,10 @@ describe('tenancy: flavors, cohorts, teams, quotas, nodes', () => {
       const created = await h.request('PUT', '/v1/teams/speech', { body: { preemption: { withinTeam: 'Never', reclaimWithinCohort: 'LowerPriority' } } });
       expect(created.status).toBe(201);
       expect(created.body).toMatchObject({ cohort: null, fairShareWeight: 1, preemption: { withinTeam: 'Never', reclaimWithinCohort: 'LowerPriority' }, quotas: [] });
-      expect((await h.request('PUT', '/v1/teams/speech', { body: { cohort: 'research', fairShareWeight: 3 } })).status).toBe(200);
+      const full = { cohort: 'research', fairShareWeight: 3, preemption: { withinTeam: 'Never', reclaimWithinCohort: 'LowerPriority' } };
+      expect((await h.request('PUT', '/v1/teams/speech', { body: full })).status).toBe(200);
       const before = await h.counts();
-      const unknown = await h.request('PUT', '/v1/teams/speech', { body: { cohort: 'ghost' } });
+      const unknown = await h.request('PUT', '/v1/teams/speech', { body: { ...full, cohort: 'ghost' } });
       expect(unknown.status).toBe(422);
       expect(unknown.body.errors).toEqual([{ field: 'cohort', message: 'unknown cohort: ghost' }]);
       const bad = await h.request('PUT', '/v1/teams/speech', { body: { cohort: 'Research!', fairShareWeight: 0, preemption: { withinTeam: 'Always', other: 1 } } });

@@ -1,10 +1,11 @@
-import { Body, Controller, Get, Inject, Param, Put, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { TeamFlavorUsage } from '#core';
-import { notFound } from '#common';
+import { AppError, notFound } from '#common';
 import { CohortRepository, type CohortRecord } from '#db';
-import { AdminOnly } from '../auth/auth.decorators.js';
+import { AdminOnly, Caller } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
 import { UsageService } from '../teams/usage.service.js';
 import { NamePipe } from '../validation/name.pipe.js';
 import { PutCohortDto } from './cohort.dto.js';
@@ -63,5 +64,21 @@ export class CohortsController {
     const [cohort, usage] = await Promise.all([this.cohorts.get(name), this.usage.byTeam()]);
     if (!cohort) throw notFound(`cohort ${name}`);
     return cohortView(cohort, usage);
+  }
+
+  /** 204, or 409 naming the member teams (move them out with PATCH /v1/teams/{name} { "cohort": null } first). */
+  @Delete(':name')
+  @AdminOnly()
+  @HttpCode(204)
+  async delete(@Param('name', NamePipe) name: string, @Caller() caller: Principal): Promise<void> {
+    const result = await this.cohorts.delete(name, caller.subject);
+    if (result.outcome === 'missing') throw notFound(`cohort ${name}`);
+    if (result.outcome === 'in-use') {
+      const { members } = result.use;
+      throw new AppError(
+        'IN_USE',
+        `cohort ${name} still has member team(s) ${members.join(', ')}: move them out first (PATCH /v1/teams/{team} {"cohort": null}; qm team set TEAM --cohort none)`,
+      );
+    }
   }
 }

@@ -1,9 +1,10 @@
-import { Body, Controller, Get, Inject, Param, Put, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AppError, Config, notFound, unknownReference } from '#common';
 import { FlavorRepository, NodeRepository, type NodeRecord, pgCode, PG_FOREIGN_KEY_VIOLATION } from '#db';
-import { AdminOnly } from '../auth/auth.decorators.js';
+import { AdminOnly, Caller } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
 import { NodeNamePipe } from '../validation/name.pipe.js';
 import { PutNodeDto } from './node.dto.js';
 import { ApiProblems } from '../problem.doc.js';
@@ -82,5 +83,33 @@ export class NodesController {
     const node = await this.nodes.get(name);
     if (!node) throw notFound(`node ${name}`);
     return nodeView(node);
+  }
+
+  /**
+   * 204, or 409 naming the jobs that hold accelerators on it (cordon it with `schedulable: false` and let
+   * them finish, or cancel them). In Kubernetes mode a synced node is deleted with its Node object: 409.
+   */
+  @Delete(':name')
+  @AdminOnly()
+  @HttpCode(204)
+  async delete(@Param('name', NodeNamePipe) name: string, @Caller() caller: Principal): Promise<void> {
+    if (this.config.kubeconfig !== null && (await this.nodes.get(name))?.source === 'kubernetes') {
+      throw new AppError(
+        'CONFLICT',
+        `node ${name} is synced from its Kubernetes Node object, which is the truth for it in Kubernetes mode (KUBECONFIG is set): ` +
+          `drain and delete the Node instead (kubectl drain ${name}; kubectl delete node ${name}); its row goes once its work is released`,
+      );
+    }
+    const result = await this.nodes.delete(name, caller.subject);
+    if (result.outcome === 'missing') throw notFound(`node ${name}`);
+    if (result.outcome === 'in-use') {
+      const jobs = result.use.jobs;
+      const shown = jobs.slice(0, 5).map((j) => `${j.team}/${j.name} (${j.id})`);
+      throw new AppError(
+        'IN_USE',
+        `node ${name} holds accelerators of ${jobs.length} job(s): ${shown.join(', ')}${jobs.length > shown.length ? ', …' : ''}; ` +
+          `stop new work with PUT /v1/nodes/${name} {"schedulable": false, …} and let them finish, or cancel them, then delete it`,
+      );
+    }
   }
 }

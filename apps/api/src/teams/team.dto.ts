@@ -37,6 +37,9 @@ export class PutTeamDto {
   preemption?: PreemptionDto;
 }
 
+/** PATCH: the same fields, each optional; the ones sent replace the team's, the others stay. */
+export class PatchTeamDto extends PutTeamDto {}
+
 export const QUOTA_MAX = 1_000_000;
 
 export class PutQuotaDto {

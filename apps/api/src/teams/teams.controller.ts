@@ -1,13 +1,13 @@
-import { Body, Controller, Delete, Get, Inject, Param, Put, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { notFound, unknownReference } from '#common';
-import { CohortRepository, FlavorRepository, pgCode, PG_FOREIGN_KEY_VIOLATION, QuotaRepository, type QuotaRecord, TeamRepository, type TeamRecord } from '#db';
+import { AppError, notFound, unknownReference, type FieldError } from '#common';
+import { CohortRepository, FlavorRepository, pgCode, PG_FOREIGN_KEY_VIOLATION, QuotaRepository, type QuotaRecord, TeamRepository, type TeamRecord, type TeamUse } from '#db';
 import type { TeamFlavorUsage } from '#core';
 import { AdminOnly, Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { NamePipe } from '../validation/name.pipe.js';
-import { PutQuotaDto, PutTeamDto } from './team.dto.js';
+import { PatchTeamDto, PutQuotaDto, PutTeamDto } from './team.dto.js';
 import { UsageService, usageView } from './usage.service.js';
 import { ApiProblems } from '../problem.doc.js';
 
@@ -37,9 +37,24 @@ export class TeamsController {
     @Inject(UsageService) private readonly usage: UsageService,
   ) {}
 
+  /**
+   * Creates a team (absent fields take their defaults) or replaces one: PUT replaces the whole team, so
+   * replacing an existing team needs every field (400 naming each missing one) — a partial body would
+   * otherwise reset what it leaves out. PATCH changes only the fields sent.
+   */
   @Put(':name')
   @AdminOnly()
   async put(@Param('name', NamePipe) name: string, @Body() dto: PutTeamDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    if (await this.teams.get(name)) {
+      const missing = missingForReplace(dto);
+      if (missing.length > 0) {
+        throw new AppError(
+          'VALIDATION_FAILED',
+          `PUT replaces team ${name} as a whole: send ${missing.map((e) => e.field).join(', ')} too, or change only some fields with PATCH /v1/teams/${name}`,
+          missing,
+        );
+      }
+    }
     const cohort = dto.cohort ?? null;
     if (cohort !== null && !(await this.cohorts.exists(cohort))) throw unknownReference('cohort', `unknown cohort: ${cohort}`);
     try {
@@ -55,6 +70,40 @@ export class TeamsController {
       if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION) throw unknownReference('cohort', `unknown cohort: ${cohort}`);
       throw error;
     }
+  }
+
+  /** Merge: changes the fields sent (`cohort: null` leaves the cohort), keeps the others. 404 for an unknown team. */
+  @Patch(':name')
+  @AdminOnly()
+  async patch(@Param('name', NamePipe) name: string, @Body() dto: PatchTeamDto): Promise<unknown> {
+    const cohort = dto.cohort;
+    if (typeof cohort === 'string' && !(await this.cohorts.exists(cohort))) throw unknownReference('cohort', `unknown cohort: ${cohort}`);
+    try {
+      const record = await this.teams.patch(name, {
+        ...(cohort !== undefined ? { cohort } : {}),
+        ...(dto.fairShareWeight !== undefined ? { fairShareWeight: dto.fairShareWeight } : {}),
+        ...(dto.preemption?.withinTeam !== undefined ? { withinTeam: dto.preemption.withinTeam } : {}),
+        ...(dto.preemption?.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: dto.preemption.reclaimWithinCohort } : {}),
+      });
+      if (!record) throw notFound(`team ${name}`);
+      return teamView(record, (await this.usage.byTeam()).get(name) ?? []);
+    } catch (error) {
+      if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION) throw unknownReference('cohort', `unknown cohort: ${String(cohort)}`);
+      throw error;
+    }
+  }
+
+  /**
+   * 204, or 409 naming what still uses the team (unfinished jobs, quotas, budgets, pending side effects of
+   * its jobs). Its finished jobs go with it; the usage ledger and the audit trail keep their history.
+   */
+  @Delete(':name')
+  @AdminOnly()
+  @HttpCode(204)
+  async delete(@Param('name', NamePipe) name: string, @Caller() caller: Principal): Promise<void> {
+    const result = await this.teams.delete(name, caller.subject);
+    if (result.outcome === 'missing') throw notFound(`team ${name}`);
+    if (result.outcome === 'in-use') throw new AppError('IN_USE', teamInUseDetail(name, result.use));
   }
 
   /** Every team with its quotas and live usage (members read every team, as capacity is shared). */
@@ -115,4 +164,24 @@ export class TeamsController {
       throw e;
     }
   }
+}
+
+/** Fields a replacing PUT must carry (every field of the team; `cohort` may be null). */
+function missingForReplace(dto: PutTeamDto): FieldError[] {
+  const missing: FieldError[] = [];
+  const required = 'required when replacing an existing team (or use PATCH)';
+  if (dto.cohort === undefined) missing.push({ field: 'cohort', message: `${required}; null for none` });
+  if (dto.fairShareWeight === undefined) missing.push({ field: 'fairShareWeight', message: required });
+  if (dto.preemption?.withinTeam === undefined) missing.push({ field: 'preemption.withinTeam', message: required });
+  if (dto.preemption?.reclaimWithinCohort === undefined) missing.push({ field: 'preemption.reclaimWithinCohort', message: required });
+  return missing;
+}
+
+function teamInUseDetail(name: string, use: TeamUse): string {
+  const parts: string[] = [];
+  if (use.unfinishedJobs > 0) parts.push(`${use.unfinishedJobs} unfinished job(s) (cancel them or let them finish)`);
+  if (use.quotas.length > 0) parts.push(`quota(s) for ${use.quotas.join(', ')} (DELETE /v1/teams/${name}/quotas/{flavor}; qm quota rm ${name} FLAVOR)`);
+  if (use.budgets.length > 0) parts.push(`budget(s) for the ${use.budgets.join(', ')} period (qm budget rm ${name} --period PERIOD)`);
+  if (use.pendingSideEffects > 0) parts.push(`${use.pendingSideEffects} side effect(s) of its jobs still being carried out (retry shortly)`);
+  return `team ${name} is still used by ${parts.join('; ')}: remove those first`;
 }

@@ -1,5 +1,10 @@
-import type { DbHandle } from './db-handle.js';
-import type { CohortRecord, Upserted } from './tenancy.records.js';
+import { inTransaction, type DbHandle } from './db-handle.js';
+import { writeTenancyEvent, type CohortRecord, type Deletion, type Upserted } from './tenancy.records.js';
+
+/** What keeps a cohort from being deleted: its member teams. */
+export interface CohortUse {
+  members: string[];
+}
 
 interface CohortRow {
   name: string;
@@ -48,5 +53,21 @@ export class CohortRepository {
   async exists(name: string): Promise<boolean> {
     const { rowCount } = await this.db.pool.query('SELECT 1 FROM cohorts WHERE name = $1', [name]);
     return rowCount === 1;
+  }
+
+  /**
+   * Deletes a cohort without member teams and writes a cohort.deleted event, in one transaction. A team
+   * joining it meanwhile waits for the row lock and then fails on the foreign key (or is seen by the check).
+   */
+  async delete(name: string, actor: string): Promise<Deletion<CohortUse>> {
+    return inTransaction(this.db.pool, async (client) => {
+      const cohort = await client.query('SELECT 1 FROM cohorts WHERE name = $1 FOR UPDATE', [name]);
+      if (cohort.rowCount !== 1) return { outcome: 'missing' };
+      const { rows } = await client.query<{ name: string }>('SELECT name FROM teams WHERE cohort = $1 ORDER BY name', [name]);
+      if (rows.length > 0) return { outcome: 'in-use', use: { members: rows.map((r) => r.name) } };
+      await client.query('DELETE FROM cohorts WHERE name = $1', [name]);
+      const eventId = await writeTenancyEvent(client, 'cohort.deleted', null, actor, `cohort ${name} deleted by ${actor}`, { cohort: name });
+      return { outcome: 'deleted', eventId };
+    });
   }
 }

@@ -1,5 +1,10 @@
-import type { DbHandle } from './db-handle.js';
-import type { NodeRecord, Upserted } from './tenancy.records.js';
+import { inTransaction, type DbHandle } from './db-handle.js';
+import { writeTenancyEvent, type Deletion, type NodeRecord, type Upserted } from './tenancy.records.js';
+
+/** What keeps a node from being deleted: the jobs holding accelerators on it (id and name). */
+export interface NodeUse {
+  jobs: { id: string; name: string; team: string }[];
+}
 
 interface NodeRow {
   name: string;
@@ -91,5 +96,25 @@ export class NodeRepository {
   async get(name: string): Promise<NodeRecord | null> {
     const { rows } = await this.db.pool.query<NodeRow>(`SELECT ${COLUMNS} FROM nodes WHERE name = $1`, [name]);
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /**
+   * Deletes a node no job holds accelerators on and writes a node.deleted event, in one transaction. An
+   * admission placing a job on it meanwhile waits for the row lock and then fails on the foreign key (the
+   * scheduler's cycle is retried), or committed first and is seen by the check.
+   */
+  async delete(name: string, actor: string): Promise<Deletion<NodeUse>> {
+    return inTransaction(this.db.pool, async (client) => {
+      const node = await client.query<{ flavor: string }>('SELECT flavor FROM nodes WHERE name = $1 FOR UPDATE', [name]);
+      if (node.rowCount !== 1) return { outcome: 'missing' };
+      const { rows } = await client.query<{ id: string; name: string; team: string }>(
+        `SELECT DISTINCT j.id::text AS id, j.name, j.team FROM allocations a JOIN jobs j ON j.id = a.job_id WHERE a.node = $1 ORDER BY j.name, id`,
+        [name],
+      );
+      if (rows.length > 0) return { outcome: 'in-use', use: { jobs: rows } };
+      await client.query('DELETE FROM nodes WHERE name = $1', [name]);
+      const eventId = await writeTenancyEvent(client, 'node.deleted', null, actor, `node ${name} deleted by ${actor}`, { node: name, flavor: node.rows[0]!.flavor });
+      return { outcome: 'deleted', eventId };
+    });
   }
 }

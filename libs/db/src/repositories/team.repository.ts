@@ -1,5 +1,5 @@
-import type { DbHandle } from './db-handle.js';
-import type { QuotaRecord, TeamRecord, Upserted } from './tenancy.records.js';
+import { inTransaction, type DbHandle } from './db-handle.js';
+import { writeTenancyEvent, type Deletion, type QuotaRecord, type TeamRecord, type Upserted } from './tenancy.records.js';
 
 interface TeamRow {
   name: string;
@@ -42,6 +42,20 @@ export const toQuotaRecord = (r: QuotaRow): QuotaRecord => ({
 
 export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt'>;
 
+/** What keeps a team from being deleted. */
+export interface TeamUse {
+  /** Jobs not yet SUCCEEDED, FAILED or CANCELLED. */
+  unfinishedJobs: number;
+  /** Flavors it has a quota for. */
+  quotas: string[];
+  /** Periods it has a budget for. */
+  budgets: string[];
+  /** Side effects (pod deletion…) of its jobs not yet carried out. */
+  pendingSideEffects: number;
+}
+
+export const teamInUse = (u: TeamUse): boolean => u.unfinishedJobs > 0 || u.quotas.length > 0 || u.budgets.length > 0 || u.pendingSideEffects > 0;
+
 export class TeamRepository {
   constructor(private readonly db: DbHandle) {}
 
@@ -57,6 +71,25 @@ export class TeamRepository {
     );
     const row = rows[0]!;
     return { record: toRecord(row), created: row.created === true };
+  }
+
+  /**
+   * Changes only the fields given (merge), in one statement, so concurrent patches of different fields both
+   * stay. Null when there is no such team. Throws the pg foreign-key error (23503) when the cohort does not exist.
+   */
+  async patch(name: string, t: Partial<TeamInput>): Promise<TeamRecord | null> {
+    const { rows } = await this.db.pool.query<TeamRow>(
+      `UPDATE teams SET
+         cohort = CASE WHEN $2 THEN $3 ELSE cohort END,
+         fair_share_weight = COALESCE($4, fair_share_weight),
+         within_team = COALESCE($5::within_team_policy, within_team),
+         reclaim_within_cohort = COALESCE($6::reclaim_policy, reclaim_within_cohort),
+         updated_at = now()
+       WHERE name = $1
+       RETURNING ${COLUMNS}`,
+      [name, t.cohort !== undefined, t.cohort ?? null, t.fairShareWeight ?? null, t.withinTeam ?? null, t.reclaimWithinCohort ?? null],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
   }
 
   async list(names?: readonly string[]): Promise<TeamRecord[]> {
@@ -86,5 +119,35 @@ export class TeamRepository {
       [teams],
     );
     return rows.map(toQuotaRecord);
+  }
+
+  /**
+   * Deletes a team that nothing uses any more (no unfinished job, quota, budget or pending side effect of its
+   * jobs), with its finished jobs (their transitions and events stay, and the usage ledger keeps its
+   * accelerator-hours and cost), and writes a team.deleted event — in one transaction. The team row is locked
+   * first, so a job, quota or budget written for it meanwhile either commits before the check (and is seen)
+   * or fails on the foreign key after the delete.
+   */
+  async delete(name: string, actor: string): Promise<Deletion<TeamUse>> {
+    return inTransaction(this.db.pool, async (client) => {
+      const team = await client.query('SELECT 1 FROM teams WHERE name = $1 FOR UPDATE', [name]);
+      if (team.rowCount !== 1) return { outcome: 'missing' };
+      const { rows } = await client.query<TeamUse>(
+        `SELECT (SELECT count(*)::int FROM jobs WHERE team = $1 AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')) AS "unfinishedJobs",
+                ARRAY(SELECT flavor FROM quotas WHERE team = $1 ORDER BY flavor) AS quotas,
+                ARRAY(SELECT period::text FROM budgets WHERE team = $1 ORDER BY period) AS budgets,
+                (SELECT count(*)::int FROM outbox o WHERE o.status <> 'done'
+                   AND (o.payload->>'jobId') IN (SELECT id::text FROM jobs WHERE team = $1)) AS "pendingSideEffects"`,
+        [name],
+      );
+      const use = rows[0]!;
+      if (teamInUse(use)) return { outcome: 'in-use', use };
+      const jobs = await client.query('DELETE FROM jobs WHERE team = $1', [name]);
+      await client.query('DELETE FROM teams WHERE name = $1', [name]);
+      const eventId = await writeTenancyEvent(client, 'team.deleted', name, actor, `team ${name} deleted by ${actor} (with ${jobs.rowCount ?? 0} finished job(s))`, {
+        finishedJobsDeleted: jobs.rowCount ?? 0,
+      });
+      return { outcome: 'deleted', eventId };
+    });
   }
 }

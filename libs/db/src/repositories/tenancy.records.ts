@@ -58,3 +58,23 @@ export interface Upserted<T> {
   record: T;
   created: boolean;
 }
+
+/**
+ * Outcome of deleting a tenancy object: gone (with the audit event written in the same transaction),
+ * absent, or refused because something still uses it (nothing written).
+ */
+export type Deletion<Use> = { outcome: 'deleted'; eventId: string } | { outcome: 'missing' } | { outcome: 'in-use'; use: Use };
+
+/** What an event-writing query needs from a pg client or pool. */
+export interface EventWriter {
+  query: (sql: string, values: unknown[]) => Promise<{ rows: { id: string }[] }>;
+}
+
+/** Writes one audit event (who did what to which team) and returns its id. */
+export async function writeTenancyEvent(client: EventWriter, kind: string, team: string | null, actor: string, message: string, data: unknown): Promise<string> {
+  const { rows } = await client.query(
+    'INSERT INTO events (kind, team, actor, message, data) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING id::text AS id',
+    [kind, team, actor, message, JSON.stringify(data)],
+  );
+  return rows[0]!.id;
+}
