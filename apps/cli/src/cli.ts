@@ -4,6 +4,7 @@ import { registerCompletion } from './commands/completion.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerSession } from './commands/session.js';
 import { registerTenancy } from './commands/tenancy.js';
+import { registerTenancyAdmin } from './commands/tenancy-admin.js';
 import { CommandContext } from './context.js';
 import { CliFailure, UsageError } from './errors.js';
 import type { QmIo } from './io.js';
@@ -57,6 +58,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
   registerSession(program, context);
   registerJobs(program, context);
   registerTenancy(program, context);
+  registerTenancyAdmin(program, context);
   registerAccounting(program, context);
 
   program

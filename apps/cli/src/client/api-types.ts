@@ -68,9 +68,18 @@ export interface Flavor {
   name: string;
   kind: string;
   resourceName: string;
+  nodeLabels: Record<string, string>;
   memoryGiB: number | null;
   relativeSpeed: number;
   costPerHour: number;
+}
+
+export interface Cohort {
+  name: string;
+  description: string;
+  members: string[];
+  /** Per flavor: capacity = the members' nominal quota, and their use. */
+  flavors: { flavor: string; capacity: number; used: number; borrowed: number; lent: number; pendingDemand: number }[];
 }
 
 export interface QuotaUsage {

@@ -1,0 +1,268 @@
+import type { Command } from 'commander';
+import { ApiError, type ApiClient } from '../client/api-client.js';
+import type { ClusterNode, Cohort, Flavor, List, Team } from '../client/api-types.js';
+import type { CommandContext } from '../context.js';
+import { UsageError } from '../errors.js';
+import { machine, outputFormat } from '../output/render.js';
+import { formatTable } from '../table.js';
+import { example, limitValue, positiveInt, seg } from './common.js';
+
+const listing = { align: 'left', rule: false } as const;
+const KINDS = ['nvidia-gpu', 'aws-trainium', 'intel-gaudi', 'google-tpu'] as const;
+const WITHIN_TEAM = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
+const RECLAIM = ['Never', 'LowerPriority', 'Any'] as const;
+const NONE = /^(none|null|-)$/i;
+
+/** The object at `path`, or undefined when the API answers 404. */
+async function current<T>(client: ApiClient, path: string): Promise<T | undefined> {
+  try {
+    return await client.get<T>(path);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+function oneOf<T extends string>(flag: string, value: string, allowed: readonly T[]): T {
+  const hit = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
+  if (hit === undefined) throw new UsageError(`${flag} '${value}': expected one of ${allowed.join(', ')}`);
+  return hit;
+}
+
+function nonNegative(flag: string, text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} '${text}': expected a non-negative number`);
+  return n;
+}
+
+function wholeNumber(flag: string, text: string): number {
+  const n = limitValue(flag, text);
+  if (n === null) throw new UsageError(`${flag} '${text}': expected a non-negative integer`);
+  return n;
+}
+
+function yesNo(flag: string, text: string): boolean {
+  if (/^(yes|true|y|1)$/i.test(text)) return true;
+  if (/^(no|false|n|0)$/i.test(text)) return false;
+  throw new UsageError(`${flag} '${text}': expected yes or no`);
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+function labels(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--node-label '${pair}': expected key=value, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3`);
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
+}
+
+/** `qm X rm NAME`: DELETE, one line on success; 409 (still in use) and 404 come back as one-line errors, exit 1. */
+function registerRemove(parent: Command, ctx: CommandContext, what: string, path: string, example_: string, description: string): void {
+  parent
+    .command('rm')
+    .alias('delete')
+    .description(description)
+    .argument('<name>')
+    .addHelpText('after', example(example_))
+    .action(async (name: string) => {
+      await ctx.connect().client.request('DELETE', `${path}/${seg(name)}`);
+      ctx.out(`${what} ${name} deleted\n`);
+    });
+}
+
+/**
+ * Infra leads' writes of the tenancy: flavors, cohorts, teams and nodes (`set` creates or changes, keeping
+ * what is not given; `rm` deletes, refused while in use). Quotas and budgets live in tenancy.ts and accounting.ts.
+ */
+export function registerTenancyAdmin(program: Command, ctx: CommandContext): void {
+  // --- flavors ---------------------------------------------------------------------------------------
+  const flavor = program.command('flavor').description('create, change or delete an accelerator flavor (admin); list them with qm flavors');
+  flavor.addHelpText('after', example('qm flavor set h100-80gb --kind nvidia-gpu --memory-gib 80 --relative-speed 2 --cost-per-hour 4', 'qm flavor rm v100'));
+  flavor
+    .command('set')
+    .description('create a flavor, or change the settings given (the others keep their value; a price change starts a new price in the history)')
+    .argument('<name>')
+    .option('--kind <kind>', 'nvidia-gpu | aws-trainium | intel-gaudi | google-tpu (required for a new flavor)')
+    .option('--resource-name <name>', 'extended resource it is counted in (default by kind: nvidia.com/gpu, aws.amazon.com/neuron, habana.ai/gaudi, google.com/tpu)')
+    .option('--node-label <key=value>', 'a node label that selects it; repeat for several (replaces the current labels)', collect)
+    .option('--memory-gib <n>', 'accelerator memory in GiB; none to clear')
+    .option('--relative-speed <x>', 'speed relative to the others (1 = baseline)')
+    .option('--cost-per-hour <x>', 'price of one accelerator-hour (the unit of currency budgets)')
+    .option('-o, --output <format>', 'text | json | yaml')
+    .addHelpText('after', example('qm flavor set h100-80gb --kind nvidia-gpu --node-label nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --memory-gib 80 --cost-per-hour 4', 'qm flavor set h100-80gb --cost-per-hour 3.5'))
+    .action(async (name: string, opts: { kind?: string; resourceName?: string; nodeLabel?: string[]; memoryGib?: string; relativeSpeed?: string; costPerHour?: string; output?: string }) => {
+      const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
+      const kind = opts.kind === undefined ? undefined : oneOf('--kind', opts.kind, KINDS);
+      const memoryGiB = opts.memoryGib === undefined ? undefined : NONE.test(opts.memoryGib) ? null : wholeNumber('--memory-gib', opts.memoryGib);
+      const relativeSpeed = opts.relativeSpeed === undefined ? undefined : nonNegative('--relative-speed', opts.relativeSpeed);
+      const costPerHour = opts.costPerHour === undefined ? undefined : nonNegative('--cost-per-hour', opts.costPerHour);
+      const nodeLabels = opts.nodeLabel === undefined ? undefined : labels(opts.nodeLabel);
+      const client = ctx.connect().client;
+      const was = await current<Flavor>(client, `/v1/flavors/${seg(name)}`);
+      if (was === undefined && kind === undefined) throw new UsageError(`flavor ${name} does not exist yet: --kind is required (${KINDS.join(', ')})`);
+      if (was !== undefined && [kind, opts.resourceName, nodeLabels, memoryGiB, relativeSpeed, costPerHour].every((v) => v === undefined)) {
+        throw new UsageError('give at least one setting to change (see qm flavor set --help)');
+      }
+      const sameKind = was !== undefined && (kind === undefined || kind === was.kind);
+      const body = {
+        kind: kind ?? was!.kind,
+        // A new kind takes its own default resource unless one is given.
+        ...(opts.resourceName !== undefined ? { resourceName: opts.resourceName } : sameKind ? { resourceName: was.resourceName } : {}),
+        nodeLabels: nodeLabels ?? was?.nodeLabels ?? {},
+        memoryGiB: memoryGiB !== undefined ? memoryGiB : (was?.memoryGiB ?? null),
+        relativeSpeed: relativeSpeed ?? was?.relativeSpeed ?? 1,
+        costPerHour: costPerHour ?? was?.costPerHour ?? 0,
+      };
+      const saved = (await client.request<Flavor>('PUT', `/v1/flavors/${seg(name)}`, { body })).body;
+      const m = machine(format, saved);
+      if (m !== undefined) return ctx.out(m);
+      ctx.out(
+        `flavor ${name} ${was === undefined ? 'created' : 'updated'}: ${saved.kind} (${saved.resourceName}), ` +
+          `${saved.memoryGiB === null ? 'memory unknown' : `${saved.memoryGiB} GiB`}, speed ${saved.relativeSpeed}, ${saved.costPerHour} per accelerator-hour\n`,
+      );
+    });
+  registerRemove(flavor, ctx, 'flavor', '/v1/flavors', 'qm flavor rm v100', 'delete a flavor (admin); refused while nodes, quotas or unfinished jobs use it');
+
+  // --- cohorts ---------------------------------------------------------------------------------------
+  program
+    .command('cohorts')
+    .description('cohorts (borrowing pools): members, and per flavor capacity (members\' nominal) and use')
+    .option('-o, --output <format>', 'table | json | yaml')
+    .addHelpText('after', example('qm cohorts', 'qm cohorts -o json'))
+    .action(async (opts: { output?: string }) => {
+      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
+      const { items } = await ctx.connect().client.get<List<Cohort>>('/v1/cohorts');
+      const m = machine(format, items);
+      if (m !== undefined) return ctx.out(m);
+      ctx.out(
+        formatTable(
+          ['NAME', 'MEMBERS', 'USED/CAPACITY', 'DESCRIPTION'],
+          items.map((c) => [c.name, c.members.join(', ') || '-', c.flavors.map((f) => `${f.flavor} ${f.used}/${f.capacity}`).join(', ') || '-', c.description || '-']),
+          listing,
+        ),
+      );
+    });
+  const cohort = program.command('cohort').description('create, describe or delete a cohort, a pool teams borrow from (admin); list them with qm cohorts');
+  cohort.addHelpText('after', example('qm cohort set research --description "research pool"', 'qm cohort rm research'));
+  cohort
+    .command('set')
+    .description('create a cohort, or change its description')
+    .argument('<name>')
+    .option('--description <text>', 'what the pool is for')
+    .option('-o, --output <format>', 'text | json | yaml')
+    .addHelpText('after', example('qm cohort set research --description "research pool"'))
+    .action(async (name: string, opts: { description?: string; output?: string }) => {
+      const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
+      const client = ctx.connect().client;
+      const was = await current<Cohort>(client, `/v1/cohorts/${seg(name)}`);
+      const body = { description: opts.description ?? was?.description ?? '' };
+      const saved = (await client.request<Cohort>('PUT', `/v1/cohorts/${seg(name)}`, { body })).body;
+      const m = machine(format, saved);
+      if (m !== undefined) return ctx.out(m);
+      ctx.out(`cohort ${name} ${was === undefined ? 'created' : 'updated'}${saved.members.length > 0 ? ` (members: ${saved.members.join(', ')})` : ''}\n`);
+    });
+  registerRemove(cohort, ctx, 'cohort', '/v1/cohorts', 'qm cohort rm research', 'delete a cohort (admin); refused while teams are members (qm team set TEAM --cohort none)');
+
+  // --- teams -----------------------------------------------------------------------------------------
+  const team = program.command('team').description('create, change or delete a team (admin); list them with qm teams, set quotas with qm quota set');
+  team.addHelpText('after', example('qm team set vision --cohort research --fair-share-weight 2', 'qm team rm legacy'));
+  team
+    .command('set')
+    .description('create a team, or change the settings given (PATCH: the others keep their value)')
+    .argument('<name>')
+    .option('--cohort <cohort>', 'the cohort it borrows from and lends to; none to leave it')
+    .option('--fair-share-weight <n>', 'its weight in fair sharing (1-1000)')
+    .option('--within-team <policy>', 'Never | LowerPriority | LowerOrNewerEqualPriority — which of its own jobs a job may preempt')
+    .option('--reclaim-within-cohort <policy>', 'Never | LowerPriority | Any — which borrowers it may preempt to get its nominal quota back')
+    .option('-o, --output <format>', 'text | json | yaml')
+    .addHelpText('after', example('qm team set vision --cohort research', 'qm team set vision --within-team Never', 'qm team set nlp --cohort none'))
+    .action(async (name: string, opts: { cohort?: string; fairShareWeight?: string; withinTeam?: string; reclaimWithinCohort?: string; output?: string }) => {
+      const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
+      const change: { cohort?: string | null; fairShareWeight?: number; preemption?: { withinTeam?: string; reclaimWithinCohort?: string } } = {};
+      if (opts.cohort !== undefined) change.cohort = NONE.test(opts.cohort) ? null : opts.cohort;
+      if (opts.fairShareWeight !== undefined) change.fairShareWeight = positiveInt('--fair-share-weight', opts.fairShareWeight);
+      if (opts.withinTeam !== undefined || opts.reclaimWithinCohort !== undefined) {
+        change.preemption = {
+          ...(opts.withinTeam !== undefined ? { withinTeam: oneOf('--within-team', opts.withinTeam, WITHIN_TEAM) } : {}),
+          ...(opts.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: oneOf('--reclaim-within-cohort', opts.reclaimWithinCohort, RECLAIM) } : {}),
+        };
+      }
+      const client = ctx.connect().client;
+      const was = await current<Team>(client, `/v1/teams/${seg(name)}`);
+      if (was !== undefined && Object.keys(change).length === 0) throw new UsageError('give at least one setting to change (see qm team set --help)');
+      const saved = (await client.request<Team>(was === undefined ? 'PUT' : 'PATCH', `/v1/teams/${seg(name)}`, { body: change })).body;
+      const m = machine(format, saved);
+      if (m !== undefined) return ctx.out(m);
+      ctx.out(
+        `team ${name} ${was === undefined ? 'created' : 'updated'}: cohort ${saved.cohort ?? 'none'}, fair-share weight ${saved.fairShareWeight}, ` +
+          `preemption within team ${saved.preemption.withinTeam}, reclaim within cohort ${saved.preemption.reclaimWithinCohort}\n`,
+      );
+    });
+  registerRemove(team, ctx, 'team', '/v1/teams', 'qm team rm legacy', 'delete a team (admin) with its finished jobs (its usage stays in qm usage); refused while it has unfinished jobs, quotas or budgets');
+
+  // --- nodes -----------------------------------------------------------------------------------------
+  const node = program.command('node').description('add, change or delete a node in a cluster without Kubernetes sync (admin); list them with qm nodes');
+  node.addHelpText('after', example('qm node set gpu-1 --flavor h100-80gb --accelerators 8 --cpu-millis 96000 --memory-mib 1048576 --zone z1', 'qm node set gpu-1 --schedulable no', 'qm node rm gpu-1'));
+  node
+    .command('set')
+    .description('add a node, or change the settings given (the others keep their value); --schedulable no cordons it (running work stays)')
+    .argument('<name>')
+    .option('--flavor <flavor>', 'its accelerators\' flavor (required for a new node)')
+    .option('--accelerators <n>', 'allocatable accelerators (required for a new node)')
+    .option('--cpu-millis <n>', 'allocatable CPU in millicores (required for a new node)')
+    .option('--memory-mib <n>', 'allocatable memory in MiB (required for a new node)')
+    .option('--zone <zone>', 'topology zone; none to clear')
+    .option('--block <block>', 'topology block or rack; none to clear')
+    .option('--domain <domain>', 'NVLink/ICI domain; none to clear')
+    .option('--tpu-shape <shape>', 'TPU slice shape such as 2x4; none to clear')
+    .option('--schedulable <yes|no>', 'whether it takes new work')
+    .option('-o, --output <format>', 'text | json | yaml')
+    .addHelpText('after', example('qm node set gpu-1 --flavor h100-80gb --accelerators 8 --cpu-millis 96000 --memory-mib 1048576 --zone z1 --block b1', 'qm node set gpu-1 --schedulable no'))
+    .action(async (name: string, opts: Record<string, string | undefined>) => {
+      const format = outputFormat(opts['output'], ['text', 'json', 'yaml'], 'text');
+      const int = (flag: string, key: string): number | undefined => (opts[key] === undefined ? undefined : wholeNumber(flag, opts[key]));
+      const given = {
+        flavor: opts['flavor'],
+        accelerators: int('--accelerators', 'accelerators'),
+        cpuMillis: int('--cpu-millis', 'cpuMillis'),
+        memoryMiB: int('--memory-mib', 'memoryMib'),
+        schedulable: opts['schedulable'] === undefined ? undefined : yesNo('--schedulable', opts['schedulable']),
+      };
+      const topologyFlags = { zone: opts['zone'], block: opts['block'], domain: opts['domain'], tpuShape: opts['tpuShape'] };
+      const client = ctx.connect().client;
+      const was = await current<ClusterNode>(client, `/v1/nodes/${seg(name)}`);
+      if (was === undefined) {
+        const missing = (['flavor', 'accelerators', 'cpuMillis', 'memoryMiB'] as const).filter((k) => given[k] === undefined);
+        const flag = { flavor: '--flavor', accelerators: '--accelerators', cpuMillis: '--cpu-millis', memoryMiB: '--memory-mib' };
+        if (missing.length > 0) throw new UsageError(`node ${name} does not exist yet: ${missing.map((k) => flag[k]).join(', ')} required`);
+      } else if ([...Object.values(given), ...Object.values(topologyFlags)].every((v) => v === undefined)) {
+        throw new UsageError('give at least one setting to change (see qm node set --help)');
+      }
+      const topology: Record<string, string> = { ...(was?.topology ?? {}) };
+      for (const [key, value] of Object.entries(topologyFlags)) {
+        if (value === undefined) continue;
+        if (NONE.test(value)) delete topology[key];
+        else topology[key] = value;
+      }
+      const body = {
+        flavor: given.flavor ?? was!.flavor,
+        accelerators: given.accelerators ?? was!.accelerators,
+        cpuMillis: given.cpuMillis ?? was!.cpuMillis,
+        memoryMiB: given.memoryMiB ?? was!.memoryMiB,
+        topology,
+        schedulable: given.schedulable ?? was?.schedulable ?? true,
+      };
+      const saved = (await client.request<ClusterNode>('PUT', `/v1/nodes/${seg(name)}`, { body })).body;
+      const m = machine(format, saved);
+      if (m !== undefined) return ctx.out(m);
+      const where = Object.entries(saved.topology).map(([k, v]) => `${k} ${v}`).join(', ');
+      ctx.out(
+        `node ${name} ${was === undefined ? 'added' : 'updated'}: ${saved.accelerators} × ${saved.flavor}${where ? `, ${where}` : ''}, ` +
+          `${saved.schedulable ? 'takes new work' : 'cordoned (takes no new work)'}\n`,
+      );
+    });
+  registerRemove(node, ctx, 'node', '/v1/nodes', 'qm node rm gpu-1', 'delete a node (admin); refused while jobs hold accelerators on it (cordon it with qm node set NAME --schedulable no and let them finish)');
+}

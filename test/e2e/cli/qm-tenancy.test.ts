@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADMIN_TOKEN, type Harness, memberToken, startHarness } from '../api/harness.js';
+import { buildQm, runQm, type QmResult } from './qm-process.js';
+
+/**
+ * An infra lead's first hour without curl: flavors, a cohort, teams and nodes created, changed and deleted
+ * with the real `qm` binary (no TTY) against the real API over a fresh, empty database.
+ */
+let h: Harness;
+let admin: Record<string, string>;
+
+const qm = (...args: string[]): Promise<QmResult> => runQm(args, { env: admin });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
+const json = async (...args: string[]): Promise<any> => {
+  const r = await qm(...args, '-o', 'json');
+  if (r.code !== 0) throw new Error(`qm ${args.join(' ')} → ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+};
+/** Exit code and one line on stderr, nothing on stdout. */
+function failed(r: QmResult, code: 1 | 2, line: string | RegExp): void {
+  expect({ code: r.code, stdout: r.stdout }).toEqual({ code, stdout: '' });
+  expect(r.stderr.split('\n')).toHaveLength(2);
+  if (typeof line === 'string') expect(r.stderr).toBe(`qm: ${line}\n`);
+  else expect(r.stderr).toMatch(line);
+}
+
+beforeAll(async () => {
+  buildQm();
+  h = await startHarness('cli_qm_tenancy');
+  admin = { QM_SERVER: h.url, QM_TOKEN: ADMIN_TOKEN, XDG_CONFIG_HOME: join(mkdtempSync(join(tmpdir(), 'qm-tenancy-')), 'config') };
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('qm flavor / cohort / team / node set: create, then change only what is given', () => {
+  it('builds a small cluster from nothing', async () => {
+    expect(await qm('flavor', 'set', 'h100', '--kind', 'nvidia-gpu', '--node-label', 'nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3', '--memory-gib', '80', '--relative-speed', '2', '--cost-per-hour', '4')).toEqual({
+      code: 0,
+      stdout: 'flavor h100 created: nvidia-gpu (nvidia.com/gpu), 80 GiB, speed 2, 4 per accelerator-hour\n',
+      stderr: '',
+    });
+    expect((await qm('flavor', 'set', 'h100', '--cost-per-hour', '3.5')).stdout).toBe('flavor h100 updated: nvidia-gpu (nvidia.com/gpu), 80 GiB, speed 2, 3.5 per accelerator-hour\n');
+    expect(await json('flavors')).toEqual([expect.objectContaining({ name: 'h100', memoryGiB: 80, relativeSpeed: 2, costPerHour: 3.5, nodeLabels: { 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3' } })]);
+    // The price change is in the flavor's price history.
+    expect((await h.request('GET', '/v1/flavors/h100/prices')).body.items.map((p: { costPerHour: number }) => p.costPerHour)).toEqual([4, 3.5]);
+
+    expect((await qm('cohort', 'set', 'research', '--description', 'research pool')).stdout).toBe('cohort research created\n');
+    expect((await qm('team', 'set', 'vision', '--cohort', 'research', '--fair-share-weight', '2')).stdout).toBe(
+      'team vision created: cohort research, fair-share weight 2, preemption within team LowerPriority, reclaim within cohort Any\n',
+    );
+    // A second set changes only what it names (PATCH): the cohort and the weight stay.
+    expect((await qm('team', 'set', 'vision', '--within-team', 'never')).stdout).toBe(
+      'team vision updated: cohort research, fair-share weight 2, preemption within team Never, reclaim within cohort Any\n',
+    );
+    expect((await qm('team', 'set', 'nlp', '--cohort', 'research')).code).toBe(0);
+    expect((await qm('cohorts')).stdout).toMatch(/^NAME\s+MEMBERS\s+USED\/CAPACITY\s+DESCRIPTION\nresearch\s+nlp, vision\s+-\s+research pool\n$/);
+
+    expect((await qm('node', 'set', 'gpu-1', '--flavor', 'h100', '--accelerators', '8', '--cpu-millis', '96000', '--memory-mib', '1048576', '--zone', 'z1', '--block', 'b1')).stdout).toBe(
+      'node gpu-1 added: 8 × h100, zone z1, block b1, takes new work\n',
+    );
+    expect((await qm('node', 'set', 'gpu-1', '--schedulable', 'no', '--block', 'none')).stdout).toBe('node gpu-1 updated: 8 × h100, zone z1, cordoned (takes no new work)\n');
+    expect(await json('nodes')).toEqual([expect.objectContaining({ name: 'gpu-1', accelerators: 8, cpuMillis: 96000, topology: { zone: 'z1' }, schedulable: false })]);
+    expect((await qm('quota', 'set', 'vision', 'h100', '--nominal', '8')).code).toBe(0);
+    expect(await json('team', 'set', 'vision', '--fair-share-weight', '3')).toMatchObject({ name: 'vision', cohort: 'research', fairShareWeight: 3, preemption: { withinTeam: 'Never' }, quotas: [{ flavor: 'h100', nominal: 8 }] });
+  });
+
+  it('bad input: exit 2 with one line, and nothing written', async () => {
+    const before = await h.counts();
+    failed(await qm('flavor', 'set', 'a100'), 2, 'flavor a100 does not exist yet: --kind is required (nvidia-gpu, aws-trainium, intel-gaudi, google-tpu)');
+    failed(await qm('flavor', 'set', 'a100', '--kind', 'amd-gpu'), 2, "--kind 'amd-gpu': expected one of nvidia-gpu, aws-trainium, intel-gaudi, google-tpu");
+    failed(await qm('flavor', 'set', 'h100', '--cost-per-hour', 'cheap'), 2, "--cost-per-hour 'cheap': expected a non-negative number");
+    failed(await qm('flavor', 'set', 'h100', '--node-label', 'oops'), 2, /^qm: --node-label 'oops': expected key=value/);
+    failed(await qm('team', 'set', 'vision'), 2, 'give at least one setting to change (see qm team set --help)');
+    failed(await qm('team', 'set', 'vision', '--within-team', 'Sometimes'), 2, "--within-team 'Sometimes': expected one of Never, LowerPriority, LowerOrNewerEqualPriority");
+    failed(await qm('team', 'set', 'vision', '--fair-share-weight', '0'), 2, "--fair-share-weight '0': expected a positive integer");
+    failed(await qm('node', 'set', 'gpu-9', '--flavor', 'h100'), 2, 'node gpu-9 does not exist yet: --accelerators, --cpu-millis, --memory-mib required');
+    failed(await qm('node', 'set', 'gpu-1', '--schedulable', 'maybe'), 2, "--schedulable 'maybe': expected yes or no");
+    failed(await qm('team', 'rm'), 2, "missing required argument 'name' (run with --help for usage)");
+    // Refused by the API: exit 1 with its detail.
+    failed(await qm('team', 'set', 'vision', '--cohort', 'ghost'), 1, 'cohort: unknown cohort: ghost');
+    failed(await qm('node', 'set', 'gpu-9', '--flavor', 'ghost', '--accelerators', '8', '--cpu-millis', '1000', '--memory-mib', '1024'), 1, 'flavor: unknown flavor: ghost');
+    failed(await qm('team', 'set', 'vision', '--fair-share-weight', '5000'), 1, /^qm: invalid request: fairShareWeight: /);
+    expect(await h.counts()).toEqual(before);
+  });
+});
+
+describe('qm X rm: refused with what still uses it (exit 1), then deleted in order', () => {
+  it('a member cannot delete; an admin deletes once nothing is in the way', async () => {
+    const alice = await memberToken(h, 'alice', ['vision']);
+    failed(await runQm(['team', 'rm', 'vision'], { env: { ...admin, QM_TOKEN: alice } }), 1, /^qm: .*admin/);
+    const before = await h.counts();
+    failed(await qm('cohort', 'rm', 'research'), 1, 'cohort research still has member team(s) nlp, vision: move them out first (PATCH /v1/teams/{team} {"cohort": null}; qm team set TEAM --cohort none)');
+    failed(await qm('flavor', 'rm', 'h100'), 1, 'flavor h100 is in use by 1 node(s), 1 quota(s) and 0 unfinished job(s); remove those first');
+    failed(await qm('team', 'rm', 'vision'), 1, /^qm: team vision is still used by quota\(s\) for h100 \(.*qm quota rm vision FLAVOR\): remove those first\n$/);
+    expect(await h.counts()).toEqual(before);
+
+    expect(await qm('quota', 'rm', 'vision', 'h100')).toMatchObject({ code: 0 });
+    expect(await qm('team', 'rm', 'vision')).toEqual({ code: 0, stdout: 'team vision deleted\n', stderr: '' });
+    expect((await qm('team', 'set', 'nlp', '--cohort', 'none')).stdout).toContain('team nlp updated: cohort none');
+    expect(await qm('cohort', 'delete', 'research')).toEqual({ code: 0, stdout: 'cohort research deleted\n', stderr: '' });
+    expect(await qm('node', 'rm', 'gpu-1')).toEqual({ code: 0, stdout: 'node gpu-1 deleted\n', stderr: '' });
+    expect(await qm('flavor', 'rm', 'h100')).toEqual({ code: 0, stdout: 'flavor h100 deleted\n', stderr: '' });
+    failed(await qm('team', 'rm', 'vision'), 1, 'team vision does not exist');
+    expect(await json('teams')).toEqual([expect.objectContaining({ name: 'nlp', cohort: null })]);
+    expect(await json('flavors')).toEqual([]);
+  });
+});
