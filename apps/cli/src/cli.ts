@@ -5,6 +5,7 @@ import { registerJobs } from './commands/jobs.js';
 import { registerSession } from './commands/session.js';
 import { registerTenancy } from './commands/tenancy.js';
 import { registerTenancyAdmin } from './commands/tenancy-admin.js';
+import { registerTokens } from './commands/tokens.js';
 import { CommandContext } from './context.js';
 import { CliFailure, UsageError } from './errors.js';
 import type { QmIo } from './io.js';
@@ -56,6 +57,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
     );
   const context = new CommandContext(io, program);
   registerSession(program, context);
+  registerTokens(program, context);
   registerJobs(program, context);
   registerTenancy(program, context);
   registerTenancyAdmin(program, context);

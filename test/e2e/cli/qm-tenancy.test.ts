@@ -89,6 +89,46 @@ describe('qm flavor / cohort / team / node set: create, then change only what is
   });
 });
 
+describe('qm token: an admin hands a researcher a token without curl', () => {
+  it('create (secret shown once), the researcher logs in with it, ls without secrets, revoke', async () => {
+    const created = await qm('token', 'create', 'bob', '--teams', 'vision', '-o', 'token');
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    const secret = created.stdout.trim();
+    expect(secret).toMatch(/^qm_[\w-]+$/);
+    const bob = { XDG_CONFIG_HOME: join(mkdtempSync(join(tmpdir(), 'qm-bob-')), 'config') };
+    expect(await runQm(['login', '--server', h.url, '--token', '-'], { env: bob, stdin: `${secret}\n` })).toMatchObject({ code: 0 });
+    expect(await runQm(['whoami'], { env: bob })).toMatchObject({ code: 0, stdout: `bob (role member of vision) at ${h.url}\n` });
+
+    const text = await qm('token', 'create', 'runner-1', '--role', 'executor', '--teams', 'vision,nlp');
+    expect(text.stdout).toMatch(/^token [0-9a-f-]{36} for runner-1 \(role executor of vision, nlp\):\nqm_[\w-]+\nThis secret is shown once\. runner-1 logs in with: qm login --server http:\/\/127\.0\.0\.1:\d+ --token -\n$/);
+    const listed = await json('token', 'ls');
+    expect(listed.map((t: { subject: string; role: string; teams: string[] }) => [t.subject, t.role, t.teams])).toEqual(
+      expect.arrayContaining([['bob', 'member', ['vision']], ['runner-1', 'executor', ['vision', 'nlp']]]),
+    );
+    expect(JSON.stringify(listed)).not.toContain(secret);
+    expect((await qm('token', 'ls')).stdout).toMatch(/^ID\s+SUBJECT\s+ROLE\s+TEAMS\s+CREATED\s+REVOKED\n/);
+
+    const id = listed.find((t: { subject: string }) => t.subject === 'bob').id as string;
+    expect(await qm('token', 'revoke', id)).toEqual({ code: 0, stdout: `token ${id} revoked\n`, stderr: '' });
+    failed(await runQm(['whoami'], { env: bob }), 1, /^qm: .*\(run qm login, or set QM_TOKEN\)\n$/);
+    expect((await json('token', 'ls')).find((t: { id: string }) => t.id === id).revokedAt).toEqual(expect.any(String));
+  });
+
+  it('bad input: exit 2 for usage, exit 1 for what the API refuses; nothing written', async () => {
+    const before = await h.counts();
+    failed(await qm('token', 'create', 'carol'), 2, 'a member token acts for teams: give --teams, e.g. --teams vision');
+    failed(await qm('token', 'create', 'carol', '--role', 'root', '--teams', 'vision'), 2, "--role 'root': expected one of member, executor, admin");
+    failed(await qm('token', 'create', 'carol', '--role', 'admin', '--teams', 'vision'), 2, 'an admin token acts for every team: leave out --teams');
+    failed(await qm('token', 'create', 'carol', '--teams', 'vision', '-o', 'xml'), 2, '-o xml: expected one of token, json, yaml');
+    failed(await qm('token', 'create', 'carol', '--teams', 'ghost'), 1, 'teams: unknown team: ghost');
+    const alice = await memberToken(h, 'alice-tokens', ['vision']);
+    const counted = await h.counts();
+    failed(await runQm(['token', 'create', 'mallory', '--teams', 'vision'], { env: { ...admin, QM_TOKEN: alice } }), 1, 'alice-tokens is a member; this needs an admin token');
+    expect(await h.counts()).toEqual(counted);
+    expect(counted.api_tokens).toBe(before.api_tokens + 1);
+  });
+});
+
 describe('qm X rm: refused with what still uses it (exit 1), then deleted in order', () => {
   it('a member cannot delete; an admin deletes once nothing is in the way', async () => {
     const alice = await memberToken(h, 'alice', ['vision']);
