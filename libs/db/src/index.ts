@@ -36,6 +36,7 @@ export {
 // Repositories over the Database for the API (owned by the API engineer).
 export * from './repositories/index.js';
 export * from './accounting/index.js';
+export * from './lifecycle/index.js';
 export type { SqlHandle } from './scheduling/sql-handle.js';
 export { FencingError, InvalidCycleResultError } from './scheduling/errors.js';
 export { acquireOrRenewLease, readLease, releaseLease, type LeaseState } from './scheduling/lease.js';

@@ -9,6 +9,7 @@ import {
   createTestDatabase,
   loadSnapshot,
   loadSnapshotWithVersions,
+  moveJobs,
   nextCycleNumber,
   pruneHistory,
   releaseLease,
@@ -186,12 +187,15 @@ describe('commitCycle', () => {
     const outbox = await rows<{ id: string; kind: string; payload: unknown; status: string; dedupe_key: string }>(
       `SELECT id::text, kind, payload, status::text, dedupe_key FROM outbox ORDER BY id`,
     );
+    // One dedupe scheme (kind[:event]:job:v<version after the move>); admissions are written before preemptions.
     expect(outbox.map(({ kind, payload, status, dedupe_key }) => ({ kind, payload, status, dedupe_key }))).toEqual([
-      { kind: 'evict', payload: { jobId: ID.runA, preemptorJobId: ID.pend1 }, status: 'pending', dedupe_key: `evict:${ID.runA}:${token}:7` },
-      { kind: 'bind', payload: { jobId: ID.pend1 }, status: 'pending', dedupe_key: `bind:${ID.pend1}:${token}:7` },
-      { kind: 'notify', payload: { jobId: ID.runA, event: 'requeued' }, status: 'pending', dedupe_key: `notify:requeued:${ID.runA}:${token}:7` },
+      { kind: 'bind', payload: { jobId: ID.pend1 }, status: 'pending', dedupe_key: `bind:${ID.pend1}:v1` },
+      { kind: 'evict', payload: { jobId: ID.runA, preemptorJobId: ID.pend1 }, status: 'pending', dedupe_key: `evict:${ID.runA}:v1` },
+      { kind: 'notify', payload: { jobId: ID.runA, event: 'requeued' }, status: 'pending', dedupe_key: `notify:requeued:${ID.runA}:v1` },
     ]);
-    expect(outcome.outbox).toEqual(outbox.map(({ id, kind }) => ({ id, kind })));
+    // The relay gets them in catalogue order: evictions before the binds that wait for them.
+    const [bind, evict, notify] = outbox.map(({ id, kind }) => ({ id, kind }));
+    expect(outcome.outbox).toEqual([evict, bind, notify]);
     expect(await rows(`SELECT number::int, leader, fencing_token::text, duration_ms, considered, admitted, preempted, reserved, pending FROM scheduler_cycles`)).toEqual([
       { number: 7, leader: 'sched-1', fencing_token: token.toString(), duration_ms: 12, considered: 3, admitted: 1, preempted: 1, reserved: 1, pending: 2 },
     ]);
@@ -264,7 +268,7 @@ describe('commitCycle', () => {
   it('skips an admission whose job moved on since the snapshot, and the preemptions made for it', async () => {
     const token = await lead();
     const { versions } = await loadSnapshotWithVersions(db, NOW, DEFAULT_OPTIONS);
-    await db.pool.query(`UPDATE jobs SET state = 'CANCELLED', version = version + 1 WHERE id = $1`, [ID.pend1]);
+    await moveJobs(db.pool, [{ jobId: ID.pend1, to: 'CANCELLED', reason: 'cancelled meanwhile' }], { actor: 'test' });
     const outcome = await commitCycle(db, { result: RESULT, now: NOW, fencing: { leaseName: LEASE, token }, cycleNumber: 1, leader: 'sched-1', versions });
     expect(outcome.admitted).toEqual([]);
     expect(outcome.preempted).toEqual([]);

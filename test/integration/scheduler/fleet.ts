@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { moveJobs } from '#db';
 
 /** Seeds one flavor, one team with a quota covering the fleet, and `nodes` nodes of `perNode` accelerators. */
 export async function seedFleet(pool: Pool, opts: { nodes: number; perNode: number; team?: string; flavor?: string }): Promise<void> {
@@ -38,46 +39,24 @@ export async function submitJobs(pool: Pool, n: number, opts: { replicas?: numbe
 }
 
 /**
- * A standalone executor, as POST /v1/jobs/{id}/status would drive it: ADMITTED → RUNNING, then after
- * `runMs` RUNNING → SUCCEEDED with the allocation released and a `delete` outbox entry (same transaction).
+ * A standalone executor, as POST /v1/jobs/{id}/status would drive it (through the transition writer):
+ * ADMITTED → RUNNING, then after `runMs` RUNNING → SUCCEEDED with the allocation released and a `delete`
+ * outbox entry (same statement).
  */
 export async function executorStep(pool: Pool, runMs: number): Promise<{ started: number; finished: number }> {
-  const started = await pool.query(
-    `WITH s AS (
-       UPDATE jobs SET state = 'RUNNING', started_at = now(), version = version + 1
-       WHERE id IN (SELECT id FROM jobs WHERE state IN ('ADMITTED', 'BINDING') FOR UPDATE SKIP LOCKED)
-       RETURNING id
-     )
-     INSERT INTO job_transitions (job_id, "from", "to", reason) SELECT id, 'ADMITTED', 'RUNNING', 'executor' FROM s`,
+  const starting = await pool.query<{ id: string }>(`SELECT id::text AS id FROM jobs WHERE state IN ('ADMITTED', 'BINDING')`);
+  const started = await moveJobs(pool, starting.rows.map((r) => ({ jobId: r.id, from: ['ADMITTED', 'BINDING'] as const, to: 'RUNNING' as const, reason: 'executor' })), {
+    actor: 'executor',
+  });
+  const ending = await pool.query<{ id: string }>(
+    `SELECT id::text AS id FROM jobs WHERE state = 'RUNNING' AND started_at < now() - make_interval(secs => $1::float8 / 1000)`,
+    [runMs],
   );
-  const client = await pool.connect();
-  let finished: number;
-  try {
-    await client.query('BEGIN');
-    const done = await client.query<{ id: string }>(
-      `UPDATE jobs SET state = 'SUCCEEDED', finished_at = now(), version = version + 1
-       WHERE id IN (SELECT id FROM jobs WHERE state = 'RUNNING' AND started_at < now() - make_interval(secs => $1::float8 / 1000) FOR UPDATE SKIP LOCKED)
-       RETURNING id::text AS id`,
-      [runMs],
-    );
-    const ids = done.rows.map((r) => r.id);
-    if (ids.length > 0) {
-      await client.query('DELETE FROM allocations WHERE job_id = ANY($1::uuid[])', [ids]);
-      await client.query(`INSERT INTO job_transitions (job_id, "from", "to", reason) SELECT unnest($1::uuid[]), 'RUNNING', 'SUCCEEDED', 'executor'`, [ids]);
-      await client.query(
-        `INSERT INTO outbox (kind, payload, dedupe_key) SELECT 'delete', jsonb_build_object('jobId', id), 'delete:' || id FROM unnest($1::text[]) id ON CONFLICT DO NOTHING`,
-        [ids],
-      );
-    }
-    await client.query('COMMIT');
-    finished = ids.length;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-  return { started: started.rowCount ?? 0, finished };
+  const finished = await moveJobs(pool, ending.rows.map((r) => ({ jobId: r.id, from: ['RUNNING'] as const, to: 'SUCCEEDED' as const, reason: 'executor' })), {
+    actor: 'executor',
+  });
+  const count = (r: { results: { moved: boolean }[] }): number => r.results.filter((x) => x.moved).length;
+  return { started: count(started), finished: count(finished) };
 }
 
 export interface Violations {

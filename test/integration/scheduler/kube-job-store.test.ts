@@ -1,7 +1,7 @@
 // KubeJobStore's grouped statements (many concurrent bind workers and pod events) on a real Postgres:
 // each call gets its own answer, and a job steps once however many callers race for the same step.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Database, createTestDatabase, type TestDatabase } from '#db';
+import { Database, createTestDatabase, moveJobs, type TestDatabase } from '#db';
 import { KubeJobStore } from '../../../apps/scheduler/src/kubernetes/kube-job-store.js';
 import { seedFleet, submitJobs } from './fleet.js';
 
@@ -11,7 +11,7 @@ let db: Database;
 beforeAll(async () => {
   testDb = await createTestDatabase({ label: 'kube_job_store' });
   db = new Database(testDb.url, { poolSize: 4 });
-  await seedFleet(db.pool, { nodes: 4, perNode: 8 });
+  await seedFleet(db.pool, { nodes: 12, perNode: 8 });
 });
 
 afterAll(async () => {
@@ -19,11 +19,30 @@ afterAll(async () => {
   await testDb.drop();
 });
 
+/** PENDING → ADMITTED through the transition writer, on h100-80gb, with the given allocation. */
+async function admit(jobs: { id: string; placement: { replica: number; node: string; accelerators: number }[] }[]): Promise<void> {
+  const { results } = await moveJobs(
+    db.pool,
+    jobs.map((j) => ({
+      jobId: j.id,
+      to: 'ADMITTED' as const,
+      reason: 'test admission',
+      admission: {
+        flavor: 'h100-80gb',
+        replicas: j.placement.length,
+        preempts: [],
+        placement: j.placement.map((p) => ({ ...p, cpuMillis: 0, memoryMiB: 0 })),
+      },
+    })),
+  );
+  expect(results.every((r) => r.moved)).toBe(true);
+}
+
 describe('KubeJobStore (grouped statements)', () => {
   it('steps each job once when concurrent callers race for the same step, with one transition and one event each', async () => {
     const ids = await submitJobs(db.pool, 40, { tag: 'race' });
     const admitted = ids.slice(0, 30);
-    await db.pool.query(`UPDATE jobs SET state = 'ADMITTED' WHERE id = ANY($1::uuid[])`, [admitted]);
+    await admit(admitted.map((id, i) => ({ id, placement: [{ replica: 0, node: `node-${String((i % 8) + 5).padStart(5, '0')}`, accelerators: 1 }] })));
     const store = new KubeJobStore(db);
     // Every job is stepped twice at once (a bind worker and a pod event); the 10 PENDING ones cannot step.
     const calls = [...ids, ...ids].map((id) => store.advance(id, 'ADMITTED', 'BINDING', 'binding pods'));
@@ -47,12 +66,10 @@ describe('KubeJobStore (grouped statements)', () => {
 
   it('reads bind targets a group at a time, each with its own allocations, nodes and neighbours, and null for an unknown job', async () => {
     const [a, b] = await submitJobs(db.pool, 2, { tag: 'targets', replicas: 2, perReplica: 4 });
-    await db.pool.query(`UPDATE jobs SET state = 'ADMITTED', flavor = 'h100-80gb', admitted_at = now() WHERE id = ANY($1::uuid[])`, [[a, b]]);
-    await db.pool.query(
-      `INSERT INTO allocations (job_id, replica, node, flavor, accelerators, cpu_millis, memory_mib)
-       VALUES ($1, 1, 'node-00002', 'h100-80gb', 4, 0, 0), ($1, 0, 'node-00001', 'h100-80gb', 4, 0, 0), ($2, 0, 'node-00003', 'h100-80gb', 4, 0, 0)`,
-      [a, b],
-    );
+    await admit([
+      { id: a!, placement: [{ replica: 1, node: 'node-00002', accelerators: 4 }, { replica: 0, node: 'node-00001', accelerators: 4 }] },
+      { id: b!, placement: [{ replica: 0, node: 'node-00003', accelerators: 4 }] },
+    ]);
     const store = new KubeJobStore(db);
     const [ta, tb, none] = await Promise.all([store.bindTarget(a!), store.bindTarget(b!), store.bindTarget('00000000-0000-4000-8000-000000000000')]);
     const held = { accelerators: 4, cpuMillis: 0, memoryMiB: 0 };
@@ -66,8 +83,33 @@ describe('KubeJobStore (grouped statements)', () => {
 
     // Another job's replica on node-00003: b's neighbour there (its pod holds its share at bind time).
     const [c] = await submitJobs(db.pool, 1, { tag: 'neighbour', replicas: 1, perReplica: 4 });
-    await db.pool.query(`UPDATE jobs SET state = 'RUNNING', flavor = 'h100-80gb', admitted_at = now() WHERE id = $1`, [c]);
-    await db.pool.query(`INSERT INTO allocations (job_id, replica, node, flavor, accelerators, cpu_millis, memory_mib) VALUES ($1, 0, 'node-00003', 'h100-80gb', 4, 0, 0)`, [c]);
+    await admit([{ id: c!, placement: [{ replica: 0, node: 'node-00003', accelerators: 4 }] }]);
+    await moveJobs(db.pool, [{ jobId: c!, to: 'RUNNING', reason: 'started' }]);
     expect([...(await store.bindTarget(b!))!.neighbours]).toEqual([`${c}/0/node-00003`]);
+  });
+
+  it('requeues a gang to PENDING with its admission cleared (flavor, replicas, admittedAt, startedAt, victims, allocation), as a cycle preemption does', async () => {
+    const [r] = await submitJobs(db.pool, 1, { tag: 'requeue', replicas: 1, perReplica: 2 });
+    await admit([{ id: r!, placement: [{ replica: 0, node: 'node-00004', accelerators: 2 }] }]);
+    const store = new KubeJobStore(db);
+    expect(await store.advance(r!, 'ADMITTED', 'BINDING', 'binding pods')).toBe(true);
+    expect(await store.advance(r!, 'BINDING', 'RUNNING', 'all 1 replicas running')).toBe(true);
+    expect(await store.requeue(r!, 'replica 0 lost', { notBeforeMs: 5_000 })).toBe(true);
+    const job = await db.pool.query(
+      `SELECT state::text AS state, flavor, admitted_replicas, admitted_at, started_at, preempted_jobs::text[] AS preempted_jobs,
+              pending_message, queued_at > now() AS backing_off, (SELECT count(*)::int FROM allocations WHERE job_id = j.id) AS allocations
+       FROM jobs j WHERE id = $1`,
+      [r],
+    );
+    expect(job.rows[0]).toEqual({
+      state: 'PENDING', flavor: null, admitted_replicas: null, admitted_at: null, started_at: null, preempted_jobs: [],
+      pending_message: 'replica 0 lost', backing_off: true, allocations: 0,
+    });
+    const transitions = await db.pool.query(`SELECT "from"::text AS "from", "to"::text AS "to" FROM job_transitions WHERE job_id = $1 ORDER BY id`, [r]);
+    expect(transitions.rows.slice(-2)).toEqual([{ from: 'RUNNING', to: 'PREEMPTED' }, { from: 'PREEMPTED', to: 'PENDING' }]);
+    const outbox = await db.pool.query(`SELECT kind, dedupe_key FROM outbox WHERE payload->>'jobId' = $1`, [r]);
+    expect(outbox.rows).toEqual([{ kind: 'delete', dedupe_key: expect.stringMatching(new RegExp(`^delete:${r}:v\\d+$`)) }]);
+    // A replay (the job is PENDING now) changes nothing.
+    expect(await store.requeue(r!, 'replica 0 lost')).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import type { JobState } from '#core';
-import { FlavorRepository, GroupBatcher, JobRepository, UUID, inTransaction, type DbHandle } from '#db';
+import { FlavorRepository, GroupBatcher, JobRepository, UUID, moveJobs, type DbHandle } from '#db';
 import type { JobPodTemplate, KubeFlavor, WorkloadRef } from '#kube';
 import type { WaitingJob } from './pod-feedback.js';
 import { workloadOfTemplate } from './workload-pods.js';
@@ -169,27 +169,12 @@ export class KubeJobStore {
   }
 
   private readonly advances = new GroupBatcher<Advance, boolean>(async (steps) => {
-    const { rows } = await this.db.pool.query<{ id: string; from_state: string; to_state: string }>(
-      `WITH input AS (
-         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS i(id, from_state, to_state, reason)
-       ), u AS (
-         UPDATE jobs j SET state = i.to_state::job_state, version = j.version + 1, updated_at = now(),
-           started_at = CASE WHEN i.to_state = 'RUNNING' AND j.started_at IS NULL THEN now() ELSE j.started_at END
-         FROM input i WHERE j.id = i.id AND j.state = i.from_state::job_state
-         RETURNING j.id, j.team, i.from_state, i.to_state, i.reason
-       ), t AS (
-         INSERT INTO job_transitions (job_id, "from", "to", reason) SELECT id, from_state::job_state, to_state::job_state, reason FROM u
-       ), e AS (
-         INSERT INTO events (kind, job_id, team, actor, message, data)
-         SELECT 'job.' || lower(to_state), id, team, $5::text, from_state || ' → ' || to_state || ': ' || reason,
-                jsonb_build_object('from', from_state, 'to', to_state) FROM u
-       )
-       SELECT id::text AS id, from_state, to_state FROM u`,
-      [steps.map((s) => s.jobId), steps.map((s) => s.from), steps.map((s) => s.to), steps.map((s) => s.reason), ACTOR],
+    const { results } = await moveJobs(
+      this.db.pool,
+      steps.map((s) => ({ jobId: s.jobId, from: [s.from], to: s.to, reason: s.reason, effects: [] })),
+      { actor: ACTOR },
     );
-    // A job moves once per statement: of two identical steps in one group, the first made it.
-    const made = new Set(rows.map((r) => `${r.id}:${r.from_state}:${r.to_state}`));
-    return steps.map((s) => made.delete(`${s.jobId.toLowerCase()}:${s.from}:${s.to}`));
+    return results.map((r) => r.moved);
   });
 
   /** A lifecycle step driven by the cluster (checked against the lifecycle table; terminal → `delete` outbox). */
@@ -206,35 +191,22 @@ export class KubeJobStore {
    */
   async requeue(jobId: string, reason: string, options: { deletePods?: boolean; notBeforeMs?: number } = {}): Promise<boolean> {
     const deletePods = options.deletePods ?? true;
-    return inTransaction(this.db.pool, async (client) => {
-      const { rows } = await client.query<{ state: JobState; team: string; version: number }>(
-        `SELECT state::text AS state, team, version FROM jobs WHERE id = $1 FOR UPDATE`,
-        [jobId],
-      );
-      const job = rows[0];
-      if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return false;
-      await client.query(
-        `UPDATE jobs SET state = 'PENDING', version = version + 1, updated_at = now(), queued_at = now() + make_interval(secs => $2::float8 / 1000),
-           preempted_jobs = '{}', admitted_replicas = NULL, started_at = NULL WHERE id = $1`,
-        [jobId, options.notBeforeMs ?? 0],
-      );
-      await client.query('DELETE FROM allocations WHERE job_id = $1', [jobId]);
-      await client.query(
-        `INSERT INTO job_transitions (job_id, "from", "to", reason) VALUES ($1, $2::job_state, 'PREEMPTED', $3), ($1, 'PREEMPTED', 'PENDING', $3)`,
-        [jobId, job.state, reason],
-      );
-      await client.query(
-        `INSERT INTO events (kind, job_id, team, actor, message, data) VALUES ('job.requeued', $1, $2, $3, $4, $5::jsonb)`,
-        [jobId, job.team, ACTOR, `${job.state} → PENDING: ${reason}`, JSON.stringify({ from: job.state, to: 'PENDING', reason })],
-      );
-      if (deletePods) {
-        await client.query(
-          `INSERT INTO outbox (kind, payload, dedupe_key) VALUES ('delete', $1::jsonb, $2) ON CONFLICT (dedupe_key) DO NOTHING`,
-          [JSON.stringify({ jobId }), `delete:requeue:${jobId}:${job.version}`],
-        );
-      }
-      return true;
-    });
+    const { results } = await moveJobs(
+      this.db.pool,
+      [
+        {
+          jobId,
+          to: 'PENDING',
+          via: 'PREEMPTED',
+          reason,
+          requeue: { queuedAt: new Date(Date.now() + (options.notBeforeMs ?? 0)) },
+          event: { kind: 'job.requeued', data: { reason } },
+          effects: deletePods ? [{ kind: 'delete' }] : [],
+        },
+      ],
+      { actor: ACTOR },
+    );
+    return results[0]!.moved;
   }
 
   /** Flavors as the node mapping and gang import need them. */

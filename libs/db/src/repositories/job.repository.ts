@@ -1,6 +1,6 @@
-import type { PoolClient } from 'pg';
-import { canTransition, holdsAllocation, isTerminal, type JobState } from '#core';
-import { inTransaction, type DbHandle } from './db-handle.js';
+import type { JobState } from '#core';
+import type { DbHandle } from './db-handle.js';
+import { moveJobs } from '../lifecycle/transition-writer.js';
 import type { EventRecord, JobDetail, JobListFilter, JobRecord, NewJob, StateChange, SubmitResult } from './job.records.js';
 import { type BatcherOptions, SubmissionBatcher } from './job-submission.js';
 import { DETAIL_SELECT, JOB_COLUMNS, toDetail, toRecord, type DetailRow, type JobRow } from './job.rows.js';
@@ -81,50 +81,15 @@ export class JobRepository {
 
   private async changeState(id: string, to: JobState, actor: string, reason: string): Promise<StateChange> {
     if (!UUID.test(id)) return { kind: 'missing' };
-    const outcome = await inTransaction(this.db.pool, async (client): Promise<StateChange | 'changed' | 'unchanged'> => {
-      const { rows } = await client.query<{ state: JobState; team: string }>('SELECT state, team FROM jobs WHERE id = $1 FOR UPDATE', [id]);
-      const current = rows[0];
-      if (!current) return { kind: 'missing' };
-      if (current.state === to) return 'unchanged'; // a retried report (or cancel) of the state it is in: nothing to write
-      if (!canTransition(current.state, to)) return { kind: 'invalid', from: current.state };
-      await applyTransition(client, id, current.team, current.state, to, actor, reason);
-      return 'changed';
-    });
-    if (typeof outcome !== 'string') return outcome;
+    const { results } = await moveJobs(this.db.pool, [{ jobId: id, to, reason }], { actor });
+    const result = results[0]!;
+    if (!result.moved) {
+      if (result.state === null) return { kind: 'missing' };
+      // A retried report (or cancel) of the state it is in: nothing written.
+      if (result.state !== to) return { kind: 'invalid', from: result.state };
+    }
     const job = await this.get(id);
     if (!job) return { kind: 'missing' };
-    return { kind: outcome, job };
-  }
-}
-
-async function applyTransition(client: PoolClient, id: string, team: string, from: JobState, to: JobState, actor: string, reason: string): Promise<void> {
-  const terminal = isTerminal(to);
-  await client.query(
-    `UPDATE jobs SET state = $2::job_state, version = version + 1, updated_at = now(),
-       started_at = CASE WHEN $2 = 'RUNNING' AND started_at IS NULL THEN now() ELSE started_at END,
-       finished_at = CASE WHEN $3 THEN now() ELSE finished_at END,
-       pending_code = CASE WHEN $3 THEN NULL ELSE pending_code END,
-       pending_message = CASE WHEN $3 THEN NULL ELSE pending_message END,
-       pending_position = CASE WHEN $3 THEN NULL ELSE pending_position END,
-       pending_estimated_start_at = CASE WHEN $3 THEN NULL ELSE pending_estimated_start_at END,
-       reservation = CASE WHEN $3 THEN NULL ELSE reservation END
-     WHERE id = $1`,
-    [id, to, terminal],
-  );
-  if (terminal) await client.query('DELETE FROM allocations WHERE job_id = $1', [id]);
-  await client.query(`INSERT INTO job_transitions (job_id, "from", "to", reason) VALUES ($1, $2::job_state, $3::job_state, $4)`, [id, from, to, reason]);
-  await client.query(`INSERT INTO events (kind, job_id, team, actor, message, data) VALUES ($1, $2, $3, $4, $5, $6::jsonb)`, [
-    `job.${to.toLowerCase()}`,
-    id,
-    team,
-    actor,
-    `${from} → ${to}: ${reason}`,
-    JSON.stringify({ from, to }),
-  ]);
-  if (terminal && holdsAllocation(from)) {
-    await client.query(
-      `INSERT INTO outbox (kind, payload, dedupe_key) VALUES ('delete', $1::jsonb, $2) ON CONFLICT (dedupe_key) DO NOTHING`,
-      [JSON.stringify({ jobId: id }), `delete:${id}`],
-    );
+    return { kind: result.moved ? 'changed' : 'unchanged', job };
   }
 }

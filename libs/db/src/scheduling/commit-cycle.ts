@@ -1,5 +1,7 @@
 import type { Admission, CycleResult, PendingReason, Preemption, Reservation } from '#core';
 import type { PoolClient } from 'pg';
+import { moveJobs, type JobMove } from '../lifecycle/transition-writer.js';
+import { OUTBOX_KINDS, type OutboxKind } from '../lifecycle/outbox-kinds.js';
 import { FencingError, InvalidCycleResultError } from './errors.js';
 import type { SqlHandle } from './sql-handle.js';
 import { UUID } from '../uuid.js';
@@ -41,8 +43,6 @@ export interface CommitCycleOutcome {
   cycleId: string;
 }
 
-const HOLDING = `('ADMITTED', 'BINDING', 'RUNNING')`;
-
 /**
  * Writes one cycle's decisions in ONE transaction, set-based (unnest arrays, a fixed number of
  * statements whatever the cycle's size):
@@ -51,11 +51,12 @@ const HOLDING = `('ADMITTED', 'BINDING', 'RUNNING')`;
  *   2. admit     PENDING → ADMITTED (state and version checked), allocations inserted
  *   3. preempt   victims still holding → PREEMPTED → PENDING (preemptedBy, preemptionCount+1, queuedAt),
  *                their allocations deleted
+ *                (2 and 3 go through the transition writer, libs/db/src/lifecycle: with the state change
+ *                it writes the job_transitions, the events and the outbox entries, `bind` per admission,
+ *                `evict` + `notify` per victim)
  *   4. queue     pending reasons, positions, estimated starts and reservations of the jobs left waiting
  *                (only rows that changed; an event when a job's pending code changes)
- *   5. log       job_transitions and events of every admission and preemption
- *   6. outbox    `bind` per admission, `evict` + `notify` per victim (dedupe key per decision)
- *   7. cycle     the scheduler_cycles row
+ *   5. cycle     the scheduler_cycles row
  *
  * A takeover by another scheduler waits on the lease row lock until this commits or rolls back, and
  * bumps the token, so a deposed leader's later commit fails step 1.
@@ -96,24 +97,27 @@ async function writeCycle(client: PoolClient, input: CommitCycleInput): Promise<
     );
   }
 
-  // 2. admit
-  const admitted = await admit(client, result.admissions, at, input.versions);
-  const admittedSet = new Set(admitted);
+  // 2. admit (transition writer: PENDING → ADMITTED at the snapshot version, allocations, events, `bind`)
+  // A PENDING job holds nothing; clear leftovers so one stale row cannot abort the whole cycle.
+  if (result.admissions.length > 0) {
+    await client.query('DELETE FROM allocations WHERE job_id = ANY($1::uuid[])', [result.admissions.map((a) => a.jobId)]);
+  }
+  const admittedMoves = await moveJobs(client, result.admissions.map((a) => admissionMove(a, input.versions, cycleNumber)), { at, actor });
+  const admittedSet = new Set(admittedMoves.results.filter((r) => r.moved).map((r) => r.jobId));
   for (const a of result.admissions) {
     if (!admittedSet.has(a.jobId)) skipped.push({ jobId: a.jobId, reason: 'no longer PENDING at its snapshot version' });
   }
   const admissions = result.admissions.filter((a) => admittedSet.has(a.jobId));
-  await insertAllocations(client, admissions);
 
-  // 3. preempt (not for admissions that were skipped)
+  // 3. preempt (not for admissions that were skipped): holding → PREEMPTED → PENDING, `evict` + `notify`
   const skippedPreemptors = new Set(result.admissions.filter((a) => !admittedSet.has(a.jobId)).map((a) => a.jobId));
   const wanted = result.preemptions.filter((p) => {
     if (!skippedPreemptors.has(p.preemptorJobId)) return true;
     skipped.push({ jobId: p.victimJobId, reason: `its preemptor ${p.preemptorJobId} was not admitted` });
     return false;
   });
-  const victims = await preempt(client, wanted, at);
-  const preemptedSet = new Set(victims.map((v) => v.id));
+  const preemptedMoves = await moveJobs(client, wanted.map((p) => preemptionMove(p, at, cycleNumber)), { at, actor });
+  const preemptedSet = new Set(preemptedMoves.results.filter((r) => r.moved).map((r) => r.jobId));
   for (const p of wanted) {
     if (!preemptedSet.has(p.victimJobId)) skipped.push({ jobId: p.victimJobId, reason: 'no longer holds an allocation' });
   }
@@ -122,14 +126,13 @@ async function writeCycle(client: PoolClient, input: CommitCycleInput): Promise<
   // 4. queue
   await updateQueue(client, result.pending, result.reservations, at, actor, cycleNumber);
 
-  // 5. log
-  await insertTransitions(client, admissions, preemptions, victims, at, cycleNumber);
-  await insertEvents(client, admissions, preemptions, at, actor, cycleNumber);
+  // The outbox entries written with the moves, evictions first (a preemptor's bind waits for its victims).
+  const rank = (kind: OutboxKind): number => OUTBOX_KINDS.indexOf(kind);
+  const outbox = [...admittedMoves.outbox, ...preemptedMoves.outbox]
+    .map(({ id, kind }) => ({ id, kind }))
+    .sort((x, y) => rank(x.kind) - rank(y.kind) || (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
 
-  // 6. outbox
-  const outbox = await insertOutbox(client, admissions, preemptions, fencing.token, cycleNumber);
-
-  // 7. cycle
+  // 5. cycle
   const cycle = await client.query<{ id: string }>(
     `INSERT INTO scheduler_cycles (number, leader, fencing_token, started_at, duration_ms, considered, admitted, preempted, reserved, pending)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id::text AS id`,
@@ -156,85 +159,39 @@ async function writeCycle(client: PoolClient, input: CommitCycleInput): Promise<
   };
 }
 
-async function admit(
-  client: PoolClient,
-  admissions: Admission[],
-  at: Date,
-  versions: ReadonlyMap<string, number> | undefined,
-): Promise<string[]> {
-  if (admissions.length === 0) return [];
-  const { rows } = await client.query<{ id: string }>(
-    `UPDATE jobs j SET state = 'ADMITTED', flavor = a.flavor, admitted_replicas = a.replicas, admitted_at = $5,
-            started_at = NULL, finished_at = NULL, pending_code = NULL, pending_message = NULL, pending_position = NULL,
-            pending_estimated_start_at = NULL, reservation = NULL, version = j.version + 1, updated_at = $5,
-            preempted_jobs = string_to_array(a.preempts, ',')::uuid[]
-     FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $6::text[]) AS a(id, flavor, replicas, version, preempts)
-     WHERE j.id = a.id AND j.state = 'PENDING' AND (a.version IS NULL OR j.version = a.version)
-     RETURNING j.id::text AS id`,
-    [
-      admissions.map((a) => a.jobId),
-      admissions.map((a) => a.flavor),
-      admissions.map((a) => a.replicas),
-      admissions.map((a) => versions?.get(a.jobId) ?? null),
-      at,
-      // unnest flattens 2-D arrays, so each admission's victims travel as one comma-joined string.
-      admissions.map((a) => a.preempts.join(',')),
-    ],
-  );
-  const done = new Set(rows.map((r) => r.id));
-  return admissions.map((a) => a.jobId).filter((id) => done.has(id));
+function admissionMove(a: Admission, versions: ReadonlyMap<string, number> | undefined, cycleNumber: number): JobMove {
+  const accelerators = a.placement.reduce((sum, p) => sum + p.accelerators, 0);
+  const nodes = [...new Set(a.placement.map((p) => p.node))];
+  const version = versions?.get(a.jobId);
+  return {
+    jobId: a.jobId,
+    to: 'ADMITTED',
+    ...(version === undefined ? {} : { version }),
+    reason: `cycle ${cycleNumber}: admitted ${a.replicas} replica(s) on ${a.flavor}`,
+    admission: { flavor: a.flavor, replicas: a.replicas, preempts: a.preempts, placement: a.placement },
+    event: {
+      kind: 'job.admitted',
+      message:
+        `admitted ${a.replicas} replica(s), ${accelerators} ${a.flavor} on ${nodes.length} node(s)` +
+        (a.borrowed > 0 ? `, ${a.borrowed} borrowed from the cohort` : '') +
+        (a.preempts.length > 0 ? `, preempting ${a.preempts.length} job(s)` : ''),
+      data: { cycle: cycleNumber, flavor: a.flavor, replicas: a.replicas, accelerators, nodes, borrowed: a.borrowed, preempts: a.preempts },
+    },
+    effects: [{ kind: 'bind' }],
+  };
 }
 
-async function insertAllocations(client: PoolClient, admissions: Admission[]): Promise<void> {
-  if (admissions.length === 0) return;
-  const cols = { job: [] as string[], replica: [] as number[], node: [] as string[], flavor: [] as string[], acc: [] as number[], cpu: [] as number[], mem: [] as number[] };
-  for (const a of admissions) {
-    for (const p of a.placement) {
-      cols.job.push(a.jobId);
-      cols.replica.push(p.replica);
-      cols.node.push(p.node);
-      cols.flavor.push(a.flavor);
-      cols.acc.push(p.accelerators);
-      cols.cpu.push(p.cpuMillis);
-      cols.mem.push(p.memoryMiB);
-    }
-  }
-  // A PENDING job holds nothing; clear leftovers so one stale row cannot abort the whole cycle.
-  await client.query('DELETE FROM allocations WHERE job_id = ANY($1::uuid[])', [admissions.map((a) => a.jobId)]);
-  await client.query(
-    `INSERT INTO allocations (job_id, replica, node, flavor, accelerators, cpu_millis, memory_mib)
-     SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::int[], $6::int[], $7::int[])`,
-    [cols.job, cols.replica, cols.node, cols.flavor, cols.acc, cols.cpu, cols.mem],
-  );
-}
-
-interface Victim {
-  id: string;
-  from: string;
-}
-
-async function preempt(client: PoolClient, preemptions: Preemption[], at: Date): Promise<Victim[]> {
-  if (preemptions.length === 0) return [];
-  const ids = preemptions.map((p) => p.victimJobId);
-  const holding = await client.query<{ id: string; state: string }>(
-    `SELECT id::text AS id, state::text AS state FROM jobs WHERE id = ANY($1::uuid[]) AND state IN ${HOLDING}
-     ORDER BY id FOR UPDATE`,
-    [ids],
-  );
-  if (holding.rows.length === 0) return [];
-  const from = new Map(holding.rows.map((r) => [r.id, r.state]));
-  const live = preemptions.filter((p) => from.has(p.victimJobId));
-  await client.query(
-    `UPDATE jobs j SET state = 'PENDING', preempted_by = p.preemptor, preemption_count = j.preemption_count + 1,
-            queued_at = $4, flavor = NULL, admitted_replicas = NULL, admitted_at = NULL, started_at = NULL,
-            pending_code = NULL, pending_message = p.message, pending_position = NULL, pending_estimated_start_at = NULL,
-            reservation = NULL, preempted_jobs = '{}', version = j.version + 1, updated_at = $4
-     FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS p(id, preemptor, message)
-     WHERE j.id = p.id`,
-    [live.map((p) => p.victimJobId), live.map((p) => p.preemptorJobId), live.map((p) => p.message), at],
-  );
-  await client.query('DELETE FROM allocations WHERE job_id = ANY($1::uuid[])', [live.map((p) => p.victimJobId)]);
-  return live.map((p) => ({ id: p.victimJobId, from: from.get(p.victimJobId)! }));
+function preemptionMove(p: Preemption, at: Date, cycleNumber: number): JobMove {
+  return {
+    jobId: p.victimJobId,
+    to: 'PENDING',
+    via: 'PREEMPTED',
+    reason: p.message,
+    viaReason: `cycle ${cycleNumber}: requeued after preemption by ${p.preemptorJobId}`,
+    requeue: { queuedAt: at, pendingMessage: p.message, preemptedBy: p.preemptorJobId },
+    event: { kind: 'job.preempted', message: p.message, data: { cycle: cycleNumber, preemptorJobId: p.preemptorJobId, kind: p.kind } },
+    effects: [{ kind: 'evict', payload: { preemptorJobId: p.preemptorJobId } }, { kind: 'notify', payload: { event: 'requeued' } }],
+  };
 }
 
 async function updateQueue(
@@ -297,123 +254,6 @@ async function updateQueue(
       cycleNumber,
     ],
   );
-}
-
-async function insertTransitions(
-  client: PoolClient,
-  admissions: Admission[],
-  preemptions: Preemption[],
-  victims: Victim[],
-  at: Date,
-  cycleNumber: number,
-): Promise<void> {
-  const job: string[] = [];
-  const from: string[] = [];
-  const to: string[] = [];
-  const reason: string[] = [];
-  for (const a of admissions) {
-    job.push(a.jobId);
-    from.push('PENDING');
-    to.push('ADMITTED');
-    reason.push(`cycle ${cycleNumber}: admitted ${a.replicas} replica(s) on ${a.flavor}`);
-  }
-  const fromState = new Map(victims.map((v) => [v.id, v.from]));
-  for (const p of preemptions) {
-    job.push(p.victimJobId, p.victimJobId);
-    from.push(fromState.get(p.victimJobId)!, 'PREEMPTED');
-    to.push('PREEMPTED', 'PENDING');
-    reason.push(p.message, `cycle ${cycleNumber}: requeued after preemption by ${p.preemptorJobId}`);
-  }
-  if (job.length === 0) return;
-  await client.query(
-    `INSERT INTO job_transitions (job_id, "from", "to", at, reason)
-     SELECT t.job_id, t.from_state, t.to_state, $5, t.reason
-     FROM unnest($1::uuid[], $2::job_state[], $3::job_state[], $4::text[]) WITH ORDINALITY AS t(job_id, from_state, to_state, reason, n)
-     ORDER BY t.n`,
-    [job, from, to, reason, at],
-  );
-}
-
-async function insertEvents(
-  client: PoolClient,
-  admissions: Admission[],
-  preemptions: Preemption[],
-  at: Date,
-  actor: string,
-  cycleNumber: number,
-): Promise<void> {
-  const kind: string[] = [];
-  const job: string[] = [];
-  const team: string[] = [];
-  const message: string[] = [];
-  const data: string[] = [];
-  for (const a of admissions) {
-    const accelerators = a.placement.reduce((sum, p) => sum + p.accelerators, 0);
-    const nodes = [...new Set(a.placement.map((p) => p.node))];
-    kind.push('job.admitted');
-    job.push(a.jobId);
-    team.push(a.team);
-    message.push(
-      `admitted ${a.replicas} replica(s), ${accelerators} ${a.flavor} on ${nodes.length} node(s)` +
-        (a.borrowed > 0 ? `, ${a.borrowed} borrowed from the cohort` : '') +
-        (a.preempts.length > 0 ? `, preempting ${a.preempts.length} job(s)` : ''),
-    );
-    data.push(JSON.stringify({ cycle: cycleNumber, flavor: a.flavor, replicas: a.replicas, accelerators, nodes, borrowed: a.borrowed, preempts: a.preempts }));
-  }
-  for (const p of preemptions) {
-    kind.push('job.preempted');
-    job.push(p.victimJobId);
-    team.push(p.victimTeam);
-    message.push(p.message);
-    data.push(JSON.stringify({ cycle: cycleNumber, preemptorJobId: p.preemptorJobId, kind: p.kind }));
-  }
-  if (kind.length === 0) return;
-  await client.query(
-    `INSERT INTO events (at, kind, job_id, team, actor, message, data)
-     SELECT $6, e.kind, e.job_id, e.team, $7, e.message, e.data
-     FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY AS e(kind, job_id, team, message, data, n)
-     ORDER BY e.n`,
-    [kind, job, team, message, data, at, actor],
-  );
-}
-
-async function insertOutbox(
-  client: PoolClient,
-  admissions: Admission[],
-  preemptions: Preemption[],
-  token: bigint,
-  cycleNumber: number,
-): Promise<{ id: string; kind: string }[]> {
-  const kind: string[] = [];
-  const payload: string[] = [];
-  const key: string[] = [];
-  const decision = `${token}:${cycleNumber}`;
-  for (const p of preemptions) {
-    kind.push('evict');
-    payload.push(JSON.stringify({ jobId: p.victimJobId, preemptorJobId: p.preemptorJobId }));
-    key.push(`evict:${p.victimJobId}:${decision}`);
-  }
-  for (const a of admissions) {
-    kind.push('bind');
-    payload.push(JSON.stringify({ jobId: a.jobId }));
-    key.push(`bind:${a.jobId}:${decision}`);
-  }
-  for (const p of preemptions) {
-    kind.push('notify');
-    payload.push(JSON.stringify({ jobId: p.victimJobId, event: 'requeued' }));
-    key.push(`notify:requeued:${p.victimJobId}:${decision}`);
-  }
-  if (kind.length === 0) return [];
-  const { rows } = await client.query<{ id: string; kind: string }>(
-    `INSERT INTO outbox (kind, payload, dedupe_key)
-     SELECT o.kind, o.payload, o.dedupe_key
-     FROM unnest($1::text[], $2::jsonb[], $3::text[]) WITH ORDINALITY AS o(kind, payload, dedupe_key, n)
-     ORDER BY o.n
-     ON CONFLICT (dedupe_key) DO NOTHING
-     RETURNING id::text AS id, kind`,
-    [kind, payload, key],
-  );
-  return rows.sort((x, y) => (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
 }
 
 /** Rejects results no correct core produces, before anything is written. */

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { FencingError, inTransaction } from '#db';
+import { FencingError, inTransaction, moveJobs, type JobMove } from '#db';
 import type { RequeuedJob, ReconcileStore } from '../reconciler.js';
 import type { JobStateCount } from '../scheduler-metrics.js';
 import type { PgCycleLock } from './pg-cycle-lock.js';
@@ -34,8 +34,8 @@ export class PgReconcileStore implements ReconcileStore {
   async requeueStuckAdmissions(input: Parameters<ReconcileStore['requeueStuckAdmissions']>[0]): Promise<RequeuedJob[]> {
     return this.lock.withLock(() => inTransaction(this.pool, async (client) => {
       await assertFencing(client, input.fencing);
-      const { rows } = await client.query<{ id: string; team: string; state: string; requeues: number }>(
-        `SELECT j.id, j.team, j.state::text AS state,
+      const { rows } = await client.query<{ id: string; requeues: number }>(
+        `SELECT j.id,
                 (SELECT count(*)::int FROM job_transitions t WHERE t.job_id = j.id AND t.reason LIKE $2) AS requeues
          FROM jobs j
          WHERE j.state IN ('ADMITTED', 'BINDING') AND j.admitted_at < $1
@@ -44,30 +44,24 @@ export class PgReconcileStore implements ReconcileStore {
         [input.admittedBefore, `${GANG_TIMEOUT_REASON}%`],
       );
       const out: RequeuedJob[] = [];
+      const moves: JobMove[] = [];
       for (const row of rows) {
         const requeues = row.requeues + 1;
         const notBefore = new Date(input.now.getTime() + input.backoffMs(requeues));
         const reason = `${GANG_TIMEOUT_REASON}: admitted but not RUNNING within the gang timeout; requeue #${requeues}, not before ${notBefore.toISOString()}`;
-        await client.query('DELETE FROM allocations WHERE job_id = $1', [row.id]);
-        await client.query(
-          `UPDATE jobs SET state = 'PENDING', flavor = NULL, admitted_replicas = NULL, admitted_at = NULL, started_at = NULL, queued_at = $2,
-                  pending_code = NULL, pending_message = $3, pending_position = NULL, pending_estimated_start_at = $2,
-                  version = version + 1, updated_at = $4
-           WHERE id = $1`,
-          [row.id, notBefore, reason, input.now],
-        );
-        await client.query(`INSERT INTO job_transitions (job_id, "from", "to", at, reason) VALUES ($1, $2::job_state, 'PENDING', $3, $4)`, [row.id, row.state, input.now, reason]);
-        await client.query(
-          `INSERT INTO events (at, kind, job_id, team, actor, message, data) VALUES ($1, 'job.requeued', $2, $3, 'scheduler', $4, $5::jsonb)`,
-          [input.now, row.id, row.team, reason, JSON.stringify({ requeues, notBefore: notBefore.toISOString() })],
-        );
-        // Whatever was started for it (pods bound in Kubernetes) goes away; standalone acknowledges.
-        await client.query(
-          `INSERT INTO outbox (kind, payload, dedupe_key) VALUES ('delete', $1::jsonb, $2) ON CONFLICT (dedupe_key) DO NOTHING`,
-          [JSON.stringify({ jobId: row.id }), `requeue:${row.id}:${requeues}`],
-        );
+        moves.push({
+          jobId: row.id,
+          to: 'PENDING',
+          from: ['ADMITTED', 'BINDING'],
+          reason,
+          requeue: { queuedAt: notBefore, pendingMessage: reason, estimatedStartAt: notBefore },
+          event: { kind: 'job.requeued', message: reason, data: { requeues, notBefore: notBefore.toISOString() } },
+          // Whatever was started for it (pods bound in Kubernetes) goes away; standalone acknowledges.
+          effects: [{ kind: 'delete' }],
+        });
         out.push({ jobId: row.id, requeues, notBefore });
       }
+      await moveJobs(client, moves, { at: input.now });
       return out;
     }));
   }

@@ -1,0 +1,252 @@
+import { HOLDING_STATES, JOB_STATES, TERMINAL_STATES, TRANSITIONS, type JobState } from '#core';
+import type { Pool, PoolClient } from 'pg';
+import { OUTBOX_DEDUPE_SQL, OUTBOX_KINDS, type OutboxEffect, type OutboxKind } from './outbox-kinds.js';
+
+/**
+ * THE writer of `jobs.state`: every job state change in every app (cycle commit, API cancel and status
+ * reports, Kubernetes phase sync, gang timeout, requeues) is a JobMove given to `moveJobs`. One set-based
+ * statement per call, whatever the number of moves, that
+ *
+ *   - locks and moves only jobs whose current state may go to the target according to the lifecycle
+ *     table of libs/core (`WHERE state = ANY(allowed from)`, the table inlined from TRANSITIONS), and,
+ *     when asked, only from the given states or at the given version;
+ *   - resets the same columns for the same target state (see COLUMNS below): a requeue clears the
+ *     admission (flavor, replicas, admitted/started times, victims, allocations) whoever requeues;
+ *   - writes the job_transitions row(s) (two when passing through PREEMPTED), the event, the allocations
+ *     of an admission and the outbox entries (one dedupe scheme, outbox-kinds.ts).
+ *
+ * `test/integration/db/transition-writer.test.ts` drives every (from, to) pair through it and checks that
+ * no other code writes `jobs.state`.
+ */
+
+export type Sql = Pool | PoolClient;
+
+/** Event kinds of job moves: `job.<target state>`, or `job.requeued` for a requeue. */
+export type JobEventKind = `job.${Lowercase<JobState>}` | 'job.requeued';
+
+export interface Placement {
+  replica: number;
+  node: string;
+  accelerators: number;
+  cpuMillis: number;
+  memoryMiB: number;
+}
+
+export interface JobMove {
+  jobId: string;
+  /** The state the job ends in. */
+  to: JobState;
+  /** Pass through PREEMPTED on the way (from → PREEMPTED → to, two transitions): a preemption or a requeue of a running gang. */
+  via?: 'PREEMPTED';
+  /** Only from these states (intersected with the lifecycle table). */
+  from?: readonly JobState[];
+  /** Only at this jobs.version (optimistic check against a snapshot). */
+  version?: number;
+  /** Reason of the transition row (of the first, when passing through PREEMPTED). */
+  reason: string;
+  /** Reason of the PREEMPTED → `to` row (default: `reason`). */
+  viaReason?: string;
+  /** The event written (default kind `job.<to>`, message `FROM → TO: reason`); data is merged over { from, to }. */
+  event?: { kind?: JobEventKind; message?: string; data?: Record<string, unknown> };
+  /** Required when `to` is ADMITTED: what was admitted, where. */
+  admission?: { flavor: string; replicas: number; preempts: readonly string[]; placement: readonly Placement[] };
+  /** When `to` is PENDING: when it may be considered again (default now), why it waits, who preempted it. */
+  requeue?: { queuedAt?: Date; pendingMessage?: string; estimatedStartAt?: Date | null; preemptedBy?: string };
+  /** Outbox entries to write with the move. Default: `delete` when it ends (terminal) while holding an allocation, else none. */
+  effects?: readonly OutboxEffect[];
+}
+
+export type MoveResult =
+  | { jobId: string; moved: true; from: JobState; to: JobState; version: number }
+  /** Not moved: `state` is the job's state (null: no such job); a repeated job id in one call is moved once. */
+  | { jobId: string; moved: false; state: JobState | null };
+
+export interface MoveJobsResult {
+  /** One per move, in input order. */
+  results: MoveResult[];
+  /** Outbox entries written, by ascending id. */
+  outbox: { id: string; kind: OutboxKind; jobId: string }[];
+}
+
+export interface MoveJobsOptions {
+  /** Time of the moves (default the transaction's now()). */
+  at?: Date;
+  /** Actor of the events (default `scheduler`). */
+  actor?: string;
+}
+
+/** Default effects of a move to a terminal state: delete what it has in the cluster, if it held anything. */
+const END_EFFECTS: readonly OutboxEffect[] = [{ kind: 'delete', ifHeld: true }];
+
+const list = (states: readonly string[]): string => states.map((s) => `'${s}'`).join(', ');
+
+/** The lifecycle table as SQL: (to_state, allowed_from job_state[]) for every target state. */
+export const LIFECYCLE_SQL = `VALUES ${JOB_STATES.map((to) => {
+  const from = JOB_STATES.filter((f) => TRANSITIONS[f].includes(to));
+  return `('${to}'::job_state, ARRAY[${list(from)}]::job_state[])`;
+}).join(', ')}`;
+
+const HOLDING = `(${list(HOLDING_STATES)})`;
+const TERMINAL = `(${list(TERMINAL_STATES)})`;
+const RELEASE = `('PENDING', 'PREEMPTED')`;
+
+/** What each target state does to the job's columns. */
+const COLUMNS = `
+  state = l.to_state,
+  version = j.version + 1,
+  updated_at = l.at,
+  flavor = CASE WHEN l.to_state = 'ADMITTED' THEN l.flavor WHEN l.to_state IN ${RELEASE} THEN NULL ELSE j.flavor END,
+  admitted_replicas = CASE WHEN l.to_state = 'ADMITTED' THEN l.replicas WHEN l.to_state IN ${RELEASE} THEN NULL ELSE j.admitted_replicas END,
+  admitted_at = CASE WHEN l.to_state = 'ADMITTED' THEN l.at WHEN l.to_state IN ${RELEASE} THEN NULL ELSE j.admitted_at END,
+  started_at = CASE WHEN l.to_state = 'RUNNING' THEN COALESCE(j.started_at, l.at)
+                    WHEN l.to_state = 'ADMITTED' OR l.to_state IN ${RELEASE} THEN NULL ELSE j.started_at END,
+  finished_at = CASE WHEN l.to_state IN ${TERMINAL} THEN l.at WHEN l.to_state = 'ADMITTED' THEN NULL ELSE j.finished_at END,
+  queued_at = CASE WHEN l.to_state = 'PENDING' THEN COALESCE(l.queued_at, l.at) ELSE j.queued_at END,
+  pending_code = NULL,
+  pending_message = CASE WHEN l.to_state = 'PENDING' THEN COALESCE(l.pending_message, l.reason) ELSE NULL END,
+  pending_position = NULL,
+  pending_estimated_start_at = CASE WHEN l.to_state = 'PENDING' THEN l.estimated_start_at ELSE NULL END,
+  reservation = NULL,
+  preempted_jobs = CASE WHEN l.to_state = 'ADMITTED' THEN COALESCE(l.preempts, '{}') WHEN l.to_state IN ${RELEASE} THEN '{}' ELSE j.preempted_jobs END,
+  preempted_by = COALESCE(l.preempted_by, j.preempted_by),
+  preemption_count = j.preemption_count + CASE WHEN l.preempted_by IS NULL THEN 0 ELSE 1 END`;
+
+const RANK = `CASE x.kind ${OUTBOX_KINDS.map((k, i) => `WHEN '${k}' THEN ${i}`).join(' ')} END`;
+
+const MOVE_SQL = `
+WITH lifecycle(to_state, allowed_from) AS (${LIFECYCLE_SQL}),
+input AS (
+  SELECT i.*, COALESCE($3::timestamptz, now()) AS at
+  FROM jsonb_to_recordset($1::jsonb) AS i(
+    n int, id uuid, to_state job_state, via job_state, from_states job_state[], version int, reason text, via_reason text,
+    event_kind text, event_message text, event_data jsonb, flavor text, replicas int, preempts uuid[],
+    queued_at timestamptz, pending_message text, estimated_start_at timestamptz, preempted_by uuid, outbox jsonb)
+),
+locked AS (
+  SELECT i.*, j.state AS from_state
+  FROM jobs j
+  JOIN input i ON i.id = j.id
+  JOIN lifecycle l ON l.to_state = COALESCE(i.via, i.to_state)
+  WHERE j.state = ANY(l.allowed_from)
+    AND (i.via IS NULL OR EXISTS (SELECT 1 FROM lifecycle v WHERE v.to_state = i.to_state AND i.via = ANY(v.allowed_from)))
+    AND (i.from_states IS NULL OR j.state = ANY(i.from_states))
+    AND (i.version IS NULL OR j.version = i.version)
+  ORDER BY j.id
+  FOR UPDATE OF j
+),
+u AS (
+  UPDATE jobs j SET ${COLUMNS}
+  FROM locked l WHERE j.id = l.id
+  RETURNING j.id, j.team, j.version, l.n, l.at, l.from_state, l.to_state, l.via, l.reason, l.via_reason,
+            l.event_kind, l.event_message, l.event_data, l.outbox
+),
+transitions AS (
+  INSERT INTO job_transitions (job_id, "from", "to", at, reason)
+  SELECT u.id, s.f, s.t, u.at, s.r
+  FROM u CROSS JOIN LATERAL (VALUES (1, u.from_state, COALESCE(u.via, u.to_state), u.reason),
+                                    (2, u.via, u.to_state, COALESCE(u.via_reason, u.reason))) AS s(k, f, t, r)
+  WHERE s.k = 1 OR u.via IS NOT NULL
+  ORDER BY u.n, s.k
+),
+events AS (
+  INSERT INTO events (at, kind, job_id, team, actor, message, data)
+  SELECT u.at, COALESCE(u.event_kind, 'job.' || lower(u.to_state::text)), u.id, u.team, $4::text,
+         COALESCE(u.event_message, u.from_state || ' → ' || u.to_state || ': ' || u.reason),
+         jsonb_build_object('from', u.from_state, 'to', u.to_state) || COALESCE(u.event_data, '{}'::jsonb)
+  FROM u ORDER BY u.n
+),
+released AS (
+  DELETE FROM allocations a USING u WHERE a.job_id = u.id AND u.to_state NOT IN ${HOLDING}
+),
+placed AS (
+  INSERT INTO allocations (job_id, replica, node, flavor, accelerators, cpu_millis, memory_mib)
+  SELECT p.job_id, p.replica, p.node, p.flavor, p.accelerators, p.cpu_millis, p.memory_mib
+  FROM jsonb_to_recordset($2::jsonb) AS p(job_id uuid, replica int, node text, flavor text, accelerators int, cpu_millis int, memory_mib int)
+  JOIN u ON u.id = p.job_id AND u.to_state = 'ADMITTED'
+),
+outbox_rows AS (
+  INSERT INTO outbox (kind, payload, dedupe_key)
+  SELECT x.kind, COALESCE(x.payload, '{}'::jsonb) || jsonb_build_object('jobId', u.id),
+         ${OUTBOX_DEDUPE_SQL('x.kind', "COALESCE(x.payload, '{}'::jsonb)", 'u.id', 'u.version')}
+  FROM u CROSS JOIN LATERAL jsonb_to_recordset(u.outbox) AS x(kind text, payload jsonb, "ifHeld" boolean)
+  WHERE x."ifHeld" IS NOT TRUE OR u.from_state IN ${HOLDING}
+  ORDER BY ${RANK}, u.n
+  ON CONFLICT (dedupe_key) DO NOTHING
+  RETURNING id, kind, payload->>'jobId' AS job_id
+)
+SELECT
+  (SELECT COALESCE(json_agg(json_build_object('n', u.n, 'from', u.from_state, 'to', u.to_state, 'version', u.version)), '[]') FROM u) AS moved,
+  (SELECT COALESCE(json_agg(json_build_object('id', o.id::text, 'kind', o.kind, 'jobId', o.job_id) ORDER BY o.id), '[]') FROM outbox_rows o) AS outbox,
+  (SELECT COALESCE(json_agg(json_build_object('id', j.id, 'state', j.state)), '[]') FROM jobs j WHERE j.id IN (SELECT id FROM input)) AS current`;
+
+interface MoveRow {
+  moved: { n: number; from: JobState; to: JobState; version: number }[];
+  outbox: { id: string; kind: OutboxKind; jobId: string }[];
+  current: { id: string; state: JobState }[];
+}
+
+/**
+ * Moves jobs through the lifecycle, set-based, in one statement (see the top of this file). Moves the
+ * lifecycle table refuses (or whose `from`/`version` no longer hold) are reported, not thrown: the caller
+ * decides whether a refused move is a conflict or a harmless replay.
+ */
+export async function moveJobs(sql: Sql, moves: readonly JobMove[], options: MoveJobsOptions = {}): Promise<MoveJobsResult> {
+  if (moves.length === 0) return { results: [], outbox: [] };
+  const seen = new Set<string>();
+  const input: Record<string, unknown>[] = [];
+  const placements: Record<string, unknown>[] = [];
+  moves.forEach((m, n) => {
+    const id = m.jobId.toLowerCase();
+    if (seen.has(id)) return; // a job moves at most once per statement: the first move of it wins
+    seen.add(id);
+    if (m.to === 'ADMITTED' && !m.admission) throw new Error(`moving job ${m.jobId} to ADMITTED needs its admission (flavor, replicas, placement)`);
+    input.push({
+      n,
+      id,
+      to_state: m.to,
+      via: m.via ?? null,
+      from_states: m.from ?? null,
+      version: m.version ?? null,
+      reason: m.reason,
+      via_reason: m.viaReason ?? null,
+      event_kind: m.event?.kind ?? null,
+      event_message: m.event?.message ?? null,
+      event_data: m.event?.data ?? null,
+      flavor: m.admission?.flavor ?? null,
+      replicas: m.admission?.replicas ?? null,
+      preempts: m.admission?.preempts ?? null,
+      queued_at: m.requeue?.queuedAt?.toISOString() ?? null,
+      pending_message: m.requeue?.pendingMessage ?? null,
+      estimated_start_at: m.requeue?.estimatedStartAt?.toISOString() ?? null,
+      preempted_by: m.requeue?.preemptedBy ?? null,
+      outbox: m.effects ?? (TERMINAL_STATES.includes(m.to) ? END_EFFECTS : []),
+    });
+    for (const p of m.admission?.placement ?? []) {
+      placements.push({
+        job_id: id,
+        replica: p.replica,
+        node: p.node,
+        flavor: m.admission!.flavor,
+        accelerators: p.accelerators,
+        cpu_millis: p.cpuMillis,
+        memory_mib: p.memoryMiB,
+      });
+    }
+  });
+  const { rows } = await sql.query<MoveRow>(MOVE_SQL, [JSON.stringify(input), JSON.stringify(placements), options.at ?? null, options.actor ?? 'scheduler']);
+  const row = rows[0]!;
+  const moved = new Map(row.moved.map((r) => [r.n, r]));
+  const current = new Map(row.current.map((r) => [r.id, r.state]));
+  const results = moves.map((m, n): MoveResult => {
+    const made = moved.get(n);
+    if (made) return { jobId: m.jobId, moved: true, from: made.from, to: made.to, version: made.version };
+    return { jobId: m.jobId, moved: false, state: current.get(m.jobId.toLowerCase()) ?? null };
+  });
+  return { results, outbox: row.outbox };
+}
+
+/** Whether `to` can be reached from `from` by one move (directly, or through PREEMPTED with `via`). */
+export function canMove(from: JobState, to: JobState, via?: 'PREEMPTED'): boolean {
+  if (via === undefined) return TRANSITIONS[from].includes(to);
+  return TRANSITIONS[from].includes(via) && TRANSITIONS[via].includes(to);
+}
