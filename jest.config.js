@@ -34,6 +34,8 @@ export default {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
     },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // The real service behind fault-injecting proxies in front of the real Postgres and Redis (test/support/fault-proxy.ts).
+    { ...common, displayName: 'chaos', testMatch: ['<rootDir>/test/chaos/**/*.test.ts'] },
     {
       ...common,
       displayName: 'k8s',

@@ -67,7 +67,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     }
   }
   const ownsDatabase = options.database === undefined;
-  const database = options.database ?? new Database(config.databaseUrl, { poolSize: config.dbPoolSize, applicationName: 'quartermaster-api' });
+  const database = options.database ?? new Database(config.databaseUrl, { poolSize: config.dbPoolSize, applicationName: 'quartermaster-api', ...config.dbTimeouts });
   const ownsRedis = options.redis === undefined;
   const redis = options.redis ?? createRedis(config.redisUrl, config.readyTimeoutMs);
   const release = async (): Promise<void> => {

@@ -67,7 +67,7 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
   const logger = (options.logger ?? createLogger(config.logLevel, `quartermaster-${role}`)).child({ component: role });
   if (options.migrate !== false) await migrateDatabase(config.databaseUrl);
   const ownsDatabase = options.database === undefined;
-  const database = options.database ?? new Database(config.databaseUrl, { poolSize: config.dbPoolSize, applicationName: `quartermaster-${role}` });
+  const database = options.database ?? new Database(config.databaseUrl, { poolSize: config.dbPoolSize, applicationName: `quartermaster-${role}`, ...config.dbTimeouts });
   await database.ping(Math.max(config.readyTimeoutMs, 2000));
   const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   redis.on('error', () => undefined);

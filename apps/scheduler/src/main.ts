@@ -17,7 +17,7 @@ runMain('quartermaster-scheduler', async () => {
 
   const logger = createLogger(config.logLevel, 'quartermaster-scheduler');
   await migrateDatabase(config.databaseUrl); // the watchers write nodes and jobs before the role starts
-  const database = new Database(config.databaseUrl, { poolSize: 4, applicationName: 'quartermaster-kube' });
+  const database = new Database(config.databaseUrl, { poolSize: 4, applicationName: 'quartermaster-kube', ...config.dbTimeouts });
   try {
     const kube = await startKubernetesMode(config, database, settings.redisPrefix, logger);
     const leases = kubernetesLeaderLease(config);

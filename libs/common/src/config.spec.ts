@@ -14,6 +14,7 @@ describe('Config.fromEnv', () => {
       kubeconfig: null,
       logLevel: 'info',
       adminTokenHash: sha256Hex(TOKEN),
+      dbTimeouts: { connectTimeoutMs: 1500, statementTimeoutMs: 15000, queryTimeoutMs: 20000, idleInTransactionMs: 10000 },
     });
     expect(JSON.stringify(c)).not.toContain(TOKEN);
   });
@@ -30,6 +31,10 @@ describe('Config.fromEnv', () => {
     [{ QM_ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'loud' }, /^LOG_LEVEL=loud is not a level/],
     [{ QM_ADMIN_TOKEN: TOKEN, KUBECONFIG: '/nonexistent/kubeconfig' }, /^KUBECONFIG=\/nonexistent\/kubeconfig is not a readable file/],
     [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_POOL_SIZE: '0' }, /^QM_DB_POOL_SIZE=0 is out of range/],
+    [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_CONNECT_TIMEOUT_MS: '0' }, /^QM_DB_CONNECT_TIMEOUT_MS=0 is out of range/],
+    [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_STATEMENT_TIMEOUT_MS: '5s' }, /^QM_DB_STATEMENT_TIMEOUT_MS=5s is not a whole number/],
+    [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_STATEMENT_TIMEOUT_MS: '30000' }, /^QM_DB_QUERY_TIMEOUT_MS=20000 must exceed QM_DB_STATEMENT_TIMEOUT_MS=30000/],
+    [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_STATEMENT_TIMEOUT_MS: '0' }, /^QM_DB_QUERY_TIMEOUT_MS=20000 must exceed QM_DB_STATEMENT_TIMEOUT_MS=none/],
   ])('refuses %j with one clear line', (env, message) => {
     let error: unknown;
     try {
@@ -42,6 +47,11 @@ describe('Config.fromEnv', () => {
     expect(text).toMatch(message);
     expect(text).not.toContain('\n');
     expect(text).not.toContain('hunter2');
+  });
+
+  it('turns Postgres timeouts off with 0', () => {
+    const c = Config.fromEnv({ QM_ADMIN_TOKEN: TOKEN, QM_DB_STATEMENT_TIMEOUT_MS: '0', QM_DB_QUERY_TIMEOUT_MS: '0', QM_DB_IDLE_IN_TRANSACTION_MS: '0' });
+    expect(c.dbTimeouts).toEqual({ connectTimeoutMs: 1500, statementTimeoutMs: 0, queryTimeoutMs: 0, idleInTransactionMs: 0 });
   });
 
   it('with() overrides values (tests: another database, port 0)', () => {

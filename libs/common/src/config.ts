@@ -22,6 +22,10 @@ export const CONFIG_DEFAULTS = {
   REDIS_URL: 'redis://127.0.0.1:6379',
   LOG_LEVEL: 'info',
   QM_DB_POOL_SIZE: '16',
+  QM_DB_CONNECT_TIMEOUT_MS: '1500',
+  QM_DB_STATEMENT_TIMEOUT_MS: '15000',
+  QM_DB_QUERY_TIMEOUT_MS: '20000',
+  QM_DB_IDLE_IN_TRANSACTION_MS: '10000',
   QM_READY_TIMEOUT_MS: '1000',
   QM_BODY_LIMIT_BYTES: '1048576',
   QM_TOKEN_CACHE_TTL_MS: '5000',
@@ -64,6 +68,8 @@ export class Config {
   readonly kubeconfig: string | null;
   readonly logLevel: LogLevel;
   readonly dbPoolSize: number;
+  /** Postgres timeouts, ms (0 = none): see `DbTimeouts`. */
+  readonly dbTimeouts: DbTimeouts;
   /** Timeout of each dependency check of /readyz and of the start-up checks. */
   readonly readyTimeoutMs: number;
   readonly bodyLimitBytes: number;
@@ -85,6 +91,7 @@ export class Config {
     this.kubeconfig = values.kubeconfig;
     this.logLevel = values.logLevel;
     this.dbPoolSize = values.dbPoolSize;
+    this.dbTimeouts = values.dbTimeouts;
     this.readyTimeoutMs = values.readyTimeoutMs;
     this.bodyLimitBytes = values.bodyLimitBytes;
     this.tokenCacheTtlMs = values.tokenCacheTtlMs;
@@ -129,6 +136,7 @@ export class Config {
       kubeconfig,
       logLevel: logLevel as LogLevel,
       dbPoolSize: int(read('QM_DB_POOL_SIZE'), 'QM_DB_POOL_SIZE', 1, 500),
+      dbTimeouts: dbTimeouts(read),
       readyTimeoutMs: int(read('QM_READY_TIMEOUT_MS'), 'QM_READY_TIMEOUT_MS', 10, 120_000),
       bodyLimitBytes: int(read('QM_BODY_LIMIT_BYTES'), 'QM_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024),
       tokenCacheTtlMs: int(read('QM_TOKEN_CACHE_TTL_MS'), 'QM_TOKEN_CACHE_TTL_MS', 0, 3_600_000),
@@ -143,6 +151,37 @@ export class Config {
     const current: ConfigValues = { ...this };
     return new Config({ ...current, ...overrides });
   }
+}
+
+/**
+ * How long Quartermaster waits on Postgres before it gives up (and the API answers 503
+ * DATABASE_UNAVAILABLE), so that an unreachable or black-holed Postgres never hangs a request or a cycle.
+ */
+export interface DbTimeouts {
+  /** Opening a connection (QM_DB_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs: number;
+  /** Server-side limit per statement (QM_DB_STATEMENT_TIMEOUT_MS; 0 = none). */
+  statementTimeoutMs: number;
+  /** Client-side limit per query, for a link that stopped answering (QM_DB_QUERY_TIMEOUT_MS; 0 = none). */
+  queryTimeoutMs: number;
+  /** The server ends a session idle inside a transaction this long (QM_DB_IDLE_IN_TRANSACTION_MS; 0 = none). */
+  idleInTransactionMs: number;
+}
+
+function dbTimeouts(read: (name: keyof typeof CONFIG_DEFAULTS) => string): DbTimeouts {
+  const timeouts: DbTimeouts = {
+    connectTimeoutMs: int(read('QM_DB_CONNECT_TIMEOUT_MS'), 'QM_DB_CONNECT_TIMEOUT_MS', 100, 600_000),
+    statementTimeoutMs: int(read('QM_DB_STATEMENT_TIMEOUT_MS'), 'QM_DB_STATEMENT_TIMEOUT_MS', 0, 3_600_000),
+    queryTimeoutMs: int(read('QM_DB_QUERY_TIMEOUT_MS'), 'QM_DB_QUERY_TIMEOUT_MS', 0, 3_600_000),
+    idleInTransactionMs: int(read('QM_DB_IDLE_IN_TRANSACTION_MS'), 'QM_DB_IDLE_IN_TRANSACTION_MS', 0, 3_600_000),
+  };
+  const { statementTimeoutMs: statement, queryTimeoutMs: query } = timeouts;
+  if (query !== 0 && (statement === 0 || statement >= query)) {
+    throw new ConfigError(
+      `QM_DB_QUERY_TIMEOUT_MS=${query} must exceed QM_DB_STATEMENT_TIMEOUT_MS=${statement || 'none'}: Postgres should cancel a slow statement before the client gives up on its connection (raise QM_DB_QUERY_TIMEOUT_MS, or set it to 0)`,
+    );
+  }
+  return timeouts;
 }
 
 function int(raw: string, name: string, min: number, max: number): number {

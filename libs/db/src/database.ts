@@ -11,6 +11,15 @@ export interface DatabaseOptions {
   applicationName?: string;
   /** Server-side limit per statement, ms (default: none). */
   statementTimeoutMs?: number;
+  /** Most time to open a connection (TCP + start-up), ms (default: none). Not the wait for a pooled one. */
+  connectTimeoutMs?: number;
+  /** Server ends a session left idle inside a transaction this long, ms (default: none). */
+  idleInTransactionMs?: number;
+  /**
+   * Client-side limit per query, ms (default: none): a query over a link that stopped answering fails
+   * with "Query read timeout" instead of hanging, and its connection is not reused.
+   */
+  queryTimeoutMs?: number;
 }
 
 /**
@@ -29,9 +38,22 @@ export class Database {
       ...poolConfig(url),
       max: options.poolSize ?? 10,
       application_name: options.applicationName ?? 'quartermaster',
-      ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+      keepAlive: true,
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      ...(options.idleInTransactionMs ? { idle_in_transaction_session_timeout: options.idleInTransactionMs } : {}),
+      ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
+      // Only the connection attempt is limited: the pool's own connectionTimeoutMillis would also limit
+      // the wait for a busy pool's next free client, failing requests under load rather than outages.
+      ...(options.connectTimeoutMs ? { Client: clientWithConnectTimeout(options.connectTimeoutMs) } : {}),
     });
-    // An idle client's error (server restart) must not crash the process; the next query reconnects.
+    // A lost connection must never crash the process. pg emits 'error' on a client whose connection
+    // drops; the pool listens only while the client is idle, so a checked-out client (a transaction, the
+    // cycle's lock session, Prisma's) would raise an unhandled 'error'. Every client gets a listener for
+    // its whole life: the failing query rejects with the error, and the pool discards the broken client
+    // on release.
+    this.pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+    });
     this.pool.on('error', () => undefined);
     this.prisma = createPrismaClient(this.pool);
   }
@@ -58,4 +80,12 @@ export class Database {
     await this.prisma.$disconnect();
     await this.pool.end();
   }
+}
+
+function clientWithConnectTimeout(ms: number): typeof pg.Client {
+  return class TimedClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super({ ...(typeof config === 'string' ? { connectionString: config } : config), connectionTimeoutMillis: ms });
+    }
+  };
 }

@@ -1,0 +1,170 @@
+import net from 'node:net';
+
+/**
+ * A fault-injecting TCP proxy for chaos tests: listens on a free local port and forwards to one
+ * upstream (the real Postgres or Redis), and on request
+ * - `reset()`: every open connection is reset (RST) and new ones are reset as they arrive, until `heal()`;
+ * - `blackhole()`: nothing flows any more in either direction and new connections hang (a partition:
+ *   no RST, no FIN), until `heal()` lets the held bytes through;
+ * - `latency(ms)`: every chunk is delayed by `ms` in each direction (order kept).
+ * The service under test is pointed at `url`; the real servers are never stopped.
+ */
+export class FaultProxy {
+  private mode: 'pass' | 'reset' | 'blackhole' = 'pass';
+  private delayMs = 0;
+  private readonly links = new Set<Link>();
+  /** Connections accepted so far (to see that a client reconnected). */
+  accepted = 0;
+
+  private constructor(
+    private readonly server: net.Server,
+    private readonly upstream: { host: string; port: number },
+    readonly port: number,
+  ) {}
+
+  static async start(upstream: { host: string; port: number }): Promise<FaultProxy> {
+    const server = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const address = server.address();
+    if (typeof address !== 'object' || address === null) throw new Error('fault proxy: no address');
+    const proxy = new FaultProxy(server, upstream, address.port);
+    server.on('connection', (socket) => proxy.accept(socket));
+    return proxy;
+  }
+
+  /** `url` with its host and port replaced by the proxy's. */
+  via(url: string): string {
+    const parsed = new URL(url);
+    parsed.hostname = '127.0.0.1';
+    parsed.port = String(this.port);
+    return parsed.toString();
+  }
+
+  reset(): void {
+    this.mode = 'reset';
+    for (const link of [...this.links]) link.reset();
+  }
+
+  blackhole(): void {
+    this.mode = 'blackhole';
+    for (const link of this.links) link.hold();
+  }
+
+  latency(ms: number): void {
+    this.delayMs = ms;
+  }
+
+  heal(): void {
+    this.mode = 'pass';
+    this.delayMs = 0;
+    for (const link of this.links) link.release();
+  }
+
+  /** Connections currently open through the proxy. */
+  get open(): number {
+    return this.links.size;
+  }
+
+  async close(): Promise<void> {
+    for (const link of [...this.links]) link.reset();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: net.Socket): void {
+    this.accepted++;
+    client.on('error', () => undefined);
+    if (this.mode === 'reset') {
+      client.resetAndDestroy();
+      return;
+    }
+    const link = new Link(client, () => this.delayMs, () => this.links.delete(link));
+    this.links.add(link);
+    if (this.mode === 'blackhole') link.hold();
+    link.connect(this.upstream);
+  }
+}
+
+/** One client connection and its upstream connection. */
+class Link {
+  private upstream: net.Socket | null = null;
+  private held = false;
+  private pendingUpstream: { host: string; port: number } | null = null;
+  private done = false;
+
+  constructor(
+    private readonly client: net.Socket,
+    private readonly delay: () => number,
+    private readonly onClose: () => void,
+  ) {
+    client.on('close', () => this.close());
+  }
+
+  connect(target: { host: string; port: number }): void {
+    if (this.held) {
+      this.pendingUpstream = target; // a partition: the SYN goes nowhere until healed
+      return;
+    }
+    const upstream = net.connect(target.port, target.host);
+    this.upstream = upstream;
+    upstream.on('error', () => undefined);
+    upstream.on('close', () => this.close());
+    this.pipe(this.client, upstream);
+    this.pipe(upstream, this.client);
+  }
+
+  hold(): void {
+    this.held = true;
+    this.client.pause();
+    this.upstream?.pause();
+  }
+
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    if (this.pendingUpstream) {
+      const target = this.pendingUpstream;
+      this.pendingUpstream = null;
+      this.connect(target);
+    }
+    this.client.resume();
+    this.upstream?.resume();
+  }
+
+  reset(): void {
+    if (!this.client.destroyed) this.client.resetAndDestroy();
+    if (this.upstream && !this.upstream.destroyed) this.upstream.resetAndDestroy();
+    this.close();
+  }
+
+  private pipe(from: net.Socket, to: net.Socket): void {
+    let last = 0;
+    from.on('data', (chunk: Buffer) => {
+      const ms = this.delay();
+      if (ms === 0 && last <= Date.now()) {
+        if (!to.destroyed) to.write(chunk);
+        return;
+      }
+      const at = Math.max(Date.now() + ms, last);
+      last = at;
+      setTimeout(() => {
+        if (!to.destroyed) to.write(chunk);
+      }, at - Date.now());
+    });
+    from.on('end', () => {
+      const wait = Math.max(0, last - Date.now());
+      setTimeout(() => to.end(), wait);
+    });
+    if (this.held) from.pause();
+  }
+
+  private close(): void {
+    if (this.done) return;
+    this.done = true;
+    if (!this.client.destroyed) this.client.destroy();
+    if (this.upstream && !this.upstream.destroyed) this.upstream.destroy();
+    this.onClose();
+  }
+}
