@@ -105,10 +105,10 @@ export class WorkloadObjects {
    * without suspend.
    */
   async setSuspended(workload: WorkloadRef, suspend: boolean): Promise<'done' | 'gone' | 'unsupported'> {
-    const patch = WORKLOAD_KINDS[workload.kind].suspendPatch(suspend);
-    if (!patch) return 'unsupported';
     const current = await this.read(workload);
     if (!current || current.metadata?.uid !== workload.uid) return 'gone';
+    const patch = WORKLOAD_KINDS[workload.kind].suspendPatch(suspend, current);
+    if (!patch) return 'unsupported';
     const annotations = { [ANNOTATION_SUSPENDED_BY]: suspend ? 'quartermaster' : null };
     return (await this.mergePatch(workload, { ...patch, metadata: { annotations } })) ? 'done' : 'gone';
   }

@@ -114,9 +114,10 @@ export class KubeJobStore {
       pending_estimated_start_at: Date | null;
       flavor: string | null;
       admitted_replicas: number | null;
+      replicas: number;
     }>(
       `SELECT id::text AS id, name, state::text AS state, pending_code::text AS pending_code, pending_message, pending_position,
-              pending_estimated_start_at, flavor, admitted_replicas
+              pending_estimated_start_at, flavor, admitted_replicas, replicas
        FROM jobs WHERE id = ANY($1::uuid[])`,
       [ids.filter((id) => UUID.test(id))],
     );
@@ -130,6 +131,7 @@ export class KubeJobStore {
       pendingEstimatedStartAt: r.pending_estimated_start_at,
       flavor: r.flavor,
       admittedReplicas: r.admitted_replicas,
+      replicas: r.replicas,
     }));
   }
 

@@ -12,6 +12,7 @@ const job = (overrides: Partial<WaitingJob> = {}): WaitingJob => ({
   pendingEstimatedStartAt: null,
   flavor: null,
   admittedReplicas: null,
+  replicas: 2,
   ...overrides,
 });
 
@@ -45,11 +46,22 @@ describe('pod feedback', () => {
     expect(waitingReport(job(), now)).toMatchObject({ reason: 'Queued', message: 'job llama (j1) waits for a scheduling cycle' });
     expect(waitingReport(job({ pendingMessage: 'preempted by vision/x' }), now)?.message).toBe('job llama (j1) waits for a scheduling cycle: preempted by vision/x');
     expect(waitingReport(job({ state: 'ADMITTED', flavor: 'h100', admittedReplicas: 2 }), now)).toMatchObject({ reason: 'Admitted', event: false });
-    for (const state of ['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const) expect(waitingReport(job({ state }), now)).toBeNull();
+    for (const state of ['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const) expect(waitingReport(job({ state, admittedReplicas: 2 }), now)).toBeNull();
   });
 
   it('invalid and incomplete gangs', () => {
     expect(invalidGangReport('gang ns/g', ['a', 'b'])).toMatchObject({ reason: 'InvalidGang', eventType: 'Warning', message: 'Quartermaster cannot import gang ns/g: a; b. The pod waits until this is fixed' });
     expect(incompleteGangReport('ns/g', 2, 3).message).toMatch(/^gang ns\/g has 2 of 3 pods unbound/);
+  });
+
+  it('an elastic gang running below its size: the pods above its admitted replicas say so', () => {
+    const report = waitingReport(job({ state: 'RUNNING', flavor: 'h100', admittedReplicas: 2, replicas: 4 }), now);
+    expect(report).toMatchObject({ status: 'False', reason: 'ElasticReplicaNotAdmitted', eventType: 'Normal' });
+    expect(report!.message).toBe(
+      'job llama (j1) runs admitted with 2 of 4 replicas on h100 (its elastic minimum was met, quota or capacity allowed no more); ' +
+        'this pod is above them and gets no node while the gang runs: Quartermaster does not grow a running gang',
+    );
+    // Binding: the unbound pods may be admitted ones about to be bound.
+    expect(waitingReport(job({ state: 'BINDING', flavor: 'h100', admittedReplicas: 2, replicas: 4 }), now)?.reason).toBe('Admitted');
   });
 });

@@ -14,6 +14,8 @@ export interface WaitingJob {
   pendingEstimatedStartAt: Date | null;
   flavor: string | null;
   admittedReplicas: number | null;
+  /** Replicas asked for (an elastic gang may be admitted with fewer, down to its minimum). */
+  replicas: number;
 }
 
 /** `QUOTA_EXCEEDED` → `QuotaExceeded`: condition and Event reasons are CamelCase in Kubernetes. */
@@ -41,7 +43,8 @@ const NEEDS_ACTION: ReadonlySet<string> = new Set<PendingCode>(['INVALID', 'UNSA
  *                            position 3 in the queue; expected to start 14:32 UTC"
  *   PENDING, not decided   → `Queued` (or the requeue/preemption message kept on the job)
  *   ADMITTED / BINDING     → `Admitted` (no Event: the bind handler records admission and binding)
- * Null for states whose pods do not wait (RUNNING, ended jobs).
+ *   RUNNING below its size → `ElasticReplicaNotAdmitted` (an elastic workload's pods above its admitted replicas)
+ * Null for states whose pods do not wait (RUNNING whole, ended jobs).
  */
 export function waitingReport(job: WaitingJob, now: Date): SubjectReport | null {
   if (job.state === 'ADMITTED' || job.state === 'BINDING') {
@@ -51,6 +54,18 @@ export function waitingReport(job: WaitingJob, now: Date): SubjectReport | null 
       reason: 'Admitted',
       message: `job ${job.name} (${job.id}) admitted by Quartermaster:${replicas} on ${job.flavor ?? 'its flavor'}; its pods are being bound`,
       event: false,
+    };
+  }
+  if (job.state === 'RUNNING' && job.admittedReplicas !== null && job.admittedReplicas < job.replicas) {
+    // Its admitted replicas are all bound and running: an unbound pod of it is an elastic one above them.
+    return {
+      status: 'False',
+      reason: 'ElasticReplicaNotAdmitted',
+      message:
+        `job ${job.name} (${job.id}) runs admitted with ${job.admittedReplicas} of ${job.replicas} replicas on ${job.flavor ?? 'its flavor'} ` +
+        '(its elastic minimum was met, quota or capacity allowed no more); this pod is above them and gets no node while the gang runs: ' +
+        'Quartermaster does not grow a running gang',
+      eventType: 'Normal',
     };
   }
   if (job.state !== 'PENDING') return null;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
-import { gangVerdict } from './pod-phase-sync.js';
+import { gangMembers, gangVerdict } from './pod-phase-sync.js';
 
 const pod = (name: string, phase: string, node = 'n1', terminating = false, replica?: number): V1Pod => ({
   metadata: { name, namespace: 'ns', ...(replica === undefined ? {} : { labels: { 'quartermaster.io/replica': String(replica) } }), ...(terminating ? { deletionTimestamp: new Date() } : {}) },
@@ -52,5 +52,23 @@ describe('failures by the node', () => {
     expect(gangVerdict([evicted], 1)).toMatchObject({ kind: 'failed', byNode: 'Evicted' });
     const crashed: V1Pod = { ...pod('a', 'Failed'), status: { phase: 'Failed', reason: 'Error' } };
     expect(gangVerdict([crashed], 1)).toMatchObject({ kind: 'failed', byNode: null });
+  });
+});
+
+describe('gangMembers', () => {
+  const workloadPod = (name: string, phase: string, node: string, replica?: number): V1Pod => {
+    const p = pod(name, phase, node, false, replica);
+    p.metadata!.labels = { ...p.metadata!.labels, 'quartermaster.io/job-id': 'j', 'quartermaster.io/workload-kind': 'RayCluster' };
+    return p;
+  };
+  it('an elastic workload admitted below its size: the pods holding a replica make the gang, the others wait outside it', () => {
+    // Head and one worker admitted (replicas 0 and 1), two more workers unbound and Pending.
+    const pods = [workloadPod('head', 'Running', 'n1', 0), workloadPod('w1', 'Running', 'n2', 1), workloadPod('w2', 'Pending', ''), workloadPod('w3', 'Pending', '')];
+    expect(gangMembers(pods).map((p) => p.metadata!.name)).toEqual(['head', 'w1']);
+    expect(gangVerdict(gangMembers(pods), 2, true)).toEqual({ kind: 'running' });
+  });
+  it('Quartermaster’s own and annotated gangs: every pod counts', () => {
+    const pods = [pod('a', 'Running', 'n1', false, 0), pod('b', 'Pending', '')];
+    expect(gangMembers(pods)).toEqual(pods);
   });
 });

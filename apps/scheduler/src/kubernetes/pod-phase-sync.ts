@@ -40,6 +40,17 @@ export function gangVerdict(pods: readonly V1Pod[], replicas: number, running = 
 }
 
 /**
+ * The pods that make a job's gang. For a workload (Job, JobSet, RayCluster, …) only the pods holding one of
+ * its admitted replicas (label quartermaster.io/replica, set when bound): an elastic workload admitted below
+ * its size has more pods than replicas — the workers above the admission wait unbound outside the gang and
+ * must not keep it from RUNNING. For Quartermaster's own and annotated gangs, every pod.
+ */
+export function gangMembers(pods: readonly V1Pod[]): V1Pod[] {
+  if (!pods.some((pod) => pod.metadata?.labels?.[LABEL_WORKLOAD_KIND])) return [...pods];
+  return pods.filter((pod) => pod.metadata?.labels?.[LABEL_REPLICA] !== undefined);
+}
+
+/**
  * Watches the pods of Quartermaster's jobs (label `quartermaster.io/job-id`, all namespaces) and moves the
  * jobs along as their pods do: BINDING → RUNNING, → SUCCEEDED, and on a Failed replica → FAILED (policy
  * `fail`) or back to PENDING (policy `requeue`). Every change is checked against the job's current
@@ -156,7 +167,8 @@ export class PodPhaseSync {
     }
   }
 
-  private async decide(jobId: string, pods: V1Pod[], disrupted: boolean): Promise<void> {
+  private async decide(jobId: string, all: V1Pod[], disrupted: boolean): Promise<void> {
+    const pods = gangMembers(all);
     // Nothing to decide while any live pod is still Pending and none failed or went away: skip the database.
     if (!disrupted && gangVerdict(pods, pods.length).kind === 'none') return;
     const job = await this.store.state(jobId);
@@ -167,7 +179,7 @@ export class PodPhaseSync {
     // A workload's (Job, JobSet, …) pods come and go as its controller decides (a failed pod is replaced and
     // rejoins its replica, a Job's next wave follows the first): they move it to RUNNING; its end is read
     // from the workload's own status (WorkloadStatusSync).
-    if (verdict.kind !== 'running' && pods.some((pod) => pod.metadata?.labels?.[LABEL_WORKLOAD_KIND])) return;
+    if (verdict.kind !== 'running' && all.some((pod) => pod.metadata?.labels?.[LABEL_WORKLOAD_KIND])) return;
     switch (verdict.kind) {
       case 'none':
         return;

@@ -108,7 +108,7 @@ export async function bindWorkloadPods(
   schedulerName: string,
   requireAll: boolean,
 ): Promise<{ bound: number; missing: number }> {
-  if (requireAll && WORKLOAD_KINDS[target.workload.kind].suspendPatch(false)) {
+  if (requireAll) {
     const current = await objects.read(target.workload);
     if (
       current?.metadata?.uid === target.workload.uid &&

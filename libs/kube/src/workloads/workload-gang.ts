@@ -187,7 +187,7 @@ export function workloadGang(
         code: 'DRA_ONLY',
         message:
           'asks for devices only through DRA ResourceClaims; Quartermaster counts accelerators as extended resources ' +
-          `(${[...new Set(flavors.map((f) => f.resourceName))].join(', ') || 'nvidia.com/gpu, …'}) and cannot place or charge this gang — request them as resources.limits (see docs/adr/0013-workload-api-and-dra.md)`,
+          `(${[...new Set(flavors.map((f) => f.resourceName))].join(', ') || 'nvidia.com/gpu, …'}) and cannot place or charge this gang — request them as resources.limits (see docs/adr/0015-workload-gangs-upstream-workload-api-and-dra.md)`,
       },
     };
   }
@@ -261,7 +261,7 @@ export function workloadGang(
       flavors: accepted,
       roles: members.map(({ name, count, minCount }) => ({ name, count, minCount })),
       template: templateOf(shown.template, per.cpuMillis, per.memoryMiB),
-      suspendable: kind.suspendPatch(true) !== null,
+      suspendable: kind.suspendPatch(true, top) !== null,
     },
   };
 }

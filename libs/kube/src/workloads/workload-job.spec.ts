@@ -70,7 +70,7 @@ describe('batch/v1 Job as a workload', () => {
     expect(jobKind.status(job({}, { conditions: [{ type: 'Complete', status: 'False' }] }))).toEqual({
       phase: 'active',
     });
-    expect(jobKind.suspendPatch(true)).toEqual({ spec: { suspend: true } });
-    expect(jobKind.suspendPatch(false)).toEqual({ spec: { suspend: false } });
+    expect(jobKind.suspendPatch(true, {})).toEqual({ spec: { suspend: true } });
+    expect(jobKind.suspendPatch(false, {})).toEqual({ spec: { suspend: false } });
   });
 });

@@ -100,6 +100,6 @@ describe('JobSet and TrainJob as workloads', () => {
     expect(
       trainJobKind.status({ status: { conditions: [{ type: 'Complete', status: 'True' }] } }),
     ).toMatchObject({ phase: 'succeeded' });
-    expect(trainJobKind.suspendPatch(true)).toEqual({ spec: { suspend: true } });
+    expect(trainJobKind.suspendPatch(true, {})).toEqual({ spec: { suspend: true } });
   });
 });

@@ -45,6 +45,6 @@ describe('LeaderWorkerSet as a workload', () => {
     ).toBe('2');
     expect(leaderWorkerSetKind.groupOf!({ metadata: { labels: {} } })).toBeNull();
     expect(leaderWorkerSetKind.status({})).toEqual({ phase: 'active' });
-    expect(leaderWorkerSetKind.suspendPatch(true)).toBeNull();
+    expect(leaderWorkerSetKind.suspendPatch(true, {})).toBeNull();
   });
 });

@@ -90,7 +90,17 @@ describe('KubeRay RayCluster and RayJob as workloads', () => {
       message: 'RayJob Failed: DeadlineExceeded: past activeDeadlineSeconds',
     });
     expect(rayClusterKind.status({ status: { state: 'ready' } })).toEqual({ phase: 'active' });
-    expect(rayJobKind.suspendPatch(true)).toEqual({ spec: { suspend: true } });
-    expect(rayClusterKind.suspendPatch(true)).toBeNull();
+    expect(rayClusterKind.suspendPatch(true, { spec: {} })).toBeNull();
+  });
+
+  it('a RayJob is suspended only when KubeRay allows it (shutdownAfterJobFinishes, its own cluster); else its pods are evicted', () => {
+    const rayJob = (spec: Record<string, unknown>) => ({ spec: { rayClusterSpec: {}, ...spec } });
+    expect(rayJobKind.suspendPatch(true, rayJob({ shutdownAfterJobFinishes: true }))).toEqual({ spec: { suspend: true } });
+    expect(rayJobKind.suspendPatch(false, rayJob({ shutdownAfterJobFinishes: true }))).toEqual({ spec: { suspend: false } });
+    // KubeRay 1.5 marks a suspended RayJob without shutdownAfterJobFinishes ValidationFailed, for good: the
+    // upstream sample is such a RayJob.
+    expect(rayJobKind.suspendPatch(true, rayJob({}))).toBeNull();
+    expect(rayJobKind.suspendPatch(true, rayJob({ shutdownAfterJobFinishes: false }))).toBeNull();
+    expect(rayJobKind.suspendPatch(true, { spec: { shutdownAfterJobFinishes: true, clusterSelector: { 'ray.io/cluster': 'c' } } })).toBeNull();
   });
 });

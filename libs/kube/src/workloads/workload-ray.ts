@@ -66,8 +66,11 @@ export const rayClusterKind: WorkloadKindSpec = {
 
 /**
  * KubeRay RayJob (ray.io/v1): the gang is the RayCluster it creates (`spec.rayClusterSpec`). Suspended
- * through `spec.suspend` (the operator deletes the cluster and the submitter); finished when
- * `status.jobDeploymentStatus` is Complete (SUCCEEDED, else failed) or Failed/ValidationFailed.
+ * through `spec.suspend` (the operator deletes the cluster and the submitter) when KubeRay allows it:
+ * KubeRay 1.5 fails a suspended RayJob for good (ValidationFailed) unless `shutdownAfterJobFinishes` is true
+ * and it has its own cluster — so other RayJobs (the upstream sample among them) are stopped by evicting
+ * their cluster's pods, which the operator recreates. Finished when `status.jobDeploymentStatus` is
+ * Complete (SUCCEEDED, else failed) or Failed/ValidationFailed.
  */
 export const rayJobKind: WorkloadKindSpec = {
   kind: 'RayJob',
@@ -103,5 +106,9 @@ export const rayJobKind: WorkloadKindSpec = {
       return { phase: 'failed', message: `RayJob ${deployment}${detail ? `: ${detail}` : ''}` };
     return { phase: 'active' };
   },
-  suspendPatch: (suspend) => ({ spec: { suspend } }),
+  suspendPatch(suspend, object) {
+    const spec = record(object.spec);
+    const ownCluster = Object.keys(record(spec.clusterSelector)).length === 0;
+    return spec.shutdownAfterJobFinishes === true && ownCluster ? { spec: { suspend } } : null;
+  },
 };

@@ -55,10 +55,11 @@ export interface WorkloadKindSpec {
   roles(object: KubeObject, chain: readonly KubeObject[]): Derived<WorkloadRole[]>;
   status(object: KubeObject): WorkloadStatus;
   /**
-   * JSON merge patch that suspends (true) or resumes (false) the workload; null when the kind has no
-   * suspend (its gang is stopped by evicting every pod, and its controller recreates them).
+   * JSON merge patch that suspends (true) or resumes (false) this workload; null when it cannot be suspended
+   * — the kind has no suspend, or its controller refuses it for this object (its gang is then stopped by
+   * evicting every pod, and its controller recreates them).
    */
-  suspendPatch(suspend: boolean): Record<string, unknown> | null;
+  suspendPatch(suspend: boolean, object: KubeObject): Record<string, unknown> | null;
   /** For kinds made of several gangs (a LeaderWorkerSet's groups): which one a pod belongs to. */
   groupOf?(pod: V1Pod): string | null;
 }
