@@ -115,6 +115,11 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/v1/teams/{team}/budgets/{period}',
       ].sort(),
     );
+    // Teams change by PUT (whole object) or PATCH (merge); nodes, teams, cohorts and flavors can be deleted (409 while in use).
+    expect(Object.keys(doc.body.paths['/v1/teams/{name}']).sort()).toEqual(['delete', 'get', 'patch', 'put']);
+    for (const path of ['/v1/nodes/{name}', '/v1/cohorts/{name}', '/v1/flavors/{name}']) {
+      expect({ path, delete: Object.keys(doc.body.paths[path].delete?.responses ?? {}) }).toEqual({ path, delete: expect.arrayContaining(['204', '404', '409']) });
+    }
     const createJob = doc.body.components.schemas.CreateJobDto;
     expect(createJob.required).toEqual(expect.arrayContaining(['name', 'team', 'replicas', 'acceleratorsPerReplica', 'flavors', 'template']));
     expect(Object.keys(createJob.properties)).toEqual(expect.arrayContaining(['minReplicas', 'flavorSelection', 'speeds', 'topology']));

@@ -108,6 +108,8 @@ describe('tenancy lifecycle: PATCH and full PUT of teams; DELETE of nodes, teams
       await ok('PUT', '/v1/teams/legacy/quotas/v100', { nominal: 8 });
       await ok('PUT', '/v1/teams/legacy/budgets/month', { limit: 1000, unit: 'accelerator-hours', onExhausted: 'warn' });
       await ok('PUT', '/v1/nodes/v100-1', { flavor: 'v100', accelerators: 8, cpuMillis: 64000, memoryMiB: 262144, topology: { zone: 'z9' } });
+      const onlyLegacy = (await ok('POST', '/v1/tokens', { subject: 'old-timer', role: 'member', teams: ['legacy'] })).token as string;
+      const alsoVision = (await ok('POST', '/v1/tokens', { subject: 'both', role: 'member', teams: ['legacy', 'vision'] })).token as string;
       const job = await ok('POST', '/v1/jobs', jobBody({ name: 'old-run', team: 'legacy', replicas: 1, acceleratorsPerReplica: 8, flavors: ['v100'] }));
       await ok('POST', '/v1/scheduler/cycles');
       await ok('POST', `/v1/jobs/${job.id as string}/status`, { state: 'RUNNING' });
@@ -146,6 +148,12 @@ describe('tenancy lifecycle: PATCH and full PUT of teams; DELETE of nodes, teams
         expect({ path, get: (await h.request('GET', path)).status, del: (await h.request('DELETE', path)).status }).toEqual({ path, get: 404, del: 404 });
       }
       expect((await h.request('GET', `/v1/jobs/${job.id as string}`)).status).toBe(404);
+      // Tokens lose the team, so a later team of the same name is not theirs; one left without a team is revoked.
+      expect((await h.request('GET', '/v1/whoami', { token: onlyLegacy })).status).toBe(401);
+      expect((await h.request('GET', '/v1/whoami', { token: alsoVision })).body).toMatchObject({ subject: 'both', teams: ['vision'] });
+      await ok('PUT', '/v1/teams/legacy', {});
+      expect((await h.request('GET', '/v1/jobs?team=legacy', { token: alsoVision })).status).toBe(403);
+      expect((await h.request('DELETE', '/v1/teams/legacy')).status).toBe(204);
       // The usage ledger keeps what the team used, and each deletion is an event with who did it.
       const usage = await ok('GET', '/v1/usage?groupBy=team');
       expect(usage.items.map((i: { team: string }) => i.team)).toContain('legacy');
@@ -154,6 +162,7 @@ describe('tenancy lifecycle: PATCH and full PUT of teams; DELETE of nodes, teams
         { kind: 'node.deleted', actor: 'admin' },
         { kind: 'team.deleted', actor: 'admin' },
         { kind: 'cohort.deleted', actor: 'admin' },
+        { kind: 'team.deleted', actor: 'admin' },
       ]);
     });
 

@@ -201,7 +201,7 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
           `preemption within team ${saved.preemption.withinTeam}, reclaim within cohort ${saved.preemption.reclaimWithinCohort}\n`,
       );
     });
-  registerRemove(team, ctx, 'team', '/v1/teams', 'qm team rm legacy', 'delete a team (admin) with its finished jobs (its usage stays in qm usage); refused while it has unfinished jobs, quotas or budgets');
+  registerRemove(team, ctx, 'team', '/v1/teams', 'qm team rm legacy', 'delete a team (admin) with its finished jobs (its usage stays in qm usage) and take it off every token; refused while it has unfinished jobs, quotas or budgets');
 
   // --- nodes -----------------------------------------------------------------------------------------
   const node = program.command('node').description('add, change or delete a node in a cluster without Kubernetes sync (admin); list them with qm nodes');

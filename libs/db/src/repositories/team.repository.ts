@@ -123,8 +123,9 @@ export class TeamRepository {
 
   /**
    * Deletes a team that nothing uses any more (no unfinished job, quota, budget or pending side effect of its
-   * jobs), with its finished jobs (their transitions and events stay, and the usage ledger keeps its
-   * accelerator-hours and cost), and writes a team.deleted event — in one transaction. The team row is locked
+   * jobs), with its finished jobs (their events stay, and the usage ledger keeps its accelerator-hours and
+   * cost), takes it off every token (revoking member/executor tokens left without a team), and writes a
+   * team.deleted event — in one transaction. The team row is locked
    * first, so a job, quota or budget written for it meanwhile either commits before the check (and is seen)
    * or fails on the foreign key after the delete.
    */
@@ -144,9 +145,25 @@ export class TeamRepository {
       if (teamInUse(use)) return { outcome: 'in-use', use };
       const jobs = await client.query('DELETE FROM jobs WHERE team = $1', [name]);
       await client.query('DELETE FROM teams WHERE name = $1', [name]);
-      const eventId = await writeTenancyEvent(client, 'team.deleted', name, actor, `team ${name} deleted by ${actor} (with ${jobs.rowCount ?? 0} finished job(s))`, {
-        finishedJobsDeleted: jobs.rowCount ?? 0,
-      });
+      // Tokens lose the team (a team of that name made later is someone else's); a member or executor
+      // token left without any team is revoked.
+      const tokens = await client.query<{ id: string; revoked: boolean }>(
+        `UPDATE api_tokens SET teams = array_remove(teams, $1),
+           revoked_at = CASE WHEN role <> 'admin' AND teams = ARRAY[$1]::text[] THEN COALESCE(revoked_at, now()) ELSE revoked_at END
+         WHERE $1 = ANY(teams)
+         RETURNING id::text AS id, (revoked_at IS NOT NULL AND teams = '{}') AS revoked`,
+        [name],
+      );
+      const revokedTokens = tokens.rows.filter((t) => t.revoked).map((t) => t.id);
+      const finished = jobs.rowCount ?? 0;
+      const eventId = await writeTenancyEvent(
+        client,
+        'team.deleted',
+        name,
+        actor,
+        `team ${name} deleted by ${actor} (with ${finished} finished job(s); removed from ${tokens.rows.length} token(s), ${revokedTokens.length} of them revoked)`,
+        { finishedJobsDeleted: finished, tokensChanged: tokens.rows.map((t) => t.id), tokensRevoked: revokedTokens },
+      );
       return { outcome: 'deleted', eventId };
     });
   }
