@@ -1,0 +1,188 @@
+// JobSets gang-scheduled by Quartermaster, with the real JobSet controller (v0.10.1, its mutating webhook) and
+// the Job controller: the upstream paralleljobs example (4 workers + 1 driver) plus the team label is one job
+// of 5 pods; with 4 GPUs a pod it is admitted whole within quota and a second one waits with its reason on its
+// pods and the JobSet; a team within its nominal quota reclaims by suspending a borrowing team's JobSet (the
+// JobSet controller suspends its Jobs, whose pods go), which comes back as the same job; the JobSet's
+// Completed condition ends the job and releases its quota.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { startControllers, type RunningControllers } from './controllers/controllers.js';
+import { examples, forTeam, type Manifest } from './controllers/examples.js';
+import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+import {
+  applyManifest,
+  boundPods,
+  eventsOn,
+  live,
+  podsOf,
+  runKubelet,
+  scheduledCondition,
+  succeed,
+  used,
+  workloadJob,
+} from './support/workloads.js';
+
+let controllers: RunningControllers;
+let qm: QmEnv;
+
+beforeAll(async () => {
+  controllers = await startControllers(['jobset']);
+  qm = await startQm('wl-jobset', 4);
+  await seedTenancy(qm);
+  // h100 (4 nodes × 8): nlp owns it, vision may borrow all of it.
+  await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
+  await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
+}, 30 * 60_000);
+
+afterAll(async () => {
+  await qm?.close();
+  await controllers?.stop();
+}, 120_000);
+
+/** paralleljobs as a team runs it on GPUs: 5 pods of 4 h100 GPUs each (20 of the 32). */
+function gpuJobSet(name: string, team: string, priority?: number): Manifest {
+  const jobSet = forTeam(examples.parallelJobs(), {
+    team,
+    name,
+    schedulerName: 'quartermaster',
+    limits: { 'nvidia.com/gpu': '4' },
+    ...(priority === undefined ? {} : { priority }),
+  });
+  jobSet.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
+  return jobSet;
+}
+
+async function readJobSet(name: string): Promise<Manifest> {
+  return (await qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    group: 'jobset.x-k8s.io',
+    version: 'v1alpha2',
+    plural: 'jobsets',
+    namespace: qm.namespace,
+    name,
+  })) as Manifest;
+}
+
+const ofJobSet = (name: string): string => `jobset.sigs.k8s.io/jobset-name=${name}`;
+
+describe('JobSet', () => {
+  it('the upstream paralleljobs JobSet with the team label is one job of 5 pods, bound where the core placed them', async () => {
+    const manifest = await applyManifest(
+      qm,
+      forTeam(examples.parallelJobs(), { team: 'vision', schedulerName: 'quartermaster' }),
+    );
+    const job = await workloadJob(
+      qm,
+      'JobSet',
+      'paralleljobs',
+      (j) => j.state === 'BINDING' || j.state === 'RUNNING',
+    );
+    expect(job).toMatchObject({
+      replicas: 5,
+      minReplicas: 5,
+      acceleratorsPerReplica: 0,
+      workload: {
+        apiVersion: 'jobset.x-k8s.io/v1alpha2',
+        kind: 'JobSet',
+        name: 'paralleljobs',
+        uid: manifest.metadata!.uid,
+      },
+    });
+    const pods = await eventually('5 pods bound', async () => {
+      const bound = await boundPods(qm, job.id);
+      return bound.length === 5 ? bound : undefined;
+    });
+    const allocation = new Map(job.allocation!.map((a) => [String(a.replica), a.node]));
+    for (const pod of pods)
+      expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+    const roles = pods.map((p) => p.metadata!.labels!['jobset.sigs.k8s.io/replicatedjob-name']).sort();
+    expect(roles).toEqual(['driver', 'workers', 'workers', 'workers', 'workers']);
+  }, 180_000);
+
+  it('GPU JobSets: admitted whole within quota; a second waits for quota with its reason, none of its pods bound', async () => {
+    await applyManifest(qm, gpuJobSet('vision-a', 'vision'));
+    const a = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.state === 'BINDING' || j.state === 'RUNNING');
+    expect(a).toMatchObject({ replicas: 5, acceleratorsPerReplica: 4, admittedReplicas: 5 });
+    await eventually('5 pods of vision-a bound', async () =>
+      (await boundPods(qm, a.id)).length === 5 ? true : undefined,
+    );
+
+    // 20 more GPUs would take vision to 40, over its 32 of borrowing.
+    await applyManifest(qm, gpuJobSet('vision-b', 'vision'));
+    const b = await workloadJob(
+      qm,
+      'JobSet',
+      'vision-b',
+      (j) => j.state === 'PENDING' && j.pending?.code === 'QUOTA_EXCEEDED',
+    );
+    expect(b.pending!.message).toMatch(/vision/);
+    const pods = await eventually('vision-b pods show the reason', async () => {
+      const list = await podsOf(qm, ofJobSet('vision-b'));
+      return list.length === 5 && list.every((p) => scheduledCondition(p)?.reason === 'QuotaExceeded')
+        ? list
+        : undefined;
+    });
+    expect(pods.every((p) => !p.spec?.nodeName)).toBe(true);
+    expect(scheduledCondition(pods[0]!)).toMatchObject({
+      status: 'False',
+      message: expect.stringMatching(/^QUOTA_EXCEEDED: .*vision/),
+    });
+    const events = await eventually('a QuotaExceeded Event on the JobSet', async () => {
+      const list = await eventsOn(qm, 'JobSet', 'vision-b');
+      return list.some((e) => e.reason === 'QuotaExceeded') ? list : undefined;
+    });
+    expect(events.filter((e) => e.reason === 'QuotaExceeded')).toHaveLength(1);
+    expect((await eventsOn(qm, 'JobSet', 'vision-a')).map((e) => e.reason)).toContain('Admitted');
+    // Nothing left to wait for: vision-b goes, its job CANCELLED with it.
+    await qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
+      group: 'jobset.x-k8s.io',
+      version: 'v1alpha2',
+      plural: 'jobsets',
+      namespace: qm.namespace,
+      name: 'vision-b',
+    });
+    await workloadJob(qm, 'JobSet', 'vision-b', (j) => j.state === 'CANCELLED');
+  }, 180_000);
+
+  it('a team within nominal reclaims by suspending the borrowing JobSet; it returns as the same job; completion releases quota', async () => {
+    const kubelet = runKubelet(qm);
+    try {
+      const before = await workloadJob(qm, 'JobSet', 'vision-a');
+      // nlp's 20 GPUs fit only if vision's borrowed 20 go (12 are free).
+      await applyManifest(qm, gpuJobSet('nlp-c', 'nlp', 100));
+      const c = await workloadJob(qm, 'JobSet', 'nlp-c', (j) => j.state === 'RUNNING', 90_000);
+      expect(await boundPods(qm, c.id)).toHaveLength(5);
+
+      // vision-a was suspended (the JobSet controller suspended its Jobs, their pods went) and waits as the same job.
+      const a = await workloadJob(
+        qm,
+        'JobSet',
+        'vision-a',
+        (j) => j.state === 'PENDING' && j.preemptionCount === 1,
+      );
+      expect(a.id).toBe(before.id);
+      expect((await readJobSet('vision-a')).spec.suspend).toBe(true);
+      await eventually('the pods of vision-a are gone', async () =>
+        (await podsOf(qm, ofJobSet('vision-a'))).filter(live).length === 0 ? true : undefined,
+      );
+      const preempted = (await eventsOn(qm, 'JobSet', 'vision-a')).find((e) => e.reason === 'Preempted');
+      expect(preempted).toMatchObject({ type: 'Warning', message: expect.stringContaining('suspends it') });
+
+      // nlp-c completes: its Jobs complete, the JobSet says Completed, the job SUCCEEDED and nlp's quota is free.
+      await succeed(qm, await boundPods(qm, c.id));
+      await workloadJob(qm, 'JobSet', 'nlp-c', (j) => j.state === 'SUCCEEDED', 90_000);
+      expect(((await readJobSet('nlp-c')) as Manifest & { status: { conditions: unknown[] } }).status.conditions).toEqual(
+        expect.arrayContaining([expect.objectContaining({ type: 'Completed', status: 'True' })]),
+      );
+      expect(await used(qm, 'nlp', 'h100')).toBe(0);
+
+      // Capacity is back: vision-a is resumed by Quartermaster, its new pods bound, the same job RUNNING.
+      const back = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.state === 'RUNNING', 90_000);
+      expect(back.id).toBe(before.id);
+      expect((await readJobSet('vision-a')).spec.suspend).toBe(false);
+      expect(await boundPods(qm, back.id)).toHaveLength(5);
+      expect(await used(qm, 'vision', 'h100')).toBe(20);
+    } finally {
+      await kubelet.stop();
+    }
+  }, 300_000);
+});
