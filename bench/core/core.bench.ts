@@ -15,6 +15,7 @@ import { SCENARIOS, type Scenario } from './scenarios.js';
 
 interface Line {
   scenario: string;
+  placement: string;
   nodes: number;
   accelerators: number;
   pendingJobs: number;
@@ -75,9 +76,10 @@ function drain(start: Snapshot): { ms: number; cycles: number; placed: number; d
   return { ms, cycles, placed, drained: true };
 }
 
-function runScenario(sc: Scenario, runs: number): Line {
+function runScenario(sc: Scenario, runs: number, placement: Placement | undefined): Line {
   const b0 = performance.now();
-  const snapshot = sc.build();
+  const built = sc.build();
+  const snapshot = placement === undefined ? built : { ...built, options: { ...built.options, flavorPlacement: placement } };
   const buildMs = performance.now() - b0;
   const warm = timed(snapshot);
   const violations = checkInvariants(snapshot, warm.result); // also its warm-up
@@ -98,6 +100,7 @@ function runScenario(sc: Scenario, runs: number): Line {
   }
   const line: Line = {
     scenario: sc.name,
+    placement: snapshot.options.flavorPlacement ?? 'relative-speed',
     nodes: snapshot.nodes.length,
     accelerators: snapshot.nodes.reduce((s, n) => s + n.accelerators, 0),
     pendingJobs: snapshot.pending.length,
@@ -122,13 +125,20 @@ function runScenario(sc: Scenario, runs: number): Line {
   return line;
 }
 
+type Placement = NonNullable<Snapshot['options']['flavorPlacement']>;
+
 function main(argv: string[]): void {
   let runs = 5;
+  let placement: Placement | undefined;
   const names: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--runs') runs = Number(argv[++i]);
-    else names.push(a);
+    else if (a === '--placement') {
+      const p = argv[++i];
+      if (p !== 'relative-speed' && p !== 'fastest-free') throw new Error(`--placement must be relative-speed or fastest-free, got ${String(p)}`);
+      placement = p;
+    } else names.push(a);
   }
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${String(runs)}`);
   const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
@@ -136,7 +146,7 @@ function main(argv: string[]): void {
   const chosen = names.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
   const lines: Line[] = [];
   for (const sc of chosen) {
-    const line = runScenario(sc, runs);
+    const line = runScenario(sc, runs, placement);
     lines.push(line);
     process.stdout.write(`${JSON.stringify(line)}\n`);
   }

@@ -12,7 +12,7 @@
  * Environment: QM_TRACES_DIR (default ../shared/traces from the repo root), BENCH_SIM_SCENARIOS
  * (comma list), BENCH_SIM_POLICIES (comma list, default all), BENCH_SIM_GAVEL_JOBS.
  */
-import { DEFAULT_OPTIONS, runCycle } from '#core';
+import { DEFAULT_OPTIONS, runCycle, seededRandom } from '#core';
 import {
   type PolicyName,
   type PolicyRun,
@@ -25,6 +25,7 @@ import {
   isPolicyName,
   loadGavel,
   loadPhilly,
+  optimalCapacity,
   parseVcNodes,
   phillyCluster,
   PHILLY_FLAVOR,
@@ -37,13 +38,15 @@ import { join } from 'node:path';
 import { findRepoRoot } from '../../apps/cli/src/repo-root.js';
 
 const dir = tracesDir(findRepoRoot());
-const wanted = (process.env.BENCH_SIM_SCENARIOS ?? 'philly,philly-contended,gavel').split(',');
+const wanted = (process.env.BENCH_SIM_SCENARIOS ?? 'philly,philly-contended,gavel,gavel-sweep').split(',');
 const policies: PolicyName[] = (process.env.BENCH_SIM_POLICIES ?? POLICY_NAMES.join(','))
   .split(',')
   .map((p) => p.trim())
   .filter(isPolicyName);
 const gavelJobs = Number(process.env.BENCH_SIM_GAVEL_JOBS ?? 1000);
 const SPEED_FLOOR = 0.5;
+const sweepJobs = Number(process.env.BENCH_SIM_SWEEP_JOBS ?? 500);
+const sweepLoads = (process.env.BENCH_SIM_SWEEP_LOADS ?? '0.5,0.8,1.0,1.2,1.5').split(',').map(Number);
 
 const round = (v: number, d = 2): number => Math.round(v * 10 ** d) / 10 ** d;
 
@@ -167,6 +170,69 @@ function gavel(): void {
   );
 }
 
+/**
+ * Gavel load sweep: the first BENCH_SIM_SWEEP_JOBS msr_seed0 jobs (by arrival) on 36 V100 + 36 P100 +
+ * 36 K80, re-timed as a Poisson stream (seeded) whose rate is `load` × what the best placement can serve
+ * (optimal-capacity.ts: the LP over the throughput table; load 1.0 = jobs arrive exactly as fast as an
+ * ideal, time-shared, heterogeneity-aware fleet completes them). One line per load: mean JCT of `full`
+ * (relative-speed placement), `fastest-free` (the previous placement) and `hetero-agnostic` (random
+ * flavor), the ratios agnostic ÷ aware, moves and lost accelerator-hours.
+ */
+function gavelSweep(): void {
+  const cluster = gavelCluster();
+  const all = loadGavel([join(dir, 'gavel', 'msr_seed0')], join(dir, 'gavel', 'simulation_throughputs.json'));
+  // One queue, as in Gavel's simulations: placement alone differs between the policies (no quota reclaim).
+  const jobs = [...all.jobs]
+    .sort((a, b) => a.submitSeconds - b.submitSeconds || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, sweepJobs)
+    .map((j) => ({ ...j, team: 'gavel' }));
+  const tenancy = deriveTenancy(['gavel'], { gavel: 1 }, cluster);
+  const cap = optimalCapacity(jobs, cluster);
+  for (const load of sweepLoads) {
+    const rnd = seededRandom(7);
+    const meanGap = 86_400 / (load * cap.jobsPerDayAtFullLoad);
+    let t = 0;
+    const timed = jobs.map((j) => {
+      const at = t;
+      t += -Math.log(1 - rnd()) * meanGap;
+      return { ...j, submitSeconds: Math.round(at) };
+    });
+    const base = input({ trace: { jobs: timed, rejected: [] }, cluster, tenancy, epochMs: 0 });
+    const per: Record<string, Record<string, number>> = {};
+    let wall = 0;
+    for (const p of ['full', 'fastest-free', 'hetero-agnostic'] as const) {
+      if (!policies.includes(p)) continue;
+      const run = simulatePolicy(base, p, runCycle);
+      wall += run.wallSeconds;
+      per[p] = figures(run);
+      process.stderr.write(`gavel-sweep ${load} ${p}: wall ${run.wallSeconds.toFixed(1)} s, mean JCT ${per[p].meanJctHours} h\n`);
+    }
+    const jct = (p: string): number | undefined => per[p]?.meanJctHours;
+    const ratio = (x: number | undefined, y: number | undefined): number | null => (x !== undefined && y !== undefined && y > 0 ? round(x / y, 3) : null);
+    process.stdout.write(
+      JSON.stringify({
+        scenario: 'gavel-sweep',
+        load,
+        jobs: jobs.length,
+        jobsPerDay: round(load * cap.jobsPerDayAtFullLoad, 1),
+        lpJobsPerDay: round(cap.jobsPerDayAtFullLoad, 1),
+        typeBlindCapacityRatio: round(cap.jobsPerDayAtFullLoad / cap.typeBlindJobsPerDay, 3),
+        awareMeanJctHours: jct('full'),
+        fastestFreeMeanJctHours: jct('fastest-free'),
+        agnosticMeanJctHours: jct('hetero-agnostic'),
+        jctRatio: ratio(jct('hetero-agnostic'), jct('full')),
+        jctRatioFastestFree: ratio(jct('hetero-agnostic'), jct('fastest-free')),
+        moves: per.full?.moves ?? 0,
+        lostGpuHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.lostGpuHours])),
+        makespanDays: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.makespanDays])),
+        wallSeconds: round(wall, 1),
+        loadAverage1m: round(loadavg()[0]!, 1),
+      }) + '\n',
+    );
+  }
+}
+
 if (wanted.includes('philly')) philly('philly', null);
 if (wanted.includes('philly-contended')) philly('philly-contended', 100);
 if (wanted.includes('gavel')) gavel();
+if (wanted.includes('gavel-sweep')) gavelSweep();

@@ -16,12 +16,14 @@
  * per-team admission limit block nobody.
  */
 import type { CycleState } from './cycle-state.js';
+import { runtimeOn } from './flavor-selection.js';
 import type { PendingCode, PendingJob } from './model.js';
 import type { ActiveReservation } from './reservations.js';
 
-/** Expected end of `job` if started now; unknown runtime counts as never ending (it is "long"). */
-export function endIfStartedNow(st: CycleState, job: PendingJob): number {
-  return job.expectedRuntimeSeconds === null ? Infinity : st.now + job.expectedRuntimeSeconds * 1000;
+/** Expected end of `job` if started now on `flavor`; unknown runtime counts as never ending (it is "long"). */
+export function endIfStartedNow(st: CycleState, job: PendingJob, flavor: string): number {
+  const rt = runtimeOn(job, flavor, st.flavors);
+  return rt === null ? Infinity : st.now + rt * 1000;
 }
 
 export interface BackfillLimits {
@@ -33,7 +35,7 @@ export interface BackfillLimits {
 }
 
 export function backfillLimits(st: CycleState, job: PendingJob, flavor: string): BackfillLimits {
-  const end = endIfStartedNow(st, job);
+  const end = endIfStartedNow(st, job, flavor);
   return {
     caps: st.reservations.capsFor(flavor, end),
     slack: st.reservations.quotaSlackFor(job.team, flavor, end),

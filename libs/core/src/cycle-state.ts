@@ -7,6 +7,7 @@
 import { isQuantity } from './amount.js';
 import { ClusterState } from './cluster-state.js';
 import { FairShare } from './fair-share.js';
+import { runtimeOn } from './flavor-selection.js';
 import type { Flavor, JobSpec, RunningJob, Snapshot, Team } from './model.js';
 import { QuotaBook } from './quota.js';
 import { ReservationBook } from './reservations.js';
@@ -169,7 +170,7 @@ export class CycleState {
         replicas,
         accelerators,
         admittedAt: r.admittedAt,
-        end: expectedEnd(r.admittedAt, r.expectedRuntimeSeconds, defaultRuntime, this.now),
+        end: expectedEnd(r.admittedAt, runtimeOn(r, r.flavor, this.flavors), defaultRuntime, this.now),
         admittedThisCycle: false,
         removed: true,
         // Every field set up front: one object shape for all holdings keeps property access fast.

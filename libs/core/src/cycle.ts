@@ -16,14 +16,24 @@
  */
 import { CycleState, type Holding, expectedEnd } from './cycle-state.js';
 import { FifoGate } from './backfill.js';
-import { flavorOrder } from './flavor-selection.js';
+import { type FlavorMarket, buildMarket } from './flavor-market.js';
+import { flavorOrder, runtimeOn } from './flavor-selection.js';
 import { tryFlavor } from './fit.js';
 import type { Admission, BudgetBlock, CycleResult, PendingCode, PendingJob, Preemption, Snapshot } from './model.js';
 import { JobQueue } from './ordering.js';
 import { planPreemption } from './preemptor.js';
 import { borrowedOf } from './quota.js';
-import { type FlavorFailure, admissionLimitMessage, explain, fifoMessage } from './reasons.js';
+import {
+  type FlavorFailure,
+  admissionLimitMessage,
+  declinedMessage,
+  explain,
+  fifoMessage,
+  placedByValueMessage,
+  soonerMessage,
+} from './reasons.js';
 import { type ActiveReservation, computeReservation } from './reservations.js';
+import { type RelativePlan, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
 
 /** Failures that more capacity (freed by preemption, or by time) could cure. */
@@ -53,6 +63,7 @@ export function runCycle(snapshot: Snapshot): CycleResult {
   const undecided: Decision[] = [];
   const admittedPerTeam = new Map<string, number>();
   const blocked = new Map<string, BudgetBlock>((snapshot.budgetBlocks ?? []).map((b) => [b.team, b]));
+  const hetero = new Heterogeneity(st);
 
   // 2. Order.
   const { pending, duplicates } = dedupe(snapshot);
@@ -62,7 +73,7 @@ export function runCycle(snapshot: Snapshot): CycleResult {
 
   // 3. Decide each job in order.
   for (let job = queue.next(); job !== undefined; job = queue.next()) {
-    const d = decide(st, job, duplicates, admittedPerTeam, fifo, depth, blocked);
+    const d = decide(st, job, duplicates, admittedPerTeam, fifo, depth, blocked, hetero);
     if ('admission' in d) {
       admissions.push(d.admission);
       preemptions.push(...d.preemptions);
@@ -90,6 +101,21 @@ export function runCycle(snapshot: Snapshot): CycleResult {
 
 type Outcome = { admission: Admission; preemptions: Preemption[] } | Decision;
 
+/** Relative-speed placement's per-cycle state: the flavor prices (built on first use) and the waits. */
+class Heterogeneity {
+  private built: FlavorMarket | undefined;
+  readonly waits: WaitBook;
+
+  constructor(private readonly st: CycleState) {
+    this.waits = new WaitBook(st);
+  }
+
+  get market(): FlavorMarket {
+    this.built ??= buildMarket(this.st);
+    return this.built;
+  }
+}
+
 function decide(
   st: CycleState,
   job: PendingJob,
@@ -98,6 +124,7 @@ function decide(
   fifo: FifoGate,
   depth: number,
   blocked: ReadonlyMap<string, BudgetBlock>,
+  hetero: Heterogeneity,
 ): Outcome {
   const opts = st.snapshot.options;
   // a. Validate.
@@ -111,51 +138,74 @@ function decide(
     return { job, failures: [], forced: { code: 'ADMISSION_LIMIT', message: admissionLimitMessage(job.team, limit) } };
   }
   const failures: FlavorFailure[] = [];
-  const open: string[] = [];
+  let open: string[] = [];
   for (const f of flavorOrder(job, st.flavors, opts)) {
     const blocker = fifo.blockerOf(job, f);
     if (blocker === undefined) open.push(f);
     else failures.push({ flavor: f, code: 'BLOCKED_BY_RESERVATION', message: fifoMessage(blocker, f) });
   }
+  const plan = placesByRelativeSpeed(st, job) ? relativePlan(st, hetero.market, job, open) : undefined;
+  if (plan !== undefined) open = plan.order;
 
-  // b. Fit without preemption.
+  // b. Fit without preemption (relative-speed placement: see relative-placement.ts).
   const tried = new Map<string, FlavorFailure>();
+  const declined: { flavor: string; here: number; home: number }[] = [];
   for (const f of open) {
     const r = tryFlavor(st, job, f);
-    if (r.ok) return { admission: admit(st, job, f, r.nodes, []), preemptions: [] };
+    if (r.ok) {
+      if (plan === undefined) return { admission: admit(st, job, f, r.nodes, []), preemptions: [] };
+      if (f === plan.home) return { admission: admit(st, job, f, r.nodes, [], placedByValueMessage(f, plan, hetero.market)), preemptions: [] };
+      const fs = finishesSooner(st, hetero.waits, plan, job, f);
+      if (fs.sooner) return { admission: admit(st, job, f, r.nodes, [], soonerMessage(f, plan.home, fs.here, fs.home)), preemptions: [] };
+      declined.push({ flavor: f, ...fs });
+      continue;
+    }
     tried.set(f, r.failure);
   }
+  if (plan !== undefined) explainDeclined(plan, tried, declined);
+  // With relative-speed placement, only the home flavor and flavors all but as good are worth preempting or reserving for.
+  const worth = plan === undefined ? open : open.filter((f) => f === plan.home || nearHome(plan, f));
 
-  // c. Fit with preemption.
-  if (opts.preemption) {
-    for (const f of open) {
+  // c. Fit with preemption (never while a declined flavor fits without it: no victim is needed then).
+  if (opts.preemption && declined.length === 0) {
+    for (const f of worth) {
       if (!CURABLE.has(tried.get(f)!.code)) continue;
-      const plan = planPreemption(st, job, f);
-      if (plan !== undefined) {
-        return { admission: admit(st, job, f, plan.nodes, plan.victims.map((v) => v.job.id)), preemptions: plan.preemptions };
+      const pre = planPreemption(st, job, f);
+      if (pre !== undefined) {
+        return { admission: admit(st, job, f, pre.nodes, pre.victims.map((v) => v.job.id)), preemptions: pre.preemptions };
       }
     }
   }
   failures.unshift(...open.map((f) => tried.get(f)!));
 
-  // d. Reserve the earliest start.
+  // d. Reserve the earliest start (with relative-speed placement, the earliest expected finish).
   let reservation: ActiveReservation | undefined;
   if (st.reservations.count < depth) {
-    for (const f of open) {
+    let bestEnd = Infinity;
+    for (const f of worth) {
       if (!CURABLE.has(tried.get(f)!.code)) continue;
       const r = computeReservation(st, job, f, job.minReplicas);
-      if (r !== undefined && (reservation === undefined || r.startAt < reservation.startAt)) reservation = r;
+      if (r === undefined) continue;
+      const end = plan === undefined ? r.startAt : r.startAt + (runtimeOn(job, f, st.flavors) ?? 0) * 1000;
+      if (reservation === undefined || end < bestEnd) {
+        reservation = r;
+        bestEnd = end;
+      }
     }
     if (reservation !== undefined) st.reservations.add(reservation);
   }
   fifo.recordBlocked(job, failures);
+  const waitsFor = plan?.home ?? open[0];
+  if (waitsFor !== undefined && CURABLE.has(tried.get(waitsFor)?.code ?? 'INVALID')) {
+    hetero.waits.claim(waitsFor, job.acceleratorsPerReplica * job.minReplicas, runtimeMs(st, job, waitsFor));
+  }
 
   // e. Explain (in runCycle's result phase).
   return { job, failures, reservation };
 }
 
 /** Commits an admission to the state and describes it. Victims are already released. */
-function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[], preempts: string[]): Admission {
+function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[], preempts: string[], reason?: string): Admission {
   const e = st.quota.get(job.team, flavor)!;
   const borrowedBefore = borrowedOf(e);
   const a = job.acceleratorsPerReplica;
@@ -165,7 +215,7 @@ function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[],
     replicas: nodes.map((node) => ({ node, a, c: job.cpuMillisPerReplica, m: job.memoryMiBPerReplica })),
     accelerators: a * nodes.length,
     admittedAt: st.now,
-    end: expectedEnd(st.now, job.expectedRuntimeSeconds, st.snapshot.options.defaultExpectedRuntimeSeconds, st.now),
+    end: expectedEnd(st.now, runtimeOn(job, flavor, st.flavors), st.snapshot.options.defaultExpectedRuntimeSeconds, st.now),
     admittedThisCycle: true,
     removed: true,
     preempted: undefined,
@@ -187,6 +237,7 @@ function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[],
     })),
     borrowed: borrowedOf(e) - borrowedBefore,
     preempts,
+    ...(reason === undefined ? {} : { reason }),
   };
 }
 
@@ -214,6 +265,14 @@ function dedupe(snapshot: Snapshot): { pending: PendingJob[]; duplicates: Set<Pe
     seen.add(j.id);
   }
   return { pending: sorted, duplicates };
+}
+
+/** A flavor that fits now but was declined (the job finishes sooner waiting for its home) fails like the home flavor, saying so. */
+function explainDeclined(plan: RelativePlan, tried: Map<string, FlavorFailure>, declined: readonly { flavor: string; here: number; home: number }[]): void {
+  const home = tried.get(plan.home);
+  for (const d of declined) {
+    tried.set(d.flavor, { flavor: d.flavor, code: home?.code ?? 'INSUFFICIENT_CAPACITY', message: declinedMessage(plan.home, d.here, d.home) });
+  }
 }
 
 function summary(r: ActiveReservation): { flavor: string; startAt: number; nodes: number } {

@@ -35,6 +35,25 @@ export function effectiveSpeed(job: JobSpec, flavor: Flavor): number {
   return typeof s === 'number' && Number.isFinite(s) ? s : flavor.relativeSpeed;
 }
 
+/**
+ * Expected runtime of `job` on `flavor`, seconds (null = unknown). For a job that declares `speeds`,
+ * `expectedRuntimeSeconds` is its runtime on its fastest acceptable flavor, so on a flavor of effective
+ * speed s it takes `expectedRuntimeSeconds × best ÷ s`; without `speeds` the runtime is the same everywhere.
+ */
+export function runtimeOn(job: JobSpec, flavor: string, flavors: ReadonlyMap<string, Flavor>): number | null {
+  const rt = job.expectedRuntimeSeconds;
+  if (rt === null || job.speeds === undefined || job.speeds === null) return rt;
+  const own = flavors.get(flavor);
+  if (own === undefined) return rt;
+  const s = effectiveSpeed(job, own);
+  let best = s;
+  for (const f of job.flavors) {
+    const fl = flavors.get(f);
+    if (fl !== undefined) best = Math.max(best, effectiveSpeed(job, fl));
+  }
+  return s > 0 && Number.isFinite(best) ? (rt * best) / s : rt;
+}
+
 /** The job's flavors (duplicates dropped) in the order to try them. All must exist in `flavors`. */
 export function flavorOrder(job: JobSpec, flavors: ReadonlyMap<string, Flavor>, options: SchedulerOptions): string[] {
   const listed = [...new Set(job.flavors)];

@@ -121,7 +121,10 @@ export interface JobSpec {
   /** Optional per-job effective speed per flavor (e.g. steps/s measured for this model). */
   speeds?: Record<string, number>;
   topology: TopologyRequirement;
-  /** Used for reservations, backfill and start-time estimates. `null` = unknown. */
+  /**
+   * Used for reservations, backfill and start-time estimates. `null` = unknown. With `speeds`, the
+   * runtime on the job's fastest acceptable flavor (scaled by speed on the others: `runtimeOn`).
+   */
   expectedRuntimeSeconds: number | null;
   /** Epoch ms of submission (of the latest requeue for preempted jobs: see `queuedAt`). */
   submittedAt: number;
@@ -174,6 +177,13 @@ export interface SchedulerOptions {
    * cycle" behaviour of other schedulers (used by the simulator to compare policies).
    */
   maxAdmissionsPerTeamPerCycle: number | null;
+  /**
+   * How a job with `flavorSelection: 'fastest'` and several flavors is placed (relative-placement.ts):
+   * `relative-speed` (default) — by its relative advantage at this cycle's flavor prices, taking a
+   * slower flavor only when it finishes sooner there than waiting; `fastest-free` — the fastest flavor
+   * that fits now (the previous behaviour).
+   */
+  flavorPlacement?: 'relative-speed' | 'fastest-free';
   /** Overrides every job's `flavorSelection` when set (the simulator's heterogeneity-agnostic policy). */
   flavorSelectionOverride?: FlavorSelection | 'random';
   /** Seed for `random` flavor selection, so that even that policy is deterministic. */
@@ -221,6 +231,8 @@ export interface Admission {
   borrowed: number;
   /** Jobs preempted to make room for this one (ids, also listed in `CycleResult.preemptions`). */
   preempts: string[];
+  /** Why this flavor, when relative-speed placement chose it (e.g. `on k80 at 95% of its best speed: …`). */
+  reason?: string;
 }
 
 export type PreemptionKind = 'WithinTeam' | 'ReclaimWithinCohort';

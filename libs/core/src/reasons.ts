@@ -71,6 +71,34 @@ export function admissionLimitMessage(team: string, limit: number): string {
   return `team ${team} reached its limit of ${limit} admission${limit === 1 ? '' : 's'} this cycle`;
 }
 
+/** An instant for a message: ISO 8601, or `an unknown time` beyond what a Date can hold. */
+const when = (ms: number): string => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? isoTime(ms) : 'an unknown time');
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+/** Why a job runs on `flavor` under relative-speed placement (relative-placement.ts). */
+export function placedByValueMessage(
+  flavor: string,
+  plan: { home: string; speed: ReadonlyMap<string, number>; order: readonly string[] },
+  market: { price(flavor: string): number; contended: boolean },
+): string {
+  const s = plan.speed.get(flavor) ?? 1;
+  if (!market.contended) return s >= 1 ? `on ${flavor}, its fastest flavor` : `on ${flavor} at ${pct(s)} of its best speed`;
+  const prices = plan.order
+    .filter((f) => plan.speed.has(f))
+    .map((f) => `${f} ${market.price(f).toFixed(2)}`)
+    .join(', ');
+  const why = flavor === plan.home ? 'where its relative advantage is largest' : `all but as good for it as ${plan.home}`;
+  return `on ${flavor} at ${pct(s)} of its best speed: ${why} at this cycle's prices (${prices})`;
+}
+
+export function soonerMessage(flavor: string, home: string, here: number, there: number): string {
+  return `on ${flavor}: expected to finish at ${when(here)}, before ${when(there)} waiting for ${home}`;
+}
+
+export function declinedMessage(home: string, here: number, there: number): string {
+  return `fits now, but would finish at ${when(here)}; waits for ${home}, expected to finish by ${when(there)}`;
+}
+
 /** Most actionable first: what is closest to starting. */
 const RANK: Record<PendingCode, number> = {
   BLOCKED_BY_RESERVATION: 0,

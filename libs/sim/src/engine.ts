@@ -162,7 +162,8 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
       flavor: decision.flavor,
       placement: decision.placement,
       admittedAt: now + input.epochMs,
-      expectedRuntimeSeconds: Math.ceil(runMs / MS),
+      // On its fastest flavor, as the core expects of a job with speeds (it scales it to this flavor's rate).
+      expectedRuntimeSeconds: state.remaining / bestRate(job),
       // Kept for the core so that a victim never preempts its own preemptor back.
       ...(decision.preempts.length > 0 ? { preempted: decision.preempts } : {}),
     };
@@ -289,10 +290,15 @@ function isStale(state: JobState, run: number): boolean {
   return run !== state.run || state.running === null;
 }
 
+/** The job's rate on its fastest acceptable flavor. */
+function bestRate(job: SimJob): number {
+  let best = 0;
+  for (const f of job.flavors) best = Math.max(best, job.rates[f]!);
+  return best;
+}
+
 /** The core's view of a job waiting with `remaining` units of work left. */
 export function toPendingSpec(job: SimJob, submittedAt: number, remaining: number): PendingJob {
-  let slowest = Infinity;
-  for (const f of job.flavors) slowest = Math.min(slowest, job.rates[f]!);
   return {
     id: job.id,
     name: job.id,
@@ -309,8 +315,8 @@ export function toPendingSpec(job: SimJob, submittedAt: number, remaining: numbe
     flavorSelection: 'fastest',
     speeds: job.rates,
     topology: { level: 'none' },
-    // Oracle estimate on the slowest acceptable flavor (conservative for reservations and backfill).
-    expectedRuntimeSeconds: Math.max(1, Math.ceil(remaining / slowest)),
+    // Oracle runtime on the fastest acceptable flavor; the core scales it by the job's speed on each flavor.
+    expectedRuntimeSeconds: Math.max(1, Math.ceil(remaining / bestRate(job))),
     submittedAt,
   };
 }

@@ -15,3 +15,4 @@ export * from './what-if.js';
 export * from './html-report.js';
 export * from './history-trace.js';
 export * from './speed-floor.js';
+export * from './optimal-capacity.js';

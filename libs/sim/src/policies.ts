@@ -2,14 +2,15 @@ import { DEFAULT_OPTIONS, type SchedulerOptions } from '#core';
 
 /**
  * Scheduling policies the simulator compares, all run by the same core with different options:
- * - `full`: ours — backfill behind reservations, preemption (reclaim and priority), fastest flavor first.
+ * - `full`: ours — backfill behind reservations, preemption (reclaim and priority), relative-speed placement.
+ * - `fastest-free`: `full` with the previous placement (the fastest flavor that fits now).
  * - `fifo`: no backfill, no preemption.
  * - `one-per-queue`: at most one admission per team per cycle (like Kueue's one head per queue).
  * - `hetero-agnostic`: flavors chosen at random (seeded) instead of by the job's speed on each.
  * - `no-preemption`: `full` without preemption.
  * - `no-reservation`: backfill with no reservation at all (small jobs may pass a waiting large gang forever).
  */
-export const POLICY_NAMES = ['full', 'fifo', 'one-per-queue', 'hetero-agnostic', 'no-preemption', 'no-reservation'] as const;
+export const POLICY_NAMES = ['full', 'fastest-free', 'fifo', 'one-per-queue', 'hetero-agnostic', 'no-preemption', 'no-reservation'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
 export function isPolicyName(name: string): name is PolicyName {
@@ -20,6 +21,8 @@ export function policyOptions(name: PolicyName, base: SchedulerOptions = DEFAULT
   switch (name) {
     case 'full':
       return { ...base };
+    case 'fastest-free':
+      return { ...base, flavorPlacement: 'fastest-free' };
     case 'fifo':
       return { ...base, backfill: false, preemption: false };
     case 'one-per-queue':
