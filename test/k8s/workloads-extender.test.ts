@@ -1,0 +1,151 @@
+// The same workload gangs with kube-scheduler in charge (deploy/kube-scheduler/config.yaml, Quartermaster as
+// its extender) and the real JobSet controller: the pods keep the default scheduler, ask for GPUs, and the
+// JobSet carries only the team label. Quartermaster groups them by their JobSet and lets kube-scheduler bind
+// none of them until the whole gang is admitted within quota — then each only to the node its replica was
+// allocated. A JobSet over quota gets no pod bound; a team within nominal reclaims by suspending a
+// borrowing JobSet; completion releases the quota and the preempted JobSet returns as the same job.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { startControllers, type RunningControllers } from './controllers/controllers.js';
+import { examples, forTeam, type Manifest } from './controllers/examples.js';
+import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
+import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+import {
+  applyManifest,
+  boundPods,
+  eventsOn,
+  live,
+  podsOf,
+  runKubelet,
+  succeed,
+  used,
+  workloadJob,
+} from './support/workloads.js';
+
+let controllers: RunningControllers;
+let qm: QmEnv;
+let kubeScheduler: RunningKubeScheduler;
+
+beforeAll(async () => {
+  controllers = await startControllers(['jobset']);
+  qm = await startQm('wl-ext', 4, {}, { extender: true });
+  await seedTenancy(qm);
+  await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
+  await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
+  await eventually('8 nodes synced', async () => {
+    const nodes = ((await qm.ok('GET', '/v1/nodes')) as { items: { source: string }[] }).items;
+    return nodes.filter((n) => n.source === 'kubernetes').length === 8 ? true : undefined;
+  });
+  kubeScheduler = await startKubeScheduler(readRepoFile('deploy/kube-scheduler/config.yaml'), (config) => {
+    const [extender] = config.extenders as Record<string, unknown>[];
+    extender!.urlPrefix = `${qm.schedulerUrl}/extender`;
+  });
+}, 30 * 60_000);
+
+afterAll(async () => {
+  await kubeScheduler?.stop();
+  await qm?.close();
+  await controllers?.stop();
+}, 120_000);
+
+/** paralleljobs with the team label and 4 h100 GPUs a pod (20 in all); the pods keep the default scheduler. */
+function gpuJobSet(name: string, team: string, priority?: number): Manifest {
+  const jobSet = forTeam(examples.parallelJobs(), {
+    team,
+    name,
+    limits: { 'nvidia.com/gpu': '4' },
+    ...(priority === undefined ? {} : { priority }),
+  });
+  jobSet.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
+  return jobSet;
+}
+
+const ofJobSet = (name: string): string => `jobset.sigs.k8s.io/jobset-name=${name}`;
+
+async function readJobSet(name: string): Promise<Manifest> {
+  return (await qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    group: 'jobset.x-k8s.io',
+    version: 'v1alpha2',
+    plural: 'jobsets',
+    namespace: qm.namespace,
+    name,
+  })) as Manifest;
+}
+
+describe('JobSet through kube-scheduler with Quartermaster as extender', () => {
+  it('kube-scheduler binds the JobSet’s pods only once the gang is admitted, each to its replica’s node; one over quota gets none', async () => {
+    await applyManifest(qm, gpuJobSet('vision-a', 'vision'));
+    const a = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.state === 'BINDING' || j.state === 'RUNNING', 90_000);
+    expect(a).toMatchObject({ replicas: 5, acceleratorsPerReplica: 4 });
+    const pods = await eventually('kube-scheduler bound the 5 pods', async () => {
+      const bound = await boundPods(qm, a.id);
+      return bound.length === 5 ? bound : undefined;
+    }, 90_000);
+    const job = (await qm.ok('GET', `/v1/jobs/${a.id}`)) as typeof a;
+    const allocation = new Map(job.allocation!.map((x) => [String(x.replica), x.node]));
+    for (const pod of pods) {
+      expect(pod.spec?.schedulerName).toBe('default-scheduler');
+      expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+    }
+    // kube-scheduler asked Quartermaster about them before the gang was imported and admitted.
+    expect(kubeScheduler.logs()).toMatch(/Quartermaster: (workload gang not imported yet|gang \S+ is not admitted)/);
+
+    // Over quota: vision would use 40 of its 32. kube-scheduler binds none of its pods.
+    await applyManifest(qm, gpuJobSet('vision-b', 'vision'));
+    const b = await workloadJob(qm, 'JobSet', 'vision-b', (j) => j.state === 'PENDING' && j.pending?.code === 'QUOTA_EXCEEDED', 90_000);
+    expect(b.pending!.message).toMatch(/vision/);
+    await eventually('a QuotaExceeded Event on vision-b', async () =>
+      (await eventsOn(qm, 'JobSet', 'vision-b')).some((e) => e.reason === 'QuotaExceeded') ? true : undefined,
+    );
+    // kube-scheduler keeps the pods' condition its own, and its FailedScheduling Events carry the extender's
+    // answer (the gang's pending reason); Quartermaster adds its QuotaExceeded Event.
+    const waiting = await podsOf(qm, ofJobSet('vision-b'));
+    expect(waiting).toHaveLength(5);
+    for (const pod of waiting) {
+      await eventually(`${pod.metadata!.name} says why it waits`, async () => {
+        const events = await eventsOn(qm, 'Pod', pod.metadata!.name!);
+        return events.some((e) => e.reason === 'QuotaExceeded') ||
+          events.some((e) => e.reason === 'FailedScheduling' && /QUOTA_EXCEEDED: .*vision/.test(e.message))
+          ? true
+          : undefined;
+      });
+    }
+    expect((await podsOf(qm, ofJobSet('vision-b'))).filter((p) => p.spec?.nodeName)).toHaveLength(0);
+    await qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
+      group: 'jobset.x-k8s.io',
+      version: 'v1alpha2',
+      plural: 'jobsets',
+      namespace: qm.namespace,
+      name: 'vision-b',
+    });
+    await workloadJob(qm, 'JobSet', 'vision-b', (j) => j.state === 'CANCELLED');
+  }, 240_000);
+
+  it('a team within nominal reclaims by suspending the borrowing JobSet; completion releases the quota and it returns as the same job', async () => {
+    const kubelet = runKubelet(qm);
+    try {
+      const before = await workloadJob(qm, 'JobSet', 'vision-a');
+      // nlp's 20 h100 GPUs fit only if vision's borrowed 20 go.
+      await applyManifest(qm, gpuJobSet('nlp-c', 'nlp', 100));
+      const c = await workloadJob(qm, 'JobSet', 'nlp-c', (j) => j.state === 'RUNNING', 120_000);
+      expect(await boundPods(qm, c.id)).toHaveLength(5);
+      const a = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.preemptionCount === 1);
+      expect(a.id).toBe(before.id);
+      expect((await readJobSet('vision-a')).spec.suspend).toBe(true);
+
+      await succeed(qm, await boundPods(qm, c.id));
+      await workloadJob(qm, 'JobSet', 'nlp-c', (j) => j.state === 'SUCCEEDED', 90_000);
+      expect(await used(qm, 'nlp', 'h100')).toBe(0);
+      const back = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.state === 'RUNNING', 120_000);
+      expect(back.id).toBe(before.id);
+      expect((await readJobSet('vision-a')).spec.suspend).toBe(false);
+      const pods = (await podsOf(qm, ofJobSet('vision-a'))).filter((p) => live(p) && p.spec?.nodeName);
+      expect(pods).toHaveLength(5);
+      const job = (await qm.ok('GET', `/v1/jobs/${back.id}`)) as typeof back;
+      const allocation = new Map(job.allocation!.map((x) => [String(x.replica), x.node]));
+      for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+    } finally {
+      await kubelet.stop();
+    }
+  }, 300_000);
+});
