@@ -129,6 +129,21 @@ describe('qm token: an admin hands a researcher a token without curl', () => {
   });
 });
 
+describe('job names: a resubmitted job is found by its name', () => {
+  it('the one not finished among jobs of the same name is meant; two unfinished ones are refused with their ids', async () => {
+    const job = 'name: retry-me\nteam: vision\nreplicas: 1\nacceleratorsPerReplica: 8\nflavors: [h100]\ntemplate: { image: busybox }\n';
+    const first = (await runQm(['submit', '-f', '-'], { env: admin, stdin: job })).stdout.trim();
+    expect((await qm('cancel', first)).code).toBe(0);
+    const second = (await runQm(['submit', '-f', '-'], { env: admin, stdin: job })).stdout.trim();
+    // Before: "2 jobs are named retry-me: …; use the id" for every command.
+    expect((await json('describe', 'retry-me')).id).toBe(second);
+    expect((await qm('why', 'retry-me')).stdout).toContain(`vision/retry-me (${second}) is PENDING`);
+    const third = (await runQm(['submit', '-f', '-'], { env: admin, stdin: job })).stdout.trim();
+    failed(await qm('why', 'retry-me'), 1, new RegExp(`^qm: 3 jobs are named retry-me: ${third} \\(pending, team vision\\), ${second} \\(pending, team vision\\), ${first} \\(cancelled, team vision\\) \\(2 of them not finished\\); use the id\\n$`));
+    expect((await qm('cancel', second, third)).code).toBe(0);
+  });
+});
+
 describe('qm X rm: refused with what still uses it (exit 1), then deleted in order', () => {
   it('a member cannot delete; an admin deletes once nothing is in the way', async () => {
     const alice = await memberToken(h, 'alice', ['vision']);
