@@ -14,7 +14,7 @@ describe('Config.fromEnv', () => {
       kubeconfig: null,
       logLevel: 'info',
       adminTokenHash: sha256Hex(TOKEN),
-      dbTimeouts: { connectTimeoutMs: 1500, statementTimeoutMs: 15000, queryTimeoutMs: 20000, idleInTransactionMs: 10000 },
+      dbTimeouts: { connectTimeoutMs: 1000, statementTimeoutMs: 15000, queryTimeoutMs: 20000, idleInTransactionMs: 10000, probeIntervalMs: 500 },
     });
     expect(JSON.stringify(c)).not.toContain(TOKEN);
   });
@@ -51,7 +51,7 @@ describe('Config.fromEnv', () => {
 
   it('turns Postgres timeouts off with 0', () => {
     const c = Config.fromEnv({ QM_ADMIN_TOKEN: TOKEN, QM_DB_STATEMENT_TIMEOUT_MS: '0', QM_DB_QUERY_TIMEOUT_MS: '0', QM_DB_IDLE_IN_TRANSACTION_MS: '0' });
-    expect(c.dbTimeouts).toEqual({ connectTimeoutMs: 1500, statementTimeoutMs: 0, queryTimeoutMs: 0, idleInTransactionMs: 0 });
+    expect(c.dbTimeouts).toEqual({ connectTimeoutMs: 1000, statementTimeoutMs: 0, queryTimeoutMs: 0, idleInTransactionMs: 0, probeIntervalMs: 500 });
   });
 
   it('with() overrides values (tests: another database, port 0)', () => {

@@ -22,7 +22,8 @@ export const CONFIG_DEFAULTS = {
   REDIS_URL: 'redis://127.0.0.1:6379',
   LOG_LEVEL: 'info',
   QM_DB_POOL_SIZE: '16',
-  QM_DB_CONNECT_TIMEOUT_MS: '1500',
+  QM_DB_CONNECT_TIMEOUT_MS: '1000',
+  QM_DB_PROBE_INTERVAL_MS: '500',
   QM_DB_STATEMENT_TIMEOUT_MS: '15000',
   QM_DB_QUERY_TIMEOUT_MS: '20000',
   QM_DB_IDLE_IN_TRANSACTION_MS: '10000',
@@ -166,6 +167,11 @@ export interface DbTimeouts {
   queryTimeoutMs: number;
   /** The server ends a session idle inside a transaction this long (QM_DB_IDLE_IN_TRANSACTION_MS; 0 = none). */
   idleInTransactionMs: number;
+  /**
+   * Postgres is probed this often (QM_DB_PROBE_INTERVAL_MS; 0 = never); a probe unanswered within the
+   * connect timeout drops every connection, so nothing waits on a black-holed link.
+   */
+  probeIntervalMs: number;
 }
 
 function dbTimeouts(read: (name: keyof typeof CONFIG_DEFAULTS) => string): DbTimeouts {
@@ -174,6 +180,7 @@ function dbTimeouts(read: (name: keyof typeof CONFIG_DEFAULTS) => string): DbTim
     statementTimeoutMs: int(read('QM_DB_STATEMENT_TIMEOUT_MS'), 'QM_DB_STATEMENT_TIMEOUT_MS', 0, 3_600_000),
     queryTimeoutMs: int(read('QM_DB_QUERY_TIMEOUT_MS'), 'QM_DB_QUERY_TIMEOUT_MS', 0, 3_600_000),
     idleInTransactionMs: int(read('QM_DB_IDLE_IN_TRANSACTION_MS'), 'QM_DB_IDLE_IN_TRANSACTION_MS', 0, 3_600_000),
+    probeIntervalMs: int(read('QM_DB_PROBE_INTERVAL_MS'), 'QM_DB_PROBE_INTERVAL_MS', 0, 3_600_000),
   };
   const { statementTimeoutMs: statement, queryTimeoutMs: query } = timeouts;
   if (query !== 0 && (statement === 0 || statement >= query)) {

@@ -2,6 +2,7 @@
 export * from './config.js';
 export * from './error-codes.js';
 export * from './problem.js';
+export * from './database-unavailable.js';
 export * from './problem.filter.js';
 export * from './logger.js';
 export * from './names.js';

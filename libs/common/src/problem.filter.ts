@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { PROBLEM_CONTENT_TYPE, problemOf, toAppError } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS, problemOf, toAppError } from './problem.js';
 
 /**
  * The one exception filter of every HTTP transport: whatever is thrown leaves as application/problem+json
@@ -21,6 +21,12 @@ export class ProblemFilter implements ExceptionFilter {
 export function sendProblem(exception: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
   const { error, internal } = toAppError(exception);
   if (internal) logger.error({ err: exception, method: request.method, url: request.url }, 'request failed');
+  else if (error.code === 'DATABASE_UNAVAILABLE') logger.warn({ method: request.method, url: request.url, reason: reasonOf(exception) }, 'request failed: Postgres unavailable');
   const problem = problemOf(error);
+  if (problem.status === 503) void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
   void reply.status(problem.status).header('content-type', PROBLEM_CONTENT_TYPE).send(problem);
+}
+
+function reasonOf(exception: unknown): string {
+  return exception instanceof Error ? (exception.message.trim().split('\n').pop() ?? exception.name) : String(exception);
 }

@@ -39,4 +39,28 @@ describe('problem+json', () => {
     expect(internal.error.code).toBe('INTERNAL');
     expect(internal.error.detail).not.toContain('secret');
   });
+
+  it.each([
+    ['pg: refused', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
+    ['pg: connection dropped', new Error('Connection terminated unexpectedly')],
+    ['pg: connect timeout', new Error('timeout expired')],
+    ['pg: black-holed query', new Error('Query read timeout')],
+    ['pg: server shutting down', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })],
+    ['prisma: closed connection', Object.assign(new Error('Server has closed the connection.'), { code: 'P1017', meta: { driverAdapterError: { cause: { kind: 'ConnectionClosed' } } } })],
+    ['prisma: statement timeout', Object.assign(new Error('Raw query failed'), { code: 'P2010', meta: { driverAdapterError: { cause: { kind: 'postgres', code: '57014' } } } })],
+    ['wrapped', new Error('cycle failed', { cause: new Error('Connection terminated due to connection timeout') })],
+  ])('answers %s with 503 DATABASE_UNAVAILABLE', (_, error) => {
+    const { error: app, internal } = toAppError(error);
+    expect(internal).toBe(false);
+    expect(app.code).toBe('DATABASE_UNAVAILABLE');
+    expect(problemOf(app).status).toBe(503);
+  });
+
+  it.each([
+    ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
+    ['prisma: value out of range', Object.assign(new Error('out of range'), { code: 'P2020', meta: { driverAdapterError: { cause: { kind: 'postgres', code: '22008' } } } })],
+    ['a plain bug', new TypeError("Cannot read properties of undefined (reading 'x')")],
+  ])('keeps %s INTERNAL', (_, error) => {
+    expect(toAppError(error).error.code).toBe('INTERNAL');
+  });
 });

@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { isDatabaseUnavailable } from './database-unavailable.js';
 import { AppError, type ErrorCode, type FieldError } from './error-codes.js';
 
 /** RFC 9457 problem details, as every error response of the API carries them. */
@@ -42,6 +43,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'UNKNOWN_REFERENCE':
       return 422;
     case 'UNAVAILABLE':
+    case 'DATABASE_UNAVAILABLE':
       return 503;
     case 'INTERNAL':
       return 500;
@@ -67,6 +69,7 @@ const TITLES: Record<ErrorCode, string> = {
   PAYLOAD_TOO_LARGE: 'Request body too large',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
   UNAVAILABLE: 'Service unavailable',
+  DATABASE_UNAVAILABLE: 'Database unavailable',
   INTERNAL: 'Internal error',
 };
 
@@ -88,9 +91,13 @@ interface FrameworkError {
   message?: unknown;
 }
 
+/** Seconds a client should wait before retrying a 503 (the Retry-After header). */
+export const RETRY_AFTER_SECONDS = 1;
+
 /**
  * Turns anything thrown into an AppError: AppErrors pass through; Nest HttpExceptions and Fastify errors
- * become the code of their status; everything else is INTERNAL (and `internal` is true, to be logged).
+ * become the code of their status; a lost or unreachable Postgres is DATABASE_UNAVAILABLE (503, retry);
+ * everything else is INTERNAL (and `internal` is true, to be logged).
  */
 export function toAppError(error: unknown): { error: AppError; internal: boolean } {
   if (error instanceof AppError) return { error, internal: false };
@@ -109,6 +116,10 @@ export function toAppError(error: unknown): { error: AppError; internal: boolean
     if (status !== undefined && status >= 400 && status < 500) {
       return { error: new AppError(codeOfStatus(status), message), internal: false };
     }
+  }
+  if (isDatabaseUnavailable(error)) {
+    const detail = `Postgres is unreachable or not answering: retry after ${RETRY_AFTER_SECONDS} s (a job submission retried with the same Idempotency-Key is never created twice)`;
+    return { error: new AppError('DATABASE_UNAVAILABLE', detail), internal: false };
   }
   return { error: new AppError('INTERNAL', 'an internal error occurred; it has been logged'), internal: true };
 }

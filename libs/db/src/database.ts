@@ -2,6 +2,7 @@ import pg from 'pg';
 import { createPrismaClient } from './client.js';
 import type { PrismaClient } from './generated/prisma/client.js';
 import { poolConfig } from './migrate/connection.js';
+import { LinkWatchdog, destroySocket } from './link-watchdog.js';
 import { inTransaction } from './repositories/db-handle.js';
 
 export interface DatabaseOptions {
@@ -20,6 +21,12 @@ export interface DatabaseOptions {
    * with "Query read timeout" instead of hanging, and its connection is not reused.
    */
   queryTimeoutMs?: number;
+  /**
+   * Probe Postgres this often, ms (default: never). When a probe gets no answer within the connect
+   * timeout (default 1000 ms), every pooled connection is dropped: queries waiting on a black-holed link
+   * fail at once instead of after the query timeout. See LinkWatchdog.
+   */
+  probeIntervalMs?: number;
 }
 
 /**
@@ -29,6 +36,8 @@ export interface DatabaseOptions {
 export class Database {
   readonly pool: pg.Pool;
   readonly prisma: PrismaClient;
+  private readonly clients = new Set<pg.PoolClient>();
+  private readonly watchdog: LinkWatchdog | null;
 
   constructor(
     readonly url: string,
@@ -53,9 +62,21 @@ export class Database {
     // on release.
     this.pool.on('connect', (client) => {
       client.on('error', () => undefined);
+      this.clients.add(client);
     });
+    this.pool.on('remove', (client) => this.clients.delete(client));
     this.pool.on('error', () => undefined);
     this.prisma = createPrismaClient(this.pool);
+    const probeTimeoutMs = options.connectTimeoutMs ?? 1000;
+    this.watchdog = options.probeIntervalMs
+      ? new LinkWatchdog(
+          { ...poolConfig(url), application_name: `${options.applicationName ?? 'quartermaster'}-probe`, connectionTimeoutMillis: probeTimeoutMs },
+          options.probeIntervalMs,
+          probeTimeoutMs,
+          () => this.dropConnections(),
+        )
+      : null;
+    this.watchdog?.start();
   }
 
   /** Runs `fn` in one transaction on one pooled connection (BEGIN … COMMIT, ROLLBACK on throw). */
@@ -76,7 +97,13 @@ export class Database {
     }
   }
 
+  /** Drops every pooled connection now (Postgres stopped answering): what waits on one fails at once. */
+  dropConnections(): void {
+    for (const client of this.clients) destroySocket(client);
+  }
+
   async close(): Promise<void> {
+    this.watchdog?.stop();
     await this.prisma.$disconnect();
     await this.pool.end();
   }
