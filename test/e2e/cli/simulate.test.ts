@@ -92,7 +92,7 @@ describe('qm simulate: bad inputs', () => {
   it.each([
     [['--cycle-interval', 'soon'], "option '--cycle-interval <seconds>' argument 'soon' is invalid. must be a non-negative number"],
     [['--limit', '0'], "option '--limit <n>' argument '0' is invalid. must be a positive integer"],
-    [['--policies', 'full,lottery'], "qm: unknown policy 'lottery' (known: full, fifo, one-per-queue, hetero-agnostic, no-preemption, no-reservation, or 'all')"],
+    [['--policies', 'full,lottery'], "qm: unknown policy 'lottery' (known: full, fastest-free, fifo, one-per-queue, hetero-agnostic, no-preemption, no-reservation, or 'all')"],
     [['--trace', 'alibaba'], "option '--trace <kind>' argument 'alibaba' is invalid. Allowed choices are philly, gavel."],
     [['--quota', 'a=4'], "qm: --quota 'a=4': expected TEAM/FLAVOR=NOMINAL, e.g. vision/h100-80gb=48"],
     [['--nodes', 'h100-80gb=16'], "qm: --nodes 'h100-80gb=16': expected FLAVOR=+N or FLAVOR=-N, e.g. h100-80gb=+16"],
