@@ -8,6 +8,23 @@ const forbiddenInCore = [
   'dgram', 'dns', 'tls', 'cluster', 'os', 'process', 'readline', '#db', '#kube', '#sim',
 ];
 
+// SQL lives only in libs/db (DESIGN.md): elsewhere, neither the pg driver, Prisma, nor db internals (only
+// its public door #db), and no SQL text. The SQL check looks for a statement's shape in upper-case keywords.
+const SQL = '/\\b(SELECT|UPDATE|INSERT INTO|DELETE FROM)\\b[\\s\\S]*\\b(FROM|SET|VALUES|WHERE|RETURNING)\\b/';
+const sqlOnlyInDb = {
+  'no-restricted-imports': ['error', {
+    paths: [{ name: 'pg', message: 'SQL lives only in libs/db: use a #db repository or function.' }],
+    patterns: [
+      { group: ['pg/*', '@prisma/*'], message: 'SQL lives only in libs/db: use a #db repository or function.' },
+      { group: ['**/libs/db/**', '**/db/src/**', '#db/*'], message: 'Import libs/db through its public door, #db.' },
+    ],
+  }],
+  'no-restricted-syntax': ['error',
+    { selector: `Literal[value=${SQL}]`, message: 'SQL lives only in libs/db: move this statement into a #db repository or function.' },
+    { selector: `TemplateElement[value.raw=${SQL}]`, message: 'SQL lives only in libs/db: move this statement into a #db repository or function.' },
+  ],
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/db/src/generated/**', '.cache/**', 'jest.config.js', 'eslint.config.js', 'apps/scheduler/dev/*.mjs'] },
   js.configs.recommended,
@@ -31,6 +48,11 @@ export default tseslint.config(
       'no-restricted-globals': ['error', { name: 'process', message: 'libs/core never reads the environment.' }],
       'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Time is injected into the core (snapshot.now).' }, { object: 'Math', property: 'random', message: 'The core is deterministic.' }],
     },
+  },
+  {
+    files: ['apps/**/*.ts', 'apps/**/*.tsx', 'libs/**/*.ts'],
+    ignores: ['libs/db/**', 'libs/core/**', '**/*.spec.ts'],
+    rules: sqlOnlyInDb,
   },
   {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],

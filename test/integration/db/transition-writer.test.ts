@@ -264,4 +264,13 @@ describe('the only writer of jobs.state', () => {
       .flatMap((path) => stateWrites(readFileSync(join(ROOT, path), 'utf8')).map((sql) => `${path}: ${sql}`));
     expect(offenders).toEqual([]);
   });
+
+  it('and SQL lives only in libs/db: nothing in apps or other libs imports pg or Prisma', () => {
+    const importers = ['apps', 'libs']
+      .flatMap((dir) => files(join(ROOT, dir)))
+      .map((path) => relative(ROOT, path))
+      .filter((path) => !path.startsWith('libs/db/') && !path.endsWith('.spec.ts'))
+      .filter((path) => /from\s+'(pg|pg\/[^']*|@prisma\/[^']*)'/.test(readFileSync(join(ROOT, path), 'utf8')));
+    expect(importers).toEqual([]);
+  });
 });

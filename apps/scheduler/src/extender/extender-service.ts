@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Pool } from 'pg';
+import { nodeUsage, replicaDecision, type SqlHandle } from '#db';
 import { LABEL_JOB_ID, LABEL_REPLICA, type KubeCluster } from '#kube';
 import {
   MAX_EXTENDER_PRIORITY,
@@ -45,7 +45,7 @@ interface Decision {
  */
 export class ExtenderService {
   constructor(
-    private readonly pool: Pool,
+    private readonly db: SqlHandle,
     private readonly cluster: KubeCluster,
     /** Pods of Quartermaster jobs as the pod watch sees them (for the preempt verb's uid lookup). */
     private readonly ownPods: () => readonly V1Pod[],
@@ -53,14 +53,8 @@ export class ExtenderService {
     private readonly isUnimportedWorkloadPod: (pod: V1Pod) => Promise<boolean> = () => Promise.resolve(false),
   ) {}
 
-  private async decision(jobId: string, replica: number): Promise<Decision | null> {
-    const { rows } = await this.pool.query<{ state: string; pending_message: string | null; node: string | null }>(
-      `SELECT j.state::text AS state, j.pending_message, a.node
-       FROM jobs j LEFT JOIN allocations a ON a.job_id = j.id AND a.replica = $2 WHERE j.id = $1`,
-      [jobId, replica],
-    );
-    const row = rows[0];
-    return row ? { state: row.state, pendingMessage: row.pending_message, node: row.node } : null;
+  private decision(jobId: string, replica: number): Promise<Decision | null> {
+    return replicaDecision(this.db, jobId, replica);
   }
 
   async filter(args: ExtenderArgs): Promise<ExtenderFilterResult> {
@@ -104,12 +98,7 @@ export class ExtenderService {
       return names.map((Host) => ({ Host, Score: decision?.node === Host ? MAX_EXTENDER_PRIORITY : 0 }));
     }
     // Packing: the more of a node is in use (our allocations plus others' pods), the higher its score.
-    const { rows } = await this.pool.query<{ name: string; used: number; total: number }>(
-      `SELECT n.name, n.external_accelerators + COALESCE((SELECT sum(a.accelerators) FROM allocations a WHERE a.node = n.name), 0)::int AS used,
-              n.accelerators AS total
-       FROM nodes n WHERE n.name = ANY($1::text[])`,
-      [names],
-    );
+    const rows = await nodeUsage(this.db, names);
     const byName = new Map(rows.map((r) => [r.name, r]));
     return names.map((Host) => {
       const row = byName.get(Host);

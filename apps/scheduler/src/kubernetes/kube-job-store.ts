@@ -1,5 +1,5 @@
 import type { JobState } from '#core';
-import { FlavorRepository, GroupBatcher, JobRepository, UUID, moveJobs, type DbHandle } from '#db';
+import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, moveJobs, type BindTargetRow, type DbHandle } from '#db';
 import type { JobPodTemplate, KubeFlavor, WorkloadRef } from '#kube';
 import type { WaitingJob } from './pod-feedback.js';
 import { workloadOfTemplate } from './workload-pods.js';
@@ -35,24 +35,6 @@ export interface BindTarget {
   preemptedJobs: string[];
 }
 
-interface TargetRow {
-  id: string;
-  name: string;
-  team: string;
-  priority: number;
-  state: JobState;
-  accelerators_per_replica: number;
-  template: Record<string, unknown>;
-  flavor: string | null;
-  resource_name: string | null;
-  node_labels: Record<string, string> | null;
-  preempted_jobs: string[];
-  admission: string | null;
-  allocations: BindTarget['allocations'];
-  nodes: BindTarget['nodes'];
-  neighbours: { job: string; replica: number; node: string }[];
-}
-
 const ACTOR = 'kubernetes';
 
 interface Advance {
@@ -67,98 +49,38 @@ export class KubeJobStore {
   private readonly jobs: JobRepository;
   private readonly flavorRepo: FlavorRepository;
 
+  private readonly reads: KubeJobsRepository;
+
   constructor(private readonly db: DbHandle) {
     this.jobs = new JobRepository(db);
     this.flavorRepo = new FlavorRepository(db);
+    this.reads = new KubeJobsRepository(db);
   }
 
   /** What the bind handler needs of a job; concurrent binds read a group per statement (GroupBatcher). */
-  bindTarget(jobId: string): Promise<BindTarget | null> {
-    return this.targets.call(jobId);
+  async bindTarget(jobId: string): Promise<BindTarget | null> {
+    const row = await this.reads.bindTarget(jobId);
+    return row ? bindTargetOf(row) : null;
   }
 
-  private readonly targets = new GroupBatcher<string, BindTarget | null>(async (ids) => {
-    const { rows } = await this.db.pool.query<TargetRow>(
-      `SELECT j.id, j.name, j.team, j.priority, j.state::text AS state, j.accelerators_per_replica, j.template, j.flavor,
-              f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
-              (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission,
-              COALESCE((SELECT json_agg(json_build_object('replica', a.replica, 'node', a.node, 'accelerators', a.accelerators,
-                                                          'cpuMillis', a.cpu_millis, 'memoryMiB', a.memory_mib) ORDER BY a.replica)
-                        FROM allocations a WHERE a.job_id = j.id), '[]') AS allocations,
-              COALESCE((SELECT json_agg(json_build_object('name', n.name, 'accelerators', n.accelerators, 'cpuMillis', n.cpu_millis,
-                                                          'memoryMiB', n.memory_mib, 'schedulable', n.schedulable))
-                        FROM nodes n WHERE n.name IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS nodes,
-              COALESCE((SELECT json_agg(json_build_object('job', o.job_id, 'replica', o.replica, 'node', o.node))
-                        FROM allocations o WHERE o.job_id <> j.id
-                          AND o.node IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS neighbours
-       FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = ANY($1::uuid[])`,
-      [ids],
-    );
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return ids.map((id) => {
-      const row = byId.get(id.toLowerCase());
-      return row ? bindTargetOf(row) : null;
-    });
-  });
-
   /** What the waiting pods of these jobs should show (state and pending reason); unknown ids are left out. */
-  async waitingJobs(ids: readonly string[]): Promise<WaitingJob[]> {
-    if (ids.length === 0) return [];
-    const { rows } = await this.db.pool.query<{
-      id: string;
-      name: string;
-      state: JobState;
-      pending_code: WaitingJob['pendingCode'];
-      pending_message: string | null;
-      pending_position: number | null;
-      pending_estimated_start_at: Date | null;
-      flavor: string | null;
-      admitted_replicas: number | null;
-      replicas: number;
-    }>(
-      `SELECT id::text AS id, name, state::text AS state, pending_code::text AS pending_code, pending_message, pending_position,
-              pending_estimated_start_at, flavor, admitted_replicas, replicas
-       FROM jobs WHERE id = ANY($1::uuid[])`,
-      [ids.filter((id) => UUID.test(id))],
-    );
-    return rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      state: r.state,
-      pendingCode: r.pending_code,
-      pendingMessage: r.pending_message,
-      pendingPosition: r.pending_position,
-      pendingEstimatedStartAt: r.pending_estimated_start_at,
-      flavor: r.flavor,
-      admittedReplicas: r.admitted_replicas,
-      replicas: r.replicas,
-    }));
+  waitingJobs(ids: readonly string[]): Promise<WaitingJob[]> {
+    return this.reads.waitingJobs(ids);
   }
 
   /** The message of the job's latest preemption (who preempted it and why), for the Events on its pods. */
-  async preemptionMessage(jobId: string): Promise<string | null> {
-    const { rows } = await this.db.pool.query<{ message: string }>(
-      `SELECT message FROM events WHERE job_id = $1 AND kind = 'job.preempted' ORDER BY id DESC LIMIT 1`,
-      [jobId],
-    );
-    return rows[0]?.message ?? null;
+  preemptionMessage(jobId: string): Promise<string | null> {
+    return this.reads.preemptionMessage(jobId);
   }
 
   /** Ids of the RUNNING jobs. */
-  async runningJobs(): Promise<string[]> {
-    const { rows } = await this.db.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE state = 'RUNNING'`);
-    return rows.map((row) => row.id);
+  runningJobs(): Promise<string[]> {
+    return this.reads.runningJobs();
   }
 
   /** State, admitted replica count, and whether the job is an imported gang (its pods are not Quartermaster's to re-create). */
-  async state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean } | null> {
-    const { rows } = await this.db.pool.query<{ state: JobState; replicas: number; imported: boolean }>(
-      `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas,
-              (template ? 'importedFrom') AS imported
-       FROM jobs j WHERE id = $1`,
-      [jobId],
-    );
-    return rows[0] ?? null;
+  state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean } | null> {
+    return this.reads.state(jobId);
   }
 
   /**
@@ -222,7 +144,7 @@ export class KubeJobStore {
   }
 }
 
-function bindTargetOf(row: TargetRow): BindTarget {
+function bindTargetOf(row: BindTargetRow): BindTarget {
   const template = row.template;
   const imported = template['importedFrom'] as ImportedFrom | undefined;
   return {

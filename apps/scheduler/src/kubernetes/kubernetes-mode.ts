@@ -160,7 +160,7 @@ export async function startKubernetesMode(config: Config, database: Database, re
 export function attachExtender(host: RouteHost, config: Config, database: Database, ownPods: () => readonly V1Pod[], logger: Logger, env: Record<string, string | undefined> = process.env): ExtenderService {
   const settings = kubernetesSettingsFromEnv(env);
   const cluster = clusterFor(config, settings);
-  const service = new ExtenderService(database.pool, cluster, ownPods, unimportedWorkloadPodCheck(cluster));
+  const service = new ExtenderService(database, cluster, ownPods, unimportedWorkloadPodCheck(cluster));
   registerExtenderRoutes(host, service, logger.child({ component: 'extender' }));
   return service;
 }

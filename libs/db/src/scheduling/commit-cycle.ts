@@ -2,7 +2,8 @@ import type { Admission, CycleResult, PendingReason, Preemption, Reservation } f
 import type { PoolClient } from 'pg';
 import { moveJobs, type JobMove } from '../lifecycle/transition-writer.js';
 import { OUTBOX_KINDS, type OutboxKind } from '../lifecycle/outbox-kinds.js';
-import { FencingError, InvalidCycleResultError } from './errors.js';
+import { InvalidCycleResultError } from './errors.js';
+import { assertFencing } from './fencing.js';
 import type { SqlHandle } from './sql-handle.js';
 import { UUID } from '../uuid.js';
 
@@ -84,18 +85,7 @@ async function writeCycle(client: PoolClient, input: CommitCycleInput): Promise<
   const skipped: { jobId: string; reason: string }[] = [];
 
   // 1. fencing
-  const lease = await client.query<{ holder: string; fencing_token: string }>(
-    'SELECT holder, fencing_token::text AS fencing_token FROM scheduler_leases WHERE name = $1 FOR UPDATE',
-    [fencing.leaseName],
-  );
-  const row = lease.rows[0];
-  if (!row || BigInt(row.fencing_token) !== fencing.token) {
-    throw new FencingError(
-      fencing.leaseName,
-      fencing.token,
-      row ? { holder: row.holder, fencingToken: BigInt(row.fencing_token) } : null,
-    );
-  }
+  await assertFencing(client, fencing);
 
   // 2. admit (transition writer: PENDING → ADMITTED at the snapshot version, allocations, events, `bind`)
   // A PENDING job holds nothing; clear leftovers so one stale row cannot abort the whole cycle.

@@ -1,0 +1,130 @@
+import type { JobState, PendingCode } from '#core';
+import { GroupBatcher } from '../group-batcher.js';
+import type { SqlHandle } from '../scheduling/sql-handle.js';
+import { UUID } from '../uuid.js';
+
+/** A job as the Kubernetes bind handler needs it: the row, its flavor, allocation, nodes and neighbours. */
+export interface BindTargetRow {
+  id: string;
+  name: string;
+  team: string;
+  priority: number;
+  state: JobState;
+  accelerators_per_replica: number;
+  template: Record<string, unknown>;
+  flavor: string | null;
+  resource_name: string | null;
+  node_labels: Record<string, string> | null;
+  preempted_jobs: string[];
+  /** admitted_at in epoch ms, as text (identifies the current admission). */
+  admission: string | null;
+  allocations: { replica: number; node: string; accelerators: number; cpuMillis: number; memoryMiB: number }[];
+  nodes: { name: string; accelerators: number; cpuMillis: number; memoryMiB: number; schedulable: boolean }[];
+  neighbours: { job: string; replica: number; node: string }[];
+}
+
+/** What the waiting pods of a job should show. */
+export interface WaitingJobRow {
+  id: string;
+  name: string;
+  state: JobState;
+  pendingCode: PendingCode | null;
+  pendingMessage: string | null;
+  pendingPosition: number | null;
+  pendingEstimatedStartAt: Date | null;
+  flavor: string | null;
+  admittedReplicas: number | null;
+  /** Replicas the job asks for. */
+  replicas: number;
+}
+
+/** Kubernetes mode's reads of jobs (state changes go through the transition writer). */
+export class KubeJobsRepository {
+  constructor(private readonly db: SqlHandle) {}
+
+  /** Bind targets of these ids (null for unknown ids); concurrent callers read a group per statement. */
+  bindTarget(jobId: string): Promise<BindTargetRow | null> {
+    return this.targets.call(jobId);
+  }
+
+  private readonly targets = new GroupBatcher<string, BindTargetRow | null>(async (ids) => {
+    const { rows } = await this.db.pool.query<BindTargetRow>(
+      `SELECT j.id, j.name, j.team, j.priority, j.state::text AS state, j.accelerators_per_replica, j.template, j.flavor,
+              f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
+              (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission,
+              COALESCE((SELECT json_agg(json_build_object('replica', a.replica, 'node', a.node, 'accelerators', a.accelerators,
+                                                          'cpuMillis', a.cpu_millis, 'memoryMiB', a.memory_mib) ORDER BY a.replica)
+                        FROM allocations a WHERE a.job_id = j.id), '[]') AS allocations,
+              COALESCE((SELECT json_agg(json_build_object('name', n.name, 'accelerators', n.accelerators, 'cpuMillis', n.cpu_millis,
+                                                          'memoryMiB', n.memory_mib, 'schedulable', n.schedulable))
+                        FROM nodes n WHERE n.name IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS nodes,
+              COALESCE((SELECT json_agg(json_build_object('job', o.job_id, 'replica', o.replica, 'node', o.node))
+                        FROM allocations o WHERE o.job_id <> j.id
+                          AND o.node IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS neighbours
+       FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = ANY($1::uuid[])`,
+      [ids],
+    );
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+  });
+
+  /** What the waiting pods of these jobs should show (state and pending reason); unknown ids are left out. */
+  async waitingJobs(ids: readonly string[]): Promise<WaitingJobRow[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.pool.query<{
+      id: string;
+      name: string;
+      state: JobState;
+      pending_code: PendingCode | null;
+      pending_message: string | null;
+      pending_position: number | null;
+      pending_estimated_start_at: Date | null;
+      flavor: string | null;
+      admitted_replicas: number | null;
+      replicas: number;
+    }>(
+      `SELECT id::text AS id, name, state::text AS state, pending_code::text AS pending_code, pending_message, pending_position,
+              pending_estimated_start_at, flavor, admitted_replicas, replicas
+       FROM jobs WHERE id = ANY($1::uuid[])`,
+      [ids.filter((id) => UUID.test(id))],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      state: r.state,
+      pendingCode: r.pending_code,
+      pendingMessage: r.pending_message,
+      pendingPosition: r.pending_position,
+      pendingEstimatedStartAt: r.pending_estimated_start_at,
+      flavor: r.flavor,
+      admittedReplicas: r.admitted_replicas,
+      replicas: r.replicas,
+    }));
+  }
+
+  /** The message of the job's latest preemption (who preempted it and why). */
+  async preemptionMessage(jobId: string): Promise<string | null> {
+    const { rows } = await this.db.pool.query<{ message: string }>(
+      `SELECT message FROM events WHERE job_id = $1 AND kind = 'job.preempted' ORDER BY id DESC LIMIT 1`,
+      [jobId],
+    );
+    return rows[0]?.message ?? null;
+  }
+
+  /** Ids of the RUNNING jobs. */
+  async runningJobs(): Promise<string[]> {
+    const { rows } = await this.db.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE state = 'RUNNING'`);
+    return rows.map((row) => row.id);
+  }
+
+  /** State, admitted replica count, and whether the job is an imported gang. */
+  async state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean } | null> {
+    const { rows } = await this.db.pool.query<{ state: JobState; replicas: number; imported: boolean }>(
+      `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas,
+              (template ? 'importedFrom') AS imported
+       FROM jobs j WHERE id = $1`,
+      [jobId],
+    );
+    return rows[0] ?? null;
+  }
+}
