@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { registerAccounting } from './commands/accounting.js';
+import { registerAudit } from './commands/audit.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerSession } from './commands/session.js';
@@ -62,6 +63,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
   registerTenancy(program, context);
   registerTenancyAdmin(program, context);
   registerAccounting(program, context);
+  registerAudit(program, context);
 
   program
     .command('simulate')
