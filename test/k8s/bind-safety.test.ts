@@ -132,6 +132,14 @@ describe('no double booking', () => {
     for (const pod of pods) await finalizers(pod, ['test.quartermaster.io/hold']);
     await qm.ok('DELETE', `/v1/jobs/${first}`);
     await eventually('cancelled pods terminating', async () => ((await qm.jobPods(first)).every((p) => p.metadata?.deletionTimestamp) ? true : undefined));
+    // The job's allocation is gone; the scheduler's node sync must count the terminating pods on their nodes
+    // (until it has seen them, a gang admitted there would only wait at its bind, which the next step
+    // does not look for).
+    const held = new Set(pods.map((p) => p.spec!.nodeName!));
+    await eventually('terminating pods counted on their nodes', async () => {
+      const nodes = ((await qm.ok('GET', '/v1/nodes')) as { items: { name: string; external: { accelerators: number } }[] }).items;
+      return nodes.filter((n) => held.has(n.name) && n.external.accelerators >= 8).length === held.size ? true : undefined;
+    });
 
     const next = await submit(gangBody({ name: 'next', replicas: 2 }));
     // The terminating pods still hold both h100 nodes, and the scheduler sees it.

@@ -33,6 +33,13 @@ export default function globalSetup(): void {
   // Helm chart find them through QM_K8S_BIN and QM_HELM.
   process.env.QM_K8S_BIN = runScript('build.sh');
   process.env.QM_HELM = runScript('build-helm.sh');
+  // The upstream workload controllers too (cached; the first build of all five takes 15-30 min on a busy
+  // 2-core machine): built here, with no timeout, rather than inside a test hook that has one.
+  const controllers = spawnSync('bash', [join(here, '..', 'controllers', 'build.sh'), 'all'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (controllers.error) throw controllers.error;
+  if (controllers.status !== 0) {
+    throw new Error(`test/k8s/controllers/build.sh all failed with exit code ${String(controllers.status)} (see its output above)`);
+  }
   const external = process.env.QM_K8S_KUBECONFIG;
   if (external) {
     process.env.KUBECONFIG = external;
