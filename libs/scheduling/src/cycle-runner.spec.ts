@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_OPTIONS, type CycleResult, type Snapshot } from '#core';
+import { DEFAULT_OPTIONS, type CycleResult, type PendingJob, type Snapshot } from '#core';
 import { pino } from 'pino';
-import { CycleRunner, NotLeaderError, type CycleReport } from './cycle-runner.js';
+import { makeJob } from '#testing';
+import { CycleRunner, InvariantViolationError, NotLeaderError, type CycleReport } from './cycle-runner.js';
 import type { CommitCycleInput, CycleStore, FencingSource } from './cycle-store.js';
 
 const emptyResult: CycleResult = { admissions: [], preemptions: [], reservations: [], pending: [], stats: { considered: 0, admitted: 0, preempted: 0, reserved: 0 } };
@@ -19,6 +20,8 @@ class RecordingStore implements CycleStore {
   private chain: Promise<unknown> = Promise.resolve();
   private number = 0;
   failCommit = false;
+  /** The snapshot's queue: j1 waits (the results below decide about it). */
+  pending: PendingJob[] = [makeJob('j1').build()];
   withCycleLock<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(async () => {
       this.calls.push('lock');
@@ -37,7 +40,7 @@ class RecordingStore implements CycleStore {
   async loadSnapshot(now: number): Promise<Snapshot> {
     this.calls.push('snapshot');
     await new Promise((resolve) => setImmediate(resolve));
-    return { now, flavors: [], nodes: [], cohorts: [], teams: [], quotas: [], running: [], pending: [], options: DEFAULT_OPTIONS };
+    return { now, flavors: [], nodes: [], cohorts: [], teams: [], quotas: [], running: [], pending: this.pending, options: DEFAULT_OPTIONS };
   }
   commitCycle(input: CommitCycleInput): Promise<{ outbox: [] }> {
     this.calls.push('commit');
@@ -58,7 +61,7 @@ describe('CycleRunner', () => {
     const report = await runner.runOnce(['tick']);
     expect(store.calls).toEqual(['lock', 'snapshot', 'commit', 'unlock']);
     expect(store.commits[0]).toMatchObject({ now: 1000, cycleNumber: 1, leader: 'a', fencing: { leaseName: 'scheduler', token: 3n } });
-    expect(Object.keys(report.phasesMs).sort()).toEqual(['commit', 'lock', 'schedule', 'snapshot']);
+    expect(Object.keys(report.phasesMs).sort()).toEqual(['check', 'commit', 'lock', 'schedule', 'snapshot']);
     expect(reports).toHaveLength(1);
   });
 
@@ -72,6 +75,7 @@ describe('CycleRunner', () => {
 
   it('writes nothing for an idle cycle (no pending job, no decision)', async () => {
     const store = new RecordingStore();
+    store.pending = [];
     const runner = new CycleRunner(store, leader, () => emptyResult, silent);
     const report = await runner.runOnce(['tick']);
     expect(report.committed).toBe(false);
@@ -92,5 +96,23 @@ describe('CycleRunner', () => {
     const runner = new CycleRunner(store, leader, () => oneWaiting, silent, [{ onCycle: () => {}, onCycleFailed: (phase) => failed.push(phase) }]);
     await expect(runner.runOnce()).rejects.toThrow(/stale/);
     expect(failed).toEqual(['commit']);
+  });
+
+  it('aborts a cycle whose decisions break a rule before anything is committed, and reports it as a check failure', async () => {
+    const store = new RecordingStore();
+    const failed: { phase: string; error: unknown }[] = [];
+    // A broken core: admits j1 onto a node the snapshot does not have.
+    const broken: CycleResult = {
+      ...emptyResult,
+      admissions: [{ jobId: 'j1', team: 'vision', flavor: 'h100-80gb', replicas: 1, placement: [{ replica: 0, node: 'ghost', accelerators: 1, cpuMillis: 0, memoryMiB: 0 }], borrowed: 0, preempts: [] }],
+      stats: { considered: 1, admitted: 1, preempted: 0, reserved: 0 },
+    };
+    const runner = new CycleRunner(store, leader, () => broken, silent, [{ onCycle: () => {}, onCycleFailed: (phase, error) => failed.push({ phase, error }) }]);
+    const error = await runner.runOnce().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvariantViolationError);
+    expect((error as InvariantViolationError).violations.map((v) => v.code)).toContain('NODE_UNKNOWN');
+    expect(store.calls).toEqual(['lock', 'snapshot', 'unlock']);
+    expect(store.commits).toEqual([]);
+    expect(failed.map((f) => f.phase)).toEqual(['check']);
   });
 });

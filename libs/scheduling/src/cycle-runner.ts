@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import type { CycleResult, Snapshot } from '#core';
+import { checkInvariants, formatViolations, type CycleResult, type Snapshot, type Violation } from '#core';
 import type { Logger } from 'pino';
 import type { CycleStore, FencingSource } from './cycle-store.js';
 import { PhaseTimer } from './phase-timer.js';
 import type { OutboxRef } from './outbox-store.js';
 
-export type CyclePhase = 'lock' | 'snapshot' | 'schedule' | 'commit';
+export type CyclePhase = 'lock' | 'snapshot' | 'schedule' | 'check' | 'commit';
 
 export interface CycleReport {
   cycle: number;
@@ -24,6 +24,20 @@ export class NotLeaderError extends Error {
   readonly code = 'NOT_LEADER' as const;
 }
 
+/** The guard found decisions that break a rule of the scheduler: the cycle is not committed. */
+export class InvariantViolationError extends Error {
+  readonly code = 'INVARIANT_VIOLATION' as const;
+  constructor(
+    readonly cycle: number,
+    readonly violations: readonly Violation[],
+  ) {
+    super(`cycle ${cycle} broke ${violations.length} scheduler rule(s); nothing was committed:\n${formatViolations(violations)}`);
+  }
+}
+
+/** Checks a cycle's decisions against its snapshot before they are committed (default: checkInvariants of #core). */
+export type CycleGuard = (snapshot: Snapshot, result: CycleResult) => Violation[];
+
 export interface CycleObserver {
   onCycle(report: CycleReport): void;
   onCycleFailed?(phase: CyclePhase | 'unknown', error: unknown): void;
@@ -35,7 +49,10 @@ export interface CycleObserver {
  *   0. lock      take the cluster-wide cycle lock — a manual cycle and the loop never overlap
  *   1. snapshot  load pending jobs, running jobs, nodes, teams and quotas at `now`
  *   2. schedule  run the pure core: snapshot in, decisions out
- *   3. commit    one transaction: fencing check, then every decision and its outbox entries
+ *   3. check     the guard: the decisions against the rules the scheduler never breaks (checkInvariants);
+ *                a violation aborts the cycle before anything is written (logged with the cycle, counted
+ *                by qm_scheduler_invariant_violations_total), and the next cycle starts afresh
+ *   4. commit    one transaction: fencing check, then every decision and its outbox entries
  *
  * Side effects happen only afterwards, from the outbox (see OutboxRelay). A crash anywhere before the
  * commit leaves nothing; after it, the outbox carries the rest.
@@ -49,6 +66,7 @@ export class CycleRunner {
     private readonly logger: Logger,
     private readonly observers: CycleObserver[] = [],
     private readonly clock: () => number = Date.now,
+    private readonly guard: CycleGuard = checkInvariants,
   ) {}
 
   addObserver(observer: CycleObserver): void {
@@ -88,10 +106,20 @@ export class CycleRunner {
         const result = await timer.time('schedule', () => this.schedule(snapshot));
         log.debug({ phase: '2-schedule', ms: timer.ms('schedule'), ...result.stats }, 'decisions made');
 
+        phase = 'check';
+        const violations = await timer.time('check', () => this.guard(snapshot, result));
+        if (violations.length > 0) {
+          log.error(
+            { phase: '3-check', ms: timer.ms('check'), violations, admissions: result.admissions, preemptions: result.preemptions },
+            'decisions break the scheduler rules; cycle aborted, nothing committed',
+          );
+          throw new InvariantViolationError(cycle, violations);
+        }
+
         phase = 'commit';
         if (isEmpty(result)) {
           // Nothing waits and nothing changes: no transaction, no cycle row (an idle tick costs one snapshot).
-          log.debug({ phase: '3-commit', skipped: true }, 'nothing to commit');
+          log.debug({ phase: '4-commit', skipped: true }, 'nothing to commit');
           return { cycle, startedAt, result, outbox: [], snapshot, committed: false };
         }
         const { outbox } = await timer.time('commit', () =>
@@ -105,7 +133,7 @@ export class CycleRunner {
           }),
         );
         log.debug(
-          { phase: '3-commit', ms: timer.ms('commit'), outbox: outbox.length },
+          { phase: '4-commit', ms: timer.ms('commit'), outbox: outbox.length },
           'decisions committed',
         );
         return { cycle, startedAt, result, outbox, snapshot, committed: true };

@@ -32,7 +32,7 @@ describe('SchedulerMetrics.onCycle', () => {
       pending: [],
       stats: { considered: 1, admitted: 1, preempted: 1, reserved: 0 },
     };
-    const report: CycleReport = { cycle: 1, startedAt: 10_000, phasesMs: { lock: 1, snapshot: 2, schedule: 3, commit: 4 }, totalMs: 10, result, outbox: [], snapshot, committed: true };
+    const report: CycleReport = { cycle: 1, startedAt: 10_000, phasesMs: { lock: 1, snapshot: 2, schedule: 3, check: 1, commit: 4 }, totalMs: 10, result, outbox: [], snapshot, committed: true };
     metrics.onCycle(report);
 
     const values = async (name: string): Promise<{ labels: Record<string, string | number>; value: number }[]> =>

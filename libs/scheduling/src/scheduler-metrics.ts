@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, register as globalRegistry, type Registry } from 'prom-client';
 import type { Snapshot } from '#core';
-import type { CycleObserver, CyclePhase, CycleReport } from './cycle-runner.js';
+import { InvariantViolationError, type CycleObserver, type CyclePhase, type CycleReport } from './cycle-runner.js';
 import type { SideEffectObserver } from './side-effect-worker.js';
 
 /** Job counts by state, team and flavor (from the database, refreshed periodically by the leader). */
@@ -21,6 +21,7 @@ export class SchedulerMetrics implements CycleObserver, SideEffectObserver {
   readonly admissionLatency: Histogram<'team' | 'flavor'>;
   readonly cyclePhase: Histogram<'phase'>;
   readonly cycleFailures: Counter<'phase'>;
+  readonly invariantViolations: Counter<'rule' | 'code'>;
   readonly decisions: Counter<'kind'>;
   readonly accelerators: Gauge<'kind' | 'flavor' | 'team'>;
   readonly preemptions: Counter<'kind'>;
@@ -46,8 +47,13 @@ export class SchedulerMetrics implements CycleObserver, SideEffectObserver {
       ['team', 'flavor'],
       [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400],
     );
-    this.cyclePhase = histogram('qm_scheduler_cycle_phase_seconds', 'Duration of each phase of a scheduling cycle (lock, snapshot, schedule, commit, total)', ['phase'], [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+    this.cyclePhase = histogram('qm_scheduler_cycle_phase_seconds', 'Duration of each phase of a scheduling cycle (lock, snapshot, schedule, check, commit, total)', ['phase'], [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
     this.cycleFailures = counter('qm_scheduler_cycle_failures_total', 'Cycles that failed, by the phase they failed in', ['phase']);
+    this.invariantViolations = counter(
+      'qm_scheduler_invariant_violations_total',
+      'Rule violations the guard found in a cycle\'s decisions before commit (the cycle was aborted), by rule and code',
+      ['rule', 'code'],
+    );
     this.decisions = counter('qm_scheduler_decisions_total', 'Decisions committed, by kind (admitted, preempted, reserved, pending)', ['kind']);
     this.accelerators = gauge('qm_accelerators', 'Accelerators by kind (total, allocated, borrowed), flavor and team (total: team="")', ['kind', 'flavor', 'team']);
     this.preemptions = counter('qm_preemptions_total', 'Preempted gangs, by preemption kind', ['kind']);
@@ -80,8 +86,11 @@ export class SchedulerMetrics implements CycleObserver, SideEffectObserver {
     this.setAccelerators(snapshot, report);
   }
 
-  onCycleFailed(phase: CyclePhase | 'unknown'): void {
+  onCycleFailed(phase: CyclePhase | 'unknown', error?: unknown): void {
     this.cycleFailures.inc({ phase });
+    if (error instanceof InvariantViolationError) {
+      for (const v of error.violations) this.invariantViolations.inc({ rule: String(v.rule), code: v.code });
+    }
   }
 
   onDone(kind: string): void {
