@@ -9,7 +9,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { checkInvariants, formatViolations, runCycle, type CycleResult, type Snapshot } from '#core';
+import { checkInvariants, checkSafetyInvariants, formatViolations, runCycle, type CycleResult, type Snapshot } from '#core';
 import { applyCycleResult } from '#testing';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 
@@ -29,8 +29,10 @@ interface Line {
   reclaimed: number;
   reserved: number;
   violations: number;
-  /** Median wall time of checkInvariants on this scenario's cycle, after a warm-up (the scheduler's runtime guard). */
+  /** Median wall time of checkInvariants (every rule) on this scenario's cycle, after a warm-up. */
   checkMs: number;
+  /** Median wall time of checkSafetyInvariants (the subset the scheduler runs before every commit). */
+  guardMs: number;
   runs: number;
   minMs: number;
   maxMs: number;
@@ -90,6 +92,13 @@ function runScenario(sc: Scenario, runs: number, placement: Placement | undefine
     checks.push(performance.now() - c0);
   }
   const checkMs = median(checks);
+  const guards: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const g0 = performance.now();
+    checkSafetyInvariants(snapshot, warm.result);
+    if (i > 0) guards.push(performance.now() - g0); // the first is its warm-up
+  }
+  const guardMs = median(guards);
   if (violations.length > 0) process.stderr.write(`${sc.name}: ${violations.length} violation(s)\n${formatViolations(violations.slice(0, 10))}\n`);
   const times: number[] = [];
   const cpu: number[] = [];
@@ -113,6 +122,7 @@ function runScenario(sc: Scenario, runs: number, placement: Placement | undefine
     reserved: warm.result.reservations.length,
     violations: violations.length,
     checkMs: round(checkMs),
+    guardMs: round(guardMs),
     runs,
     minMs: round(Math.min(...times)),
     maxMs: round(Math.max(...times)),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkInvariants, formatViolations, type ViolationCode } from './invariants.js';
+import { checkInvariants, checkSafetyInvariants, formatViolations, type ViolationCode } from './invariants.js';
 import {
   DEFAULT_OPTIONS,
   type Admission,
@@ -348,6 +348,32 @@ describe('checkInvariants', () => {
       '[rule 4 PREEMPTION_DISABLED] 2 preemption(s) although options.preemption is false',
       '[rule 7 STATS_MISMATCH] stats.admitted is 7 but the result lists 2',
     ]);
+  });
+});
+
+describe('checkSafetyInvariants (the runtime guard)', () => {
+  const safety = (breakIt: (w: { snapshot: Snapshot; result: CycleResult }) => void): ViolationCode[] => {
+    const w = world();
+    breakIt(w);
+    return checkSafetyInvariants(w.snapshot, w.result).map((v) => v.code);
+  };
+
+  it('finds nothing wrong with the valid cycle', () => {
+    expect(safety(() => {})).toEqual([]);
+  });
+
+  it.each<[string, (w: { snapshot: Snapshot; result: CycleResult }) => void, ViolationCode]>([
+    ['a node is overcommitted', (w) => { adm(w.result, 'vis-high').placement[1]!.node = 'n1'; }, 'NODE_OVERCOMMITTED'],
+    ['a team goes over nominal + borrowing limit', (w) => { Object.assign(quota(w.snapshot, 'vision', 'h100'), { nominal: 4, borrowingLimit: 2 }); }, 'TEAM_OVER_QUOTA'],
+    ['a job is admitted twice', (w) => { w.result.admissions.push(adm(w.result, 'vis-high')); }, 'DUPLICATE_DECISION'],
+  ])('fails when %s', (_name, breakIt, want) => {
+    expect(safety(breakIt)).toContain(want);
+  });
+
+  it('leaves the policy rules (preemption legality, pending accounting) to checkInvariants', () => {
+    const noReason = (w: { snapshot: Snapshot; result: CycleResult }): void => { w.result.pending = []; };
+    expect(broken(noReason)).toContain('PENDING_MISSING');
+    expect(safety(noReason)).toEqual([]);
   });
 });
 

@@ -120,6 +120,24 @@ export function checkInvariants(snapshot: Snapshot, result: CycleResult, context
   return out;
 }
 
+/**
+ * The runtime guard's subset: the rules whose breach would corrupt the committed state — decision lists
+ * consistent (rule 5's consistency part), gang shape and placement on known schedulable nodes of the
+ * right flavor within topology (rules 1–2), node capacity (rule 1) and quota and cohort lending (rule 3).
+ * Policy rules — preemption legality, cheapest sufficient victims, pending accounting (4, 5, 7) — are
+ * checked by the property tests on every core change (checkInvariants); at run time they would cost
+ * more than the cycle itself on preemption-heavy cycles (bench:core `checkMs` against `guardMs`).
+ */
+export function checkSafetyInvariants(snapshot: Snapshot, result: CycleResult): Violation[] {
+  const out: Violation[] = [];
+  const ix = indexSnapshot(snapshot);
+  const decided = checkDecisionLists(ix, result, out);
+  for (const admission of result.admissions) checkAdmissionShape(ix, admission, out);
+  checkNodeCapacity(ix, result, decided.victims, out);
+  checkQuotas(ix, result, decided.victims, out);
+  return out;
+}
+
 /** Readable one-line-per-violation summary, for logs and test failure messages. */
 export function formatViolations(violations: readonly Violation[]): string {
   return violations.map((v) => `[rule ${v.rule} ${v.code}] ${v.message}`).join('\n');

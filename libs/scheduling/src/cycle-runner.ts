@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { checkInvariants, formatViolations, type CycleResult, type Snapshot, type Violation } from '#core';
+import { checkSafetyInvariants, formatViolations, type CycleResult, type Snapshot, type Violation } from '#core';
 import type { Logger } from 'pino';
 import type { CycleStore, FencingSource } from './cycle-store.js';
 import { PhaseTimer } from './phase-timer.js';
@@ -35,7 +35,7 @@ export class InvariantViolationError extends Error {
   }
 }
 
-/** Checks a cycle's decisions against its snapshot before they are committed (default: checkInvariants of #core). */
+/** Checks a cycle's decisions against its snapshot before they are committed (default: checkSafetyInvariants of #core). */
 export type CycleGuard = (snapshot: Snapshot, result: CycleResult) => Violation[];
 
 export interface CycleObserver {
@@ -49,7 +49,8 @@ export interface CycleObserver {
  *   0. lock      take the cluster-wide cycle lock — a manual cycle and the loop never overlap
  *   1. snapshot  load pending jobs, running jobs, nodes, teams and quotas at `now`
  *   2. schedule  run the pure core: snapshot in, decisions out
- *   3. check     the guard: the decisions against the rules the scheduler never breaks (checkInvariants);
+ *   3. check     the guard: the decisions against the safety rules (checkSafetyInvariants: consistency,
+ *                gangs, capacity, quota);
  *                a violation aborts the cycle before anything is written (logged with the cycle, counted
  *                by qm_scheduler_invariant_violations_total), and the next cycle starts afresh
  *   4. commit    one transaction: fencing check, then every decision and its outbox entries
@@ -66,7 +67,7 @@ export class CycleRunner {
     private readonly logger: Logger,
     private readonly observers: CycleObserver[] = [],
     private readonly clock: () => number = Date.now,
-    private readonly guard: CycleGuard = checkInvariants,
+    private readonly guard: CycleGuard = checkSafetyInvariants,
   ) {}
 
   addObserver(observer: CycleObserver): void {
