@@ -21,8 +21,14 @@ afterAll(async () => {
   await qm?.close();
 }, 120_000);
 
-type Job = { id: string; state: string; allocation?: { replica: number; node: string }[] };
+type Job = { id: string; state: string; pending: { code: string | null } | null; allocation?: { replica: number; node: string }[] };
 const getJob = async (id: string): Promise<Job> => (await qm.ok('GET', `/v1/jobs/${id}`)) as Job;
+/** The job once a scheduling cycle has judged it: left PENDING, or still PENDING with the cycle's reason. */
+const judged = (id: string): Promise<Job> =>
+  eventually(`a cycle judged job ${id}`, async () => {
+    const job = await getJob(id);
+    return job.state !== 'PENDING' || job.pending?.code ? job : undefined;
+  });
 const submit = async (body: Record<string, unknown>): Promise<string> => ((await qm.ok('POST', '/v1/jobs', body)) as { id: string }).id;
 const allBound = async (id: string, n: number): Promise<true | undefined> => {
   const pods = await qm.jobPods(id);
@@ -107,8 +113,7 @@ describe('Kubernetes mode: cluster behaviour', () => {
     });
     // 4 × 8 a100 GPUs need every a100 node; one is cordoned.
     const big = await submit(gangBody({ name: 'big', replicas: 4, flavors: ['a100'] }));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect((await getJob(big)).state).toBe('PENDING');
+    expect(await judged(big)).toMatchObject({ state: 'PENDING', pending: { code: expect.any(String) } });
     expect(await qm.jobPods(big)).toHaveLength(0);
     await cordon(a100Nodes[0]!, false);
     await eventually('big gang bound after uncordon', () => allBound(big, 4));
@@ -147,8 +152,12 @@ describe('Kubernetes mode: cluster behaviour', () => {
     const create = (pod: V1Pod): Promise<V1Pod> => qm.core.createNamespacedPod({ namespace: qm.namespace, body: pod });
     await create(foreign('imp-0', 'imp', 3, 4));
     await create(foreign('imp-1', 'imp', 3, 4));
-    // Incomplete: not imported, nothing bound.
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    // Incomplete: an import pass saw it (its pods say they wait for the gang), not imported, nothing bound.
+    await eventually('import pass reported the incomplete gang', async () => {
+      const pods = await qm.cluster.listPods({ namespace: qm.namespace });
+      const waiting = (p: V1Pod): boolean => (p.status?.conditions ?? []).some((c) => c.type === 'PodScheduled' && c.reason === 'WaitingForGang');
+      return pods.length === 2 && pods.every(waiting) ? true : undefined;
+    });
     const incomplete = await qm.cluster.listPods({ namespace: qm.namespace });
     expect(incomplete.every((p) => !p.spec?.nodeName && !p.metadata?.labels?.['quartermaster.io/job-id'])).toBe(true);
     await create(foreign('imp-2', 'imp', 3, 4));
@@ -169,8 +178,7 @@ describe('Kubernetes mode: cluster behaviour', () => {
       const huge = pods.filter((p) => p.metadata!.name!.startsWith('huge-'));
       return huge.length === 5 ? huge[0]!.metadata!.labels!['quartermaster.io/job-id'] : undefined;
     });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect((await getJob(hugeId)).state).toBe('PENDING');
+    expect(await judged(hugeId)).toMatchObject({ state: 'PENDING', pending: { code: 'UNSATISFIABLE' } });
     expect((await qm.jobPods(hugeId)).filter((p) => p.spec?.nodeName)).toHaveLength(0);
   }, 120_000);
 

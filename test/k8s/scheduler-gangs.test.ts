@@ -76,9 +76,17 @@ describe('Kubernetes mode: gangs over REST', () => {
   it('restarting the scheduler re-binds nothing', async () => {
     const before = await qm.cluster.listPods({ namespace: qm.namespace });
     const fingerprint = (pods: V1Pod[]): string[] => pods.map((p) => `${p.metadata?.name}/${p.metadata?.uid}/${p.spec?.nodeName}/${p.metadata?.resourceVersion}`).sort();
+    type Status = { leader: { fencingToken: number } | null; lastCycle: { number: number } | null };
+    const status = async (): Promise<Status> => (await qm.ok('GET', '/v1/scheduler')) as Status;
+    const token = (await status()).leader?.fencingToken ?? 0;
     await qm.restartScheduler();
-    // Let several cycles and a reconcile pass run.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // The restarted scheduler leads (a new fencing token) and has run several cycles, its first one with
+    // the outbox repair pass before it.
+    const first = await eventually('restarted scheduler leads', async () => {
+      const s = await status();
+      return s.leader && s.leader.fencingToken > token && s.lastCycle ? s.lastCycle.number : undefined;
+    });
+    await eventually('three cycles since', async () => ((await status()).lastCycle!.number >= first + 3 ? true : undefined));
     const after = await qm.cluster.listPods({ namespace: qm.namespace });
     expect(fingerprint(after)).toEqual(fingerprint(before));
   }, 60_000);

@@ -9,7 +9,7 @@ import type { CycleState } from './cycle-state.js';
 import { type GangFit, type GangRequest, type ReplicaShape, placeGang } from './gang-placer.js';
 import type { PendingJob } from './model.js';
 import { maxAddable, quotaCeiling } from './quota.js';
-import { groupingOf } from './topology.js';
+import { groupingLabelsHint, groupingOf } from './topology.js';
 import {
   type FlavorFailure,
   capacityMessage,
@@ -47,7 +47,10 @@ export function neverFits(st: CycleState, job: PendingJob, flavor: string): FitO
   const grouping = groupingOf(job.topology);
   if (grouping !== 'none') {
     const largest = st.cluster.largestGroup(flavor, grouping);
-    if (need > largest) return fail(flavor, 'UNSATISFIABLE', groupTooSmallMessage(flavor, need, grouping, largest));
+    if (need > largest) {
+      const hint = groupingLabelsHint(grouping, st.flavors.get(flavor)?.topologyLabels);
+      return fail(flavor, 'UNSATISFIABLE', groupTooSmallMessage(flavor, need, grouping, largest, hint));
+    }
   }
   return undefined;
 }
@@ -99,5 +102,6 @@ function capacityFailure(st: CycleState, job: PendingJob, flavor: string, fit: G
     fit.grouping === 'none' || job.acceleratorsPerReplica * job.minReplicas > fl.totalFree
       ? 'INSUFFICIENT_CAPACITY'
       : 'TOPOLOGY_UNSATISFIABLE';
-  return fail(flavor, code, capacityMessage(flavor, job.minReplicas, job.acceleratorsPerReplica, fit, fl.totalFree));
+  const hint = groupingLabelsHint(fit.grouping, st.flavors.get(flavor)?.topologyLabels);
+  return fail(flavor, code, capacityMessage(flavor, job.minReplicas, job.acceleratorsPerReplica, fit, fl.totalFree, hint));
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { makeJob, makeNode, makeNodes, makeQuota, snapshot } from '#testing';
+import { makeFlavor, makeJob, makeNode, makeNodes, makeQuota, snapshot } from '#testing';
+import { topologyLabelsOf } from './topology-labels.js';
 import { runCycle } from './cycle.js';
 
 const H100 = 'h100-80gb';
@@ -153,6 +154,19 @@ describe('topology', () => {
     const small = makeJob('k').flavors(TPU).replicas(1).accelerators(4).topology('domain', '4x4');
     const r2 = runCycle(snapshot().nodes(...nodes).quotas(makeQuota('vision', TPU).nominal(100)).pending(small).build());
     expect(r2.pending[0]!.message).toContain('no schedulable tpu-v5e node has a TPU slice of shape 4x4');
+  });
+
+  it("a topology no node has names the flavor's topology labels, so the message points where they are read", () => {
+    const tpu = { ...makeFlavor(TPU).kind('google-tpu').build(), topologyLabels: topologyLabelsOf('google-tpu') };
+    const nodes = makeNodes('s', 2, (b) => b.flavor(TPU).accelerators(4).tpuShape('2x4')); // a shape, but no slice (domain)
+    const job = makeJob('j').flavors(TPU).replicas(2).accelerators(4).topology('domain', '2x4');
+    const r = runCycle(snapshot().flavors(tpu).nodes(...nodes).quotas(makeQuota('vision', TPU).nominal(100)).pending(job).build());
+    expect(r.pending[0]!.message).toBe(
+      'needs 8 tpu-v5e in one TPU slice of shape 2x4; no schedulable tpu-v5e node has a TPU slice of shape 2x4 (nodes with the same cloud.google.com/gke-nodepool and cloud.google.com/gke-tpu-topology=2x4)',
+    );
+    const h100 = { ...makeFlavor(H100).build(), topologyLabels: topologyLabelsOf('nvidia-gpu', { domain: 'example.com/nvl' }) };
+    const r2 = runCycle(snapshot().flavors(h100).nodes(makeNode('a')).quotas(quota).pending(makeJob('k').accelerators(8).topology('domain')).build());
+    expect(r2.pending[0]!.message).toContain('no schedulable h100-80gb node has a domain (node label example.com/nvl)');
   });
 });
 

@@ -1,5 +1,6 @@
 // The only public door of libs/core. Pure TypeScript: no framework, no I/O, no clock.
 export * from './model.js';
+export * from './topology-labels.js';
 export * from './lifecycle.js';
 export * from './invariants.js';
 export { runCycle } from './cycle.js';

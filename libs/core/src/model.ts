@@ -21,6 +21,8 @@ export interface Flavor {
   relativeSpeed: number;
   costPerHour: number;
   memoryGiB?: number;
+  /** The node labels its nodes' topology is read from (messages name them when no node carries one). */
+  topologyLabels?: Partial<Record<'zone' | 'block' | 'domain' | 'tpuShape', string>>;
 }
 
 /** Where a node sits. Every level is optional; a missing level never matches a topology requirement. */

@@ -44,18 +44,18 @@ export function fleetMessage(flavor: string, replicas: number, perReplica: numbe
   return `needs ${replicas * perReplica} ${flavor}; all schedulable ${flavor} nodes together have ${total}`;
 }
 
-export function groupTooSmallMessage(flavor: string, need: number, grouping: string, largest: number): string {
+export function groupTooSmallMessage(flavor: string, need: number, grouping: string, largest: number, labelsHint = ''): string {
   const level = describeGrouping(grouping);
-  if (largest === 0) return `needs ${need} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}`;
+  if (largest === 0) return `needs ${need} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}${labelsHint}`;
   return `needs ${need} ${flavor} in one ${level}; the largest ${level} has ${largest}`;
 }
 
-export function capacityMessage(flavor: string, replicas: number, perReplica: number, fit: GangFit & { ok: false }, totalFree: number): string {
+export function capacityMessage(flavor: string, replicas: number, perReplica: number, fit: GangFit & { ok: false }, totalFree: number, labelsHint = ''): string {
   if (fit.grouping === 'none') {
     return `needs ${replicas} × ${perReplica} free ${flavor}; room for ${fit.best} now (${totalFree} ${flavor} free in total)`;
   }
   const level = describeGrouping(fit.grouping);
-  if (fit.groups === 0) return `needs ${replicas} × ${perReplica} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}`;
+  if (fit.groups === 0) return `needs ${replicas} × ${perReplica} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}${labelsHint}`;
   return `needs ${replicas} × ${perReplica} free ${flavor} in one ${level}; best ${level} has room for ${fit.best}`;
 }
 

@@ -37,3 +37,18 @@ export function describeGrouping(grouping: GroupingKey): string {
   if (grouping.startsWith('tpu:')) return `TPU slice of shape ${grouping.slice(4)}`;
   return grouping === 'domain' ? 'domain' : grouping;
 }
+
+/**
+ * Where nodes get the label a grouping reads, for messages: ` (node label nvidia.com/gpu.clique)`, or for a
+ * TPU slice ` (nodes with the same cloud.google.com/gke-nodepool and cloud.google.com/gke-tpu-topology=2x4)`.
+ * Empty when the flavor does not say.
+ */
+export function groupingLabelsHint(grouping: GroupingKey, labels: Partial<Record<'zone' | 'block' | 'domain' | 'tpuShape', string>> | undefined): string {
+  if (labels === undefined) return '';
+  if (grouping.startsWith('tpu:')) {
+    if (!labels.domain || !labels.tpuShape) return '';
+    return ` (nodes with the same ${labels.domain} and ${labels.tpuShape}=${grouping.slice(4)})`;
+  }
+  const key = grouping === 'zone' || grouping === 'block' || grouping === 'domain' ? labels[grouping] : undefined;
+  return key ? ` (node label ${key})` : '';
+}

@@ -30,6 +30,39 @@ describe('tenancy: flavors, cohorts, teams, quotas, nodes', () => {
       expect((await h.request('GET', '/v1/flavors/nope')).status).toBe(404);
     });
 
+    it('topologyLabels: defaults by kind, overridable per level, shown resolved; bad keys are 400 naming the level', async () => {
+      const tpu = await h.request('PUT', '/v1/flavors/tpu-v6e', { body: { kind: 'google-tpu' } });
+      expect(tpu.status).toBe(201);
+      expect(tpu.body.topologyLabels).toEqual({
+        zone: 'topology.kubernetes.io/zone',
+        block: 'cloud.google.com/gce-topology-block',
+        domain: 'cloud.google.com/gke-nodepool',
+        tpuShape: 'cloud.google.com/gke-tpu-topology',
+      });
+      const trn = await h.request('PUT', '/v1/flavors/trn2', { body: { kind: 'aws-trainium', topologyLabels: { domain: 'example.com/ultraserver' } } });
+      expect(trn.body.topologyLabels).toEqual({
+        zone: 'topology.kubernetes.io/zone',
+        block: 'topology.k8s.aws/network-node-layer-2',
+        domain: 'example.com/ultraserver',
+        tpuShape: 'cloud.google.com/gke-tpu-topology',
+      });
+      expect((await h.request('GET', '/v1/flavors/trn2')).body.topologyLabels.domain).toBe('example.com/ultraserver');
+      const h100 = await h.request('GET', '/v1/flavors/h100-80gb');
+      expect(h100.body.topologyLabels).toMatchObject({ domain: 'nvidia.com/gpu.clique' });
+
+      const before = await h.counts();
+      const bad = await h.request('PUT', '/v1/flavors/trn2', { body: { kind: 'aws-trainium', topologyLabels: { domain: 'not a key!', block: '', rack: 'example.com/rack' } } });
+      expect(bad.status).toBe(400);
+      expect(fields(bad.body)).toEqual(['topologyLabels.block', 'topologyLabels.domain', 'topologyLabels.rack']);
+      expect(bad.body.errors.find((e: { field: string }) => e.field === 'topologyLabels.domain').message).toContain('Kubernetes label key');
+      const notObject = await h.request('PUT', '/v1/flavors/trn2', { body: { kind: 'aws-trainium', topologyLabels: 'nvidia.com/gpu.clique' } });
+      expect(notObject.status).toBe(400);
+      expect(fields(notObject.body)).toEqual(['topologyLabels']);
+      expect((await h.request('GET', '/v1/flavors/trn2')).body.topologyLabels.domain).toBe('example.com/ultraserver');
+      expect(await h.counts()).toEqual(before);
+      for (const name of ['tpu-v6e', 'trn2']) expect((await h.request('DELETE', `/v1/flavors/${name}`)).status).toBe(204);
+    });
+
     it('rejects bad flavors with every bad field, and writes nothing', async () => {
       const before = await h.counts();
       const r = await h.request('PUT', '/v1/flavors/x1', {

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Res } from
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AppError, notFound } from '#common';
+import { topologyLabelsOf } from '#core';
 import { FlavorRepository, type FlavorRecord } from '#db';
 import { AdminOnly } from '../auth/auth.decorators.js';
 import { NamePipe } from '../validation/name.pipe.js';
@@ -13,6 +14,7 @@ export const flavorView = (f: FlavorRecord): unknown => ({
   kind: f.kind,
   resourceName: f.resourceName,
   nodeLabels: f.nodeLabels,
+  topologyLabels: topologyLabelsOf(f.kind, f.topologyLabels),
   memoryGiB: f.memoryGiB,
   relativeSpeed: f.relativeSpeed,
   costPerHour: f.costPerHour,
@@ -34,6 +36,7 @@ export class FlavorsController {
       kind: dto.kind,
       resourceName: dto.resourceName ?? DEFAULT_RESOURCE_NAME[dto.kind],
       nodeLabels: dto.nodeLabels ?? {},
+      topologyLabels: { ...(dto.topologyLabels ?? {}) },
       memoryGiB: dto.memoryGiB ?? null,
       relativeSpeed: dto.relativeSpeed ?? 1,
       costPerHour: dto.costPerHour ?? 0,

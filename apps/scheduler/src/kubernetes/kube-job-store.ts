@@ -1,4 +1,4 @@
-import type { JobState } from '#core';
+import { topologyLabelsOf, type JobState } from '#core';
 import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, moveJobs, type BindTargetRow, type DbHandle } from '#db';
 import type { JobPodTemplate, KubeFlavor, WorkloadRef } from '#kube';
 import type { WaitingJob } from './pod-feedback.js';
@@ -136,7 +136,7 @@ export class KubeJobStore {
   /** Flavors as the node mapping and gang import need them. */
   async kubeFlavors(): Promise<KubeFlavor[]> {
     const flavors = await this.flavorRepo.list();
-    return flavors.map((f) => ({ name: f.name, resourceName: f.resourceName, nodeLabels: f.nodeLabels }));
+    return flavors.map((f) => ({ name: f.name, resourceName: f.resourceName, nodeLabels: f.nodeLabels, topologyKeys: topologyLabelsOf(f.kind, f.topologyLabels) }));
   }
 
   submitter(): JobRepository {

@@ -6,6 +6,7 @@ interface FlavorRow {
   kind: FlavorKindName;
   resource_name: string;
   node_labels: Record<string, string>;
+  topology_labels: Record<string, string>;
   memory_gib: number | null;
   relative_speed: number;
   cost_per_hour: number;
@@ -14,13 +15,14 @@ interface FlavorRow {
   created?: boolean;
 }
 
-const COLUMNS = 'name, kind, resource_name, node_labels, memory_gib, relative_speed, cost_per_hour, created_at, updated_at';
+const COLUMNS = 'name, kind, resource_name, node_labels, topology_labels, memory_gib, relative_speed, cost_per_hour, created_at, updated_at';
 
 const toRecord = (r: FlavorRow): FlavorRecord => ({
   name: r.name,
   kind: r.kind,
   resourceName: r.resource_name,
   nodeLabels: r.node_labels,
+  topologyLabels: r.topology_labels,
   memoryGiB: r.memory_gib,
   relativeSpeed: r.relative_speed,
   costPerHour: r.cost_per_hour,
@@ -28,7 +30,7 @@ const toRecord = (r: FlavorRow): FlavorRecord => ({
   updatedAt: r.updated_at,
 });
 
-export type FlavorInput = Omit<FlavorRecord, 'name' | 'createdAt' | 'updatedAt'>;
+export type FlavorInput = Omit<FlavorRecord, 'name' | 'createdAt' | 'updatedAt' | 'topologyLabels'> & Partial<Pick<FlavorRecord, 'topologyLabels'>>;
 
 /** What still refers to a flavor (a flavor in use cannot be deleted). */
 export interface FlavorUse {
@@ -42,13 +44,13 @@ export class FlavorRepository {
 
   async upsert(name: string, f: FlavorInput): Promise<Upserted<FlavorRecord>> {
     const { rows } = await this.db.pool.query<FlavorRow>(
-      `INSERT INTO flavors (name, kind, resource_name, node_labels, memory_gib, relative_speed, cost_per_hour, updated_at)
-       VALUES ($1, $2::flavor_kind, $3, $4::jsonb, $5, $6, $7, now())
+      `INSERT INTO flavors (name, kind, resource_name, node_labels, topology_labels, memory_gib, relative_speed, cost_per_hour, updated_at)
+       VALUES ($1, $2::flavor_kind, $3, $4::jsonb, $5::jsonb, $6, $7, $8, now())
        ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, resource_name = EXCLUDED.resource_name,
-         node_labels = EXCLUDED.node_labels, memory_gib = EXCLUDED.memory_gib, relative_speed = EXCLUDED.relative_speed,
-         cost_per_hour = EXCLUDED.cost_per_hour, updated_at = now()
+         node_labels = EXCLUDED.node_labels, topology_labels = EXCLUDED.topology_labels, memory_gib = EXCLUDED.memory_gib,
+         relative_speed = EXCLUDED.relative_speed, cost_per_hour = EXCLUDED.cost_per_hour, updated_at = now()
        RETURNING ${COLUMNS}, (xmax = 0) AS created`,
-      [name, f.kind, f.resourceName, JSON.stringify(f.nodeLabels), f.memoryGiB, f.relativeSpeed, f.costPerHour],
+      [name, f.kind, f.resourceName, JSON.stringify(f.nodeLabels), JSON.stringify(f.topologyLabels ?? {}), f.memoryGiB, f.relativeSpeed, f.costPerHour],
     );
     const row = rows[0]!;
     return { record: toRecord(row), created: row.created === true };

@@ -6,6 +6,8 @@ export interface FlavorRecord {
   kind: FlavorKindName;
   resourceName: string;
   nodeLabels: Record<string, string>;
+  /** Node label keys this flavor's topology is read from, per level, where they differ from the kind's defaults. */
+  topologyLabels: Partial<Record<'zone' | 'block' | 'domain' | 'tpuShape', string>>;
   memoryGiB: number | null;
   relativeSpeed: number;
   costPerHour: number;

@@ -18,6 +18,7 @@ import type {
   WithinTeamPolicy,
 } from '#core';
 import type { PoolClient } from 'pg';
+import { topologyLabelsOf } from '#core';
 import { readBudgetBlocks } from '../accounting/budgets.js';
 import type { SqlHandle } from './sql-handle.js';
 
@@ -82,8 +83,9 @@ async function readFlavors(client: PoolClient): Promise<Flavor[]> {
     relative_speed: number;
     cost_per_hour: number;
     memory_gib: number | null;
+    topology_labels: Record<string, string> | null;
   }>(
-    `SELECT name, kind::text AS kind, resource_name, relative_speed, cost_per_hour, memory_gib
+    `SELECT name, kind::text AS kind, resource_name, relative_speed, cost_per_hour, memory_gib, topology_labels
      FROM flavors ORDER BY name`,
   );
   return rows.map((r) => {
@@ -93,6 +95,7 @@ async function readFlavors(client: PoolClient): Promise<Flavor[]> {
       resourceName: r.resource_name,
       relativeSpeed: r.relative_speed,
       costPerHour: r.cost_per_hour,
+      topologyLabels: topologyLabelsOf(r.kind, r.topology_labels),
     };
     if (r.memory_gib !== null) flavor.memoryGiB = r.memory_gib;
     return flavor;
