@@ -26,7 +26,7 @@ const sqlOnlyInDb = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/db/src/generated/**', '.cache/**', 'jest.config.js', 'eslint.config.js', 'apps/scheduler/dev/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/db/src/generated/**', '.cache/**', 'jest.config.js', 'eslint.config.js', 'apps/scheduler/dev/*.mjs', 'test/k8s/support/rendezvous/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

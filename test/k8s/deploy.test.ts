@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { KubeApiError, KubeCluster, podManifestForReplica } from '#kube';
+import { DEFAULT_MASTER_PORT, KubeApiError, KubeCluster, deleteRendezvousService, ensureRendezvousService, podManifestForReplica, rendezvousServiceName } from '#kube';
 import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
 import { readRepoFile, startKubeScheduler } from './support/kube-scheduler.js';
 
@@ -172,6 +172,8 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         'core events patch',
         'core pods/binding create',
         'core pods/eviction create',
+        'core services create',
+        'core services delete',
         'coordination.k8s.io leases get',
         'coordination.k8s.io leases create',
         'coordination.k8s.io leases update',
@@ -218,6 +220,9 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(await cluster.bindPod(name, gpuNode)).toBe('bound');
     expect(await cluster.evictPod(name)).toBe('evicted');
     expect(await cluster.deletePod(name, { gracePeriodSeconds: 0 })).toBe('deleted');
+    const rendezvous = { service: rendezvousServiceName(job.id), namespace, port: DEFAULT_MASTER_PORT, replicas: 2 };
+    expect(await ensureRendezvousService(cluster.kubeConfig, job.id, rendezvous)).toBe('created');
+    expect(await deleteRendezvousService(cluster.kubeConfig, job.id, namespace)).toBe('deleted');
     expect(await cluster.acquireOrRenewLease('scheduler', 'pod-a', 5000)).toMatchObject({ held: true });
     expect(await cluster.acquireOrRenewLease('scheduler', 'pod-a', 5000)).toMatchObject({ held: true });
 

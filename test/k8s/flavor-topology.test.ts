@@ -90,7 +90,7 @@ describe('per-flavor topology labels', () => {
     const job = (await qm.ok('POST', '/v1/jobs', {
       name: 'tpu-4x4',
       team: 'vision',
-      replicas: 4,
+      replicas: 2,
       acceleratorsPerReplica: 4,
       flavors: ['v5e'],
       topology: { tpuShape: '4x4' },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { PodManifestError, podManifestForReplica, podNameForReplica, type PodJob } from './pod-manifest.js';
+import { DEFAULT_MASTER_PORT, rendezvousEnv, rendezvousServiceManifest, rendezvousServiceName, replicaHostname } from './rendezvous.js';
 
 const job: PodJob = {
   id: '0b7c8f1e-2d3a-4c5b-8e9f-0a1b2c3d4e5f',
@@ -86,6 +87,79 @@ describe('podManifestForReplica', () => {
     expect(container?.resources).toEqual({});
     expect(container?.command).toBeUndefined();
     expect(container?.args).toBeUndefined();
+  });
+
+  it("carries the template's volumes, mounts, pull secrets, tolerations and service account into the pod", () => {
+    const withPodParts: PodJob = {
+      ...job,
+      template: {
+        ...job.template,
+        volumes: [
+          { name: 'data', persistentVolumeClaim: { claimName: 'datasets', readOnly: true } },
+          { name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '64Gi' } },
+        ],
+        volumeMounts: [
+          { name: 'data', mountPath: '/data', readOnly: true },
+          { name: 'shm', mountPath: '/dev/shm' },
+        ],
+        imagePullSecrets: ['registry-creds'],
+        tolerations: [{ key: 'cloud.google.com/gke-spot', operator: 'Equal', value: 'true', effect: 'NoSchedule' }],
+        serviceAccountName: 'trainer',
+      },
+    };
+    const pod = podManifestForReplica(withPodParts, 0);
+    expect(pod.spec).toMatchObject({
+      serviceAccountName: 'trainer',
+      imagePullSecrets: [{ name: 'registry-creds' }],
+      volumes: withPodParts.template.volumes,
+      tolerations: [
+        { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+        { key: 'cloud.google.com/gke-spot', operator: 'Equal', value: 'true', effect: 'NoSchedule' },
+      ],
+    });
+    expect(pod.spec?.containers[0]?.volumeMounts).toEqual(withPodParts.template.volumeMounts);
+    expect(pod.spec?.volumes).not.toBe(withPodParts.template.volumes); // a copy
+  });
+
+  it('with a rendezvous: a stable hostname in the gang Service and the launcher env (torchrun and PET_*)', () => {
+    const rendezvous = { service: rendezvousServiceName(job.id), namespace: 'research', port: DEFAULT_MASTER_PORT, replicas: 4 };
+    const pod = podManifestForReplica(job, 2, undefined, { namespace: 'research', rendezvous });
+    expect(rendezvous.service).toBe('qm-0b7c8f1e-2d3a-4c5b-8e9f-0a1b2c3d4e5f');
+    expect(pod.spec).toMatchObject({ hostname: 'llama-ft-7-2', subdomain: rendezvous.service });
+    const env = Object.fromEntries(pod.spec!.containers[0]!.env!.map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      MASTER_ADDR: `llama-ft-7-0.${rendezvous.service}`,
+      MASTER_PORT: '29500',
+      NNODES: '4',
+      NODE_RANK: '2',
+      LOCAL_WORLD_SIZE: '8',
+      WORLD_SIZE: '32',
+      RANK: '16',
+      PET_MASTER_ADDR: `llama-ft-7-0.${rendezvous.service}`,
+      PET_MASTER_PORT: '29500',
+      PET_NNODES: '4',
+      PET_NODE_RANK: '2',
+      PET_NPROC_PER_NODE: '8',
+      EPOCHS: '3',
+    });
+    // The template's env wins (a port of its own); a single replica rendezvouses with itself.
+    const own = podManifestForReplica({ ...job, template: { ...job.template, env: { MASTER_PORT: '23456' } } }, 0, undefined, { rendezvous: { ...rendezvous, port: 23456 } });
+    expect(own.spec!.containers[0]!.env).toContainEqual({ name: 'MASTER_PORT', value: '23456' });
+    expect(rendezvousEnv({ name: 'solo', acceleratorsPerReplica: 0 }, 0, { ...rendezvous, replicas: 1 })).toMatchObject({ MASTER_ADDR: 'localhost', WORLD_SIZE: '1', LOCAL_WORLD_SIZE: '1' });
+    expect(podManifestForReplica(job, 0).spec?.subdomain).toBeUndefined();
+  });
+
+  it('rendezvous names are DNS labels for any job name and id', () => {
+    expect(replicaHostname('A'.repeat(80), 12)).toBe(`${'a'.repeat(50)}-12`);
+    expect(replicaHostname('---', 0)).toBe('replica-0');
+    expect(rendezvousServiceName('0B7C8F1E-2D3A-4C5B-8E9F-0A1B2C3D4E5F')).toMatch(/^qm-[a-z0-9-]{36}$/);
+    const manifest = rendezvousServiceManifest('id-1', { service: 'qm-id-1', namespace: 'ns', port: 29500, replicas: 2 });
+    expect(manifest.spec).toEqual({
+      clusterIP: 'None',
+      selector: { 'quartermaster.io/job-id': 'id-1' },
+      publishNotReadyAddresses: true,
+      ports: [{ name: 'rendezvous', port: 29500, protocol: 'TCP' }],
+    });
   });
 
   it('names pods within Kubernetes limits from any job name and id', () => {

@@ -1,4 +1,4 @@
-import type { V1EnvVar, V1Pod } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Pod, V1Toleration, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import {
   ANNOTATION_FLAVOR,
   ANNOTATION_GANG_SIZE,
@@ -11,6 +11,7 @@ import {
   LABEL_TEAM,
   MANAGED_BY_VALUE,
 } from './labels.js';
+import { rendezvousEnv, replicaHostname, type Rendezvous } from './rendezvous.js';
 
 /** The pod template of a job, as POST /v1/jobs takes it. */
 export interface JobPodTemplate {
@@ -20,6 +21,15 @@ export interface JobPodTemplate {
   env?: Record<string, string>;
   cpuMillis?: number;
   memoryMiB?: number;
+  /** Pod volumes (validated by the API: persistentVolumeClaim, configMap, secret, emptyDir, nfs). */
+  volumes?: V1Volume[];
+  /** Mounts of those volumes into the container. */
+  volumeMounts?: V1VolumeMount[];
+  /** Names of Secrets in the job's namespace to pull the image with. */
+  imagePullSecrets?: string[];
+  /** Added to the toleration of the flavor's resource taint. */
+  tolerations?: V1Toleration[];
+  serviceAccountName?: string;
 }
 
 /** What a replica's pod is made from: an admitted job and its flavor. */
@@ -39,6 +49,8 @@ export interface PodJob {
 export interface PodManifestOptions {
   namespace?: string;
   schedulerName?: string;
+  /** The gang's rendezvous: the pod gets a stable hostname in its headless Service and the launcher's env. */
+  rendezvous?: Rendezvous;
 }
 
 export class PodManifestError extends Error {
@@ -109,7 +121,10 @@ function validate(job: PodJob, replica: number, namespace: string): void {
  * Accelerators are requested (and limited, as Kubernetes requires for extended resources) in the flavor's
  * resourceName; the pod tolerates the taint GPU/accelerator node pools conventionally carry for it and
  * selects the flavor's node labels. Replica identity is also in the environment (`QM_JOB_ID`,
- * `QM_REPLICA_INDEX`, `QM_GANG_SIZE`) for distributed launchers; the template's env wins on a clash.
+ * `QM_REPLICA_INDEX`, `QM_GANG_SIZE`) for distributed launchers; with `options.rendezvous` the pod gets the
+ * hostname `<job name>-<replica>` in the gang's headless Service and torchrun's variables (rendezvous.ts);
+ * the template's env wins on a clash. The template's volumes, mounts, pull secrets, tolerations and service
+ * account are carried over as given.
  */
 export function podManifestForReplica(
   job: PodJob,
@@ -144,7 +159,8 @@ export function podManifestForReplica(
     QM_REPLICA_INDEX: String(replica),
     QM_GANG_SIZE: String(job.replicas),
   };
-  const envMap = { ...builtIn, ...(template.env ?? {}) };
+  const rendezvous = options.rendezvous ? rendezvousEnv(job, replica, options.rendezvous) : {};
+  const envMap = { ...builtIn, ...rendezvous, ...(template.env ?? {}) };
   const env: V1EnvVar[] = Object.entries(envMap).map(([name, value]) => ({ name, value }));
 
   const requests: Record<string, string> = {};
@@ -166,13 +182,18 @@ export function podManifestForReplica(
       restartPolicy: 'Never',
       ...(node === undefined ? {} : { nodeName: node }),
       ...(Object.keys(nodeSelector).length > 0 ? { nodeSelector: { ...nodeSelector } } : {}),
-      tolerations: [{ key: job.flavor.resourceName, operator: 'Exists', effect: 'NoSchedule' }],
+      ...(options.rendezvous ? { hostname: replicaHostname(job.name, replica), subdomain: options.rendezvous.service } : {}),
+      ...(template.serviceAccountName ? { serviceAccountName: template.serviceAccountName } : {}),
+      ...(template.imagePullSecrets && template.imagePullSecrets.length > 0 ? { imagePullSecrets: template.imagePullSecrets.map((name) => ({ name })) } : {}),
+      ...(template.volumes && template.volumes.length > 0 ? { volumes: structuredClone(template.volumes) } : {}),
+      tolerations: [{ key: job.flavor.resourceName, operator: 'Exists', effect: 'NoSchedule' }, ...structuredClone(template.tolerations ?? [])],
       containers: [
         {
           name: 'main',
           image: template.image,
           ...(template.command && template.command.length > 0 ? { command: [...template.command] } : {}),
           ...(template.args && template.args.length > 0 ? { args: [...template.args] } : {}),
+          ...(template.volumeMounts && template.volumeMounts.length > 0 ? { volumeMounts: structuredClone(template.volumeMounts) } : {}),
           env,
           resources: {
             ...(Object.keys(requests).length > 0 ? { requests } : {}),

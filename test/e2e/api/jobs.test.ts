@@ -114,6 +114,65 @@ describe('jobs: submit, idempotency, list, get, events, cancel', () => {
     expect(await h.counts()).toEqual(before);
   });
 
+  it('pod template: volumes, mounts, pull secrets, tolerations and service account are kept with the job', async () => {
+    const template = {
+      image: 'ghcr.io/acme/llama:1',
+      command: ['torchrun'],
+      args: ['train.py'],
+      env: { MASTER_PORT: '23456' },
+      volumes: [
+        { name: 'data', persistentVolumeClaim: { claimName: 'datasets', readOnly: true } },
+        { name: 'config', configMap: { name: 'train-config' } },
+        { name: 'wandb', secret: { secretName: 'wandb-key', optional: true } },
+        { name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '64Gi' } },
+        { name: 'ckpt', nfs: { server: 'fs-1.example.com', path: '/exports/ckpt' } },
+      ],
+      volumeMounts: [
+        { name: 'data', mountPath: '/data', readOnly: true },
+        { name: 'shm', mountPath: '/dev/shm' },
+        { name: 'ckpt', mountPath: '/ckpt', subPath: 'llama' },
+      ],
+      imagePullSecrets: ['registry-creds'],
+      tolerations: [
+        { key: 'cloud.google.com/gke-spot', operator: 'Equal', value: 'true', effect: 'NoSchedule' },
+        { operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      ],
+      serviceAccountName: 'trainer',
+    };
+    const r = await h.request('POST', '/v1/jobs', { body: jobBody({ name: 'with-pod-parts', template }) });
+    expect(r.status).toBe(201);
+    expect(r.body.template).toEqual({ ...template, cpuMillis: 1000, memoryMiB: 4096 });
+    expect((await h.request('GET', `/v1/jobs/${r.body.id}`)).body.template).toEqual(r.body.template);
+  });
+
+  it('pod template: every bad part is a 400 naming its field, and nothing is written', async () => {
+    const before = await h.counts();
+    const t = (extra: Record<string, unknown>): Record<string, unknown> => ({ template: { image: 'x', ...extra } });
+    const cases: [string, Record<string, unknown>, string[]][] = [
+      ['volume without a source', t({ volumes: [{ name: 'data' }] }), ['template.volumes[0]']],
+      ['volume with two sources', t({ volumes: [{ name: 'data', emptyDir: {}, secret: { secretName: 's' } }] }), ['template.volumes[0]']],
+      ['volume: bad name, bad claim, unknown source', t({ volumes: [{ name: 'Data_1', persistentVolumeClaim: { claimName: 'UPPER' } }, { name: 'h', hostPath: { path: '/' } }] }), ['template.volumes[0].name', 'template.volumes[0].persistentVolumeClaim.claimName', 'template.volumes[1].hostPath']],
+      ['volume name repeated', t({ volumes: [{ name: 'a', emptyDir: {} }, { name: 'a', emptyDir: {} }] }), ['template.volumes[1].name']],
+      ['emptyDir: bad medium and size', t({ volumes: [{ name: 'a', emptyDir: { medium: 'Disk', sizeLimit: 'lots' } }] }), ['template.volumes[0].emptyDir.medium', 'template.volumes[0].emptyDir.sizeLimit']],
+      ['nfs: relative path', t({ volumes: [{ name: 'a', nfs: { server: 's', path: 'exports' } }] }), ['template.volumes[0].nfs.path']],
+      ['mount: relative path, ..', t({ volumes: [{ name: 'a', emptyDir: {} }], volumeMounts: [{ name: 'a', mountPath: 'rel' }, { name: 'a', mountPath: '/c', subPath: '../up' }] }), ['template.volumeMounts[0].mountPath', 'template.volumeMounts[1].subPath']],
+      ['mount of an unknown volume', t({ volumes: [{ name: 'a', emptyDir: {} }], volumeMounts: [{ name: 'b', mountPath: '/b' }] }), ['template.volumeMounts[0].name']],
+      ['mount path repeated', t({ volumes: [{ name: 'a', emptyDir: {} }], volumeMounts: [{ name: 'a', mountPath: '/a' }, { name: 'a', mountPath: '/a/' }] }), ['template.volumeMounts[1].mountPath']],
+      ['volumes not an array', t({ volumes: { name: 'a' } }), ['template.volumes']],
+      ['pull secrets not names', t({ imagePullSecrets: ['Registry Creds', 7] }), ['template.imagePullSecrets']],
+      ['tolerations: bad operator and effect', t({ tolerations: [{ key: 'k', operator: 'In', effect: 'Never' }] }), ['template.tolerations[0].effect', 'template.tolerations[0].operator']],
+      ['tolerations: value with Exists, seconds without NoExecute, no key', t({ tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }, { key: 'k', value: 'v', tolerationSeconds: 5 }, { value: 'v' }] }), ['template.tolerations[0].value', 'template.tolerations[1].tolerationSeconds', 'template.tolerations[2].key']],
+      ['service account not a name', t({ serviceAccountName: 'Trainer!' }), ['template.serviceAccountName']],
+      ['MASTER_PORT not a port', t({ env: { MASTER_PORT: '70000' } }), ['template.env.MASTER_PORT']],
+      ['unknown template field', t({ nodeName: 'gpu-1' }), ['template.nodeName']],
+    ];
+    for (const [what, overrides, expected] of cases) {
+      const r = await h.request('POST', '/v1/jobs', { body: jobBody(overrides) });
+      expect({ what, status: r.status, fields: fields(r.body) }).toEqual({ what, status: 400, fields: expected });
+    }
+    expect(await h.counts()).toEqual(before);
+  });
+
   it('unknown team or flavor → 422 naming each, nothing written', async () => {
     const before = await h.counts();
     const team = await h.request('POST', '/v1/jobs', { body: jobBody({ team: 'ghost' }) });

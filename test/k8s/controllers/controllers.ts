@@ -1,5 +1,5 @@
 // Starts real upstream workload controllers against the k8s suite's kube-apiserver: kube-controller-manager
-// (Job, StatefulSet and garbage-collector controllers), JobSet, LeaderWorkerSet, the KubeRay operator and the
+// (Job, StatefulSet, garbage-collector and EndpointSlice controllers), JobSet, LeaderWorkerSet, the KubeRay operator and the
 // Kubeflow Trainer. Binaries and the manifests of the same module versions come from build.sh (cached in
 // ~/.cache/quartermaster/controllers); CRDs are applied server-side, webhooks get a self-signed certificate
 // for 127.0.0.1 and their configurations point at the controller's port (see /work/shared/CONTROLLERS.md).
@@ -301,7 +301,7 @@ export async function startControllers(wanted: readonly ControllerName[]): Promi
             `--authentication-kubeconfig=${kubeconfigPath}`,
             `--authorization-kubeconfig=${kubeconfigPath}`,
             `--cert-dir=${join(dir, 'kube-controller-manager-certs')}`,
-            '--controllers=job-controller,statefulset-controller,garbage-collector-controller,ttl-after-finished-controller',
+            '--controllers=job-controller,statefulset-controller,garbage-collector-controller,ttl-after-finished-controller,endpointslice-controller',
             '--concurrent-job-syncs=20',
             '--v=1',
           ]);

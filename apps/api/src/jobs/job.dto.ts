@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { TPU_SHAPE } from '../nodes/node.dto.js';
+import { ArrayOf, NameList, ObjectName, TEMPLATE_LIMITS, TolerationDto, VolumeDto, VolumeMountDto } from './pod-template.dto.js';
 import { AtMost, IntIn, IsBool, IsName, IsNameList, IsSpeedMap, IsStringMap, IsText, OneOf, Optional, Required } from '../validation/validators.js';
 
 export const JOB_KINDS = ['training', 'eval', 'batch-inference'] as const;
@@ -60,6 +61,26 @@ export class JobTemplateDto {
   @Optional()
   @IntIn(JOB_LIMITS.memoryMiB.min, JOB_LIMITS.memoryMiB.max)
   memoryMiB?: number;
+
+  @ApiPropertyOptional({ type: () => [VolumeDto], description: 'Pod volumes: each a name and one of persistentVolumeClaim, configMap, secret, emptyDir, nfs.' })
+  @ArrayOf(TEMPLATE_LIMITS.volumes, () => VolumeDto)
+  volumes?: VolumeDto[];
+
+  @ApiPropertyOptional({ type: () => [VolumeMountDto], description: 'Mounts of template.volumes into the container.' })
+  @ArrayOf(TEMPLATE_LIMITS.volumeMounts, () => VolumeMountDto)
+  volumeMounts?: VolumeMountDto[];
+
+  @ApiPropertyOptional({ type: [String], example: ['registry-creds'], description: 'Secrets in the job namespace to pull the image with.' })
+  @NameList(TEMPLATE_LIMITS.imagePullSecrets)
+  imagePullSecrets?: string[];
+
+  @ApiPropertyOptional({ type: () => [TolerationDto], description: "Added to the toleration of the flavor's resource taint." })
+  @ArrayOf(TEMPLATE_LIMITS.tolerations, () => TolerationDto)
+  tolerations?: TolerationDto[];
+
+  @ApiPropertyOptional({ example: 'trainer', description: 'ServiceAccount of the pods (in the job namespace).' })
+  @ObjectName()
+  serviceAccountName?: string;
 }
 
 export class JobTopologyDto {

@@ -8,6 +8,7 @@ import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CreateJobDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
 import { jobView } from './job.view.js';
+import { plainPodTemplate, podTemplateProblems } from './pod-template.dto.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -130,6 +131,11 @@ export function normalize(dto: CreateJobDto): NewJob {
   if (t.command !== undefined) template.command = t.command;
   if (t.args !== undefined) template.args = t.args;
   if (t.env !== undefined) template.env = t.env;
+  const problems = podTemplateProblems(t);
+  if (problems.length > 0) throw validationFailed(problems);
+  for (const field of ['volumes', 'volumeMounts', 'imagePullSecrets', 'tolerations', 'serviceAccountName'] as const) {
+    if (t[field] !== undefined) template[field] = plainPodTemplate(t[field]);
+  }
   const cpuMillis = t.cpuMillis ?? TEMPLATE_DEFAULTS.cpuMillis;
   const memoryMiB = t.memoryMiB ?? TEMPLATE_DEFAULTS.memoryMiB;
   template.cpuMillis = cpuMillis;

@@ -1,6 +1,21 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, PodBoundElsewhereError, PodTerminatingError, WorkloadObjects, involvedPod, podManifestForReplica, type EventRecorder, type KubeCluster } from '#kube';
+import {
+  DEFAULT_MASTER_PORT,
+  KubeApiError,
+  LABEL_JOB_ID,
+  PodBoundElsewhereError,
+  PodTerminatingError,
+  WorkloadObjects,
+  deleteRendezvousService,
+  ensureRendezvousService,
+  involvedPod,
+  podManifestForReplica,
+  rendezvousServiceName,
+  type EventRecorder,
+  type KubeCluster,
+  type Rendezvous,
+} from '#kube';
 import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
@@ -139,7 +154,13 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, workload: target.workload, replicas: target.allocations.length }, 'bind: every replica of the workload bound');
           return;
         }
-        await bindReplicas(cluster, target, settings, grace, events, announced, existing);
+        const { refused } = await bindReplicas(cluster, target, settings, grace, events, announced, existing);
+        if (refused) {
+          // Retrying cannot help: the job ends with the API server's reason (its other pods and Service go with it).
+          await store.transition(jobId, 'FAILED', `Kubernetes refused a pod of the job: ${refused}`);
+          logger.info({ jobId, refused }, 'bind: a pod of the job was refused, job failed');
+          return;
+        }
         logger.info({ jobId, replicas: target.allocations.length }, 'bind: every replica bound');
       },
     },
@@ -163,6 +184,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         const evicted = await removeAll(jobId, 'evict', async (pod) => {
           if (!pod.metadata?.deletionTimestamp && !isTerminal(pod)) await events.record(involvedPod(pod), 'Warning', 'Preempted', `Quartermaster evicts the whole gang: ${why}`);
         });
+        if (!target?.importedFrom) await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
         logger.info({ jobId, preemptorJobId, evicted }, 'evict: victim gang evicted');
         if (target?.importedFrom && target.state === 'PENDING') {
           await store.transition(jobId, 'FAILED', importedGangEnded(target, `was preempted (${why}) and its pods evicted`));
@@ -185,7 +207,9 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           return;
         }
         const deleted = await removeAll(jobId, 'delete');
-        logger.info({ jobId, deleted }, 'delete: pods removed');
+        // Its rendezvous Service goes with its pods (a requeued job gets it again at its next bind).
+        const service = target?.importedFrom ? 'not-found' : await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
+        logger.info({ jobId, deleted, service }, 'delete: pods removed');
         if (target?.importedFrom && target.state === 'PENDING') {
           await store.transition(jobId, 'FAILED', importedGangEnded(target, 'was requeued and its pods deleted'));
         }
@@ -251,7 +275,7 @@ async function bindReplicas(
   events: EventRecorder,
   announced: Set<string>,
   imported: Map<number, V1Pod> | undefined,
-): Promise<void> {
+): Promise<{ refused?: string }> {
   const admission = `${target.id}:${target.admission}`;
   const announce = !announced.has(admission);
   if (announce) {
@@ -263,7 +287,12 @@ async function bindReplicas(
   const existing = imported ?? new Map<number, V1Pod>();
   const flavor = target.flavor;
   if (!flavor) throw new PermanentSideEffectError(`job ${target.id} holds an allocation but has no known flavor`);
+  // Quartermaster's own multi-pod gangs rendezvous through a headless Service made before their pods.
+  const rendezvous: Rendezvous | undefined = target.importedFrom ? undefined : rendezvousOf(target, settings.namespace);
+  if (rendezvous && rendezvous.replicas > 1) await ensureRendezvousService(cluster.kubeConfig, target.id, rendezvous);
   const stale: string[] = [];
+  /** The API server refused a pod of the template (a missing service account, an invalid volume, …): the job's fault. */
+  const refused: string[] = [];
   await Promise.all(
     target.allocations.map(async ({ replica, node }) => {
       let pod = existing.get(replica);
@@ -282,7 +311,7 @@ async function bindReplicas(
           },
           replica,
           undefined,
-          { namespace: settings.namespace, schedulerName: settings.schedulerName },
+          { namespace: settings.namespace, schedulerName: settings.schedulerName, ...(rendezvous ? { rendezvous } : {}) },
         );
         manifest.metadata!.annotations = { ...manifest.metadata!.annotations, [ANNOTATION_ADMISSION]: target.admission };
         try {
@@ -290,6 +319,10 @@ async function bindReplicas(
         } catch (error) {
           if (error instanceof PodTerminatingError) {
             stale.push(manifest.metadata!.name!);
+            return;
+          }
+          if (error instanceof KubeApiError && !error.retryable && error.status !== undefined && error.status !== 409) {
+            refused.push(error.message);
             return;
           }
           throw error;
@@ -329,5 +362,18 @@ async function bindReplicas(
       }
     }),
   );
+  if (refused.length > 0) return { refused: refused[0]! };
   if (stale.length > 0) throw new Error(`stale pods of an earlier admission are being removed (${stale.join(', ')}); binding on retry`);
+  return {};
+}
+
+/** The gang's rendezvous: its Service, the port (`MASTER_PORT` of the template's env, else torchrun's default) and size. */
+function rendezvousOf(target: BindTarget, namespace: string): Rendezvous {
+  const port = Number(target.template.env?.['MASTER_PORT'] ?? DEFAULT_MASTER_PORT);
+  return {
+    service: rendezvousServiceName(target.id),
+    namespace,
+    port: Number.isInteger(port) && port > 0 && port < 65536 ? port : DEFAULT_MASTER_PORT,
+    replicas: target.allocations.length,
+  };
 }
