@@ -1,7 +1,7 @@
 // A REST job really trains on several nodes: Quartermaster gives a multi-pod gang a headless Service, stable
 // pod hostnames in it and torchrun's rendezvous variables, and carries the template's volumes, pull secrets,
 // tolerations and service account into the pods. The 4 × 8 h100 job's "pods" run here: a fake kubelet gives
-// each pod an address (127.x.y.z) and runs its container's command as a local process (a torchrun-style
+// each pod an address (10.a.b.c, reached on this host at 127.a.b.c) and runs its container's command as a local process (a torchrun-style
 // rendezvous, support/rendezvous/worker.mjs); names resolve through the Service's EndpointSlices, which the
 // real EndpointSlice controller (kube-controller-manager) writes, as CoreDNS would (support/rendezvous/cluster-dns.mjs).
 // The Service goes when the job ends.
@@ -139,8 +139,10 @@ describe('REST jobs that really train', () => {
     });
 
     // The kubelet starts the pods: each gets an address; the EndpointSlice controller publishes them by hostname.
-    const subnet = `127.${randomInt(1, 250)}.${randomInt(1, 250)}`;
-    const ipOf = (pod: V1Pod): string => `${subnet}.${10 + replica(pod)}`;
+    // Pod addresses in 10/8 (EndpointSlices refuse loopback ones); the pods' processes listen on 127.a.b.c for 10.a.b.c.
+    const subnet = `${randomInt(1, 250)}.${randomInt(1, 250)}`;
+    const ipOf = (pod: V1Pod): string => `10.${subnet}.${10 + replica(pod)}`;
+    const hostIpOf = (pod: V1Pod): string => `127.${subnet}.${10 + replica(pod)}`;
     for (const pod of pods) {
       await qm.cluster.patchPodStatus(
         pod.metadata!.name!,
@@ -161,7 +163,7 @@ describe('REST jobs that really train', () => {
     const results = runs.map((r) => JSON.parse(r.out.trim()) as { rank: number; masterIp: string; roster: { rank: number; hostname: string }[] });
     expect(results.map((r) => r.rank).sort()).toEqual([0, 1, 2, 3]);
     for (const result of results) {
-      expect(result.masterIp).toBe(ipOf(pods[0]!)); // MASTER_ADDR resolved to replica 0's pod
+      expect(result.masterIp).toBe(hostIpOf(pods[0]!)); // MASTER_ADDR resolved to replica 0's pod
       expect(result.roster.map((p) => `${p.rank}/${p.hostname}`)).toEqual(['0/llama-0', '1/llama-1', '2/llama-2', '3/llama-3']);
     }
     await eventually('job RUNNING', async () => ((await state(id)) === 'RUNNING' ? true : undefined));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PodManifestError, podManifestForReplica, podNameForReplica, type PodJob } from './pod-manifest.js';
+import { PodManifestError, podManifestForReplica, podNameForReplica, podTemplateOf, type PodJob } from './pod-manifest.js';
 import { DEFAULT_MASTER_PORT, rendezvousEnv, rendezvousServiceManifest, rendezvousServiceName, replicaHostname } from './rendezvous.js';
 
 const job: PodJob = {
@@ -160,6 +160,33 @@ describe('podManifestForReplica', () => {
       publishNotReadyAddresses: true,
       ports: [{ name: 'rendezvous', port: 29500, protocol: 'TCP' }],
     });
+  });
+
+  it('reads a stored template back with every pod part, leaving out fields of the wrong shape', () => {
+    const stored = {
+      image: 'x',
+      command: ['torchrun'],
+      env: { A: '1' },
+      cpuMillis: 1000,
+      volumes: [{ name: 'shm', emptyDir: {} }],
+      volumeMounts: [{ name: 'shm', mountPath: '/dev/shm' }],
+      imagePullSecrets: ['creds'],
+      tolerations: [{ operator: 'Exists' }],
+      serviceAccountName: 'trainer',
+      importedFrom: { namespace: 'ns', gang: 'g' },
+    };
+    expect(podTemplateOf(stored)).toEqual({
+      image: 'x',
+      command: ['torchrun'],
+      env: { A: '1' },
+      cpuMillis: 1000,
+      volumes: stored.volumes,
+      volumeMounts: stored.volumeMounts,
+      imagePullSecrets: ['creds'],
+      tolerations: stored.tolerations,
+      serviceAccountName: 'trainer',
+    });
+    expect(podTemplateOf({ image: 7, env: ['x'], volumes: 'none', serviceAccountName: 1 })).toEqual({ image: '' });
   });
 
   it('names pods within Kubernetes limits from any job name and id', () => {

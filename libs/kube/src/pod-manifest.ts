@@ -32,6 +32,28 @@ export interface JobPodTemplate {
   serviceAccountName?: string;
 }
 
+const isArray = <T>(value: unknown): value is T[] => Array.isArray(value);
+
+/**
+ * The pod template of a job as stored with it (the JSON the API validated at submission), read back field
+ * by field: a field of the wrong shape is left out rather than trusted.
+ */
+export function podTemplateOf(stored: Record<string, unknown>): JobPodTemplate {
+  const env = stored['env'];
+  const template: JobPodTemplate = { image: typeof stored['image'] === 'string' ? stored['image'] : '' };
+  if (isArray<string>(stored['command'])) template.command = stored['command'];
+  if (isArray<string>(stored['args'])) template.args = stored['args'];
+  if (typeof env === 'object' && env !== null && !Array.isArray(env)) template.env = env as Record<string, string>;
+  if (typeof stored['cpuMillis'] === 'number') template.cpuMillis = stored['cpuMillis'];
+  if (typeof stored['memoryMiB'] === 'number') template.memoryMiB = stored['memoryMiB'];
+  if (isArray<V1Volume>(stored['volumes'])) template.volumes = stored['volumes'];
+  if (isArray<V1VolumeMount>(stored['volumeMounts'])) template.volumeMounts = stored['volumeMounts'];
+  if (isArray<string>(stored['imagePullSecrets'])) template.imagePullSecrets = stored['imagePullSecrets'];
+  if (isArray<V1Toleration>(stored['tolerations'])) template.tolerations = stored['tolerations'];
+  if (typeof stored['serviceAccountName'] === 'string') template.serviceAccountName = stored['serviceAccountName'];
+  return template;
+}
+
 /** What a replica's pod is made from: an admitted job and its flavor. */
 export interface PodJob {
   id: string;

@@ -1,6 +1,6 @@
 import { topologyLabelsOf, type JobState } from '#core';
 import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, moveJobs, type BindTargetRow, type DbHandle } from '#db';
-import type { JobPodTemplate, KubeFlavor, WorkloadRef } from '#kube';
+import { podTemplateOf, type JobPodTemplate, type KubeFlavor, type WorkloadRef } from '#kube';
 import type { WaitingJob } from './pod-feedback.js';
 import { workloadOfTemplate } from './workload-pods.js';
 
@@ -154,14 +154,7 @@ function bindTargetOf(row: BindTargetRow): BindTarget {
     priority: row.priority,
     state: row.state,
     acceleratorsPerReplica: row.accelerators_per_replica,
-    template: {
-      image: typeof template['image'] === 'string' ? template['image'] : '',
-      ...(Array.isArray(template['command']) ? { command: template['command'] as string[] } : {}),
-      ...(Array.isArray(template['args']) ? { args: template['args'] as string[] } : {}),
-      ...(typeof template['env'] === 'object' && template['env'] !== null ? { env: template['env'] as Record<string, string> } : {}),
-      ...(typeof template['cpuMillis'] === 'number' ? { cpuMillis: template['cpuMillis'] } : {}),
-      ...(typeof template['memoryMiB'] === 'number' ? { memoryMiB: template['memoryMiB'] } : {}),
-    },
+    template: podTemplateOf(template),
     importedFrom: imported && typeof imported.namespace === 'string' ? imported : null,
     workload: workloadOfTemplate(template),
     flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,

@@ -3,6 +3,9 @@
 // hostname in the Service's EndpointSlices, read from the test API server (KUBECONFIG). The pod's own
 // namespace (its resolv.conf search path) comes from QM_TEST_POD_NAMESPACE. Other names resolve as usual.
 // Loaded with `node --import`; it replaces dns.lookup, which net.connect uses.
+// The "pod network": pods get addresses in 10.0.0.0/8 (EndpointSlices refuse loopback ones); every pod runs
+// on this host, so the fake CNI routes pod address 10.a.b.c to 127.a.b.c, where its process listens.
+const toHost = (podIp) => podIp.replace(/^10\./, '127.');
 import dns from 'node:dns';
 import { DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
 
@@ -18,7 +21,7 @@ async function resolveInCluster(name) {
   const slices = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
   for (const slice of slices.items) {
     for (const endpoint of slice.endpoints ?? []) {
-      if (endpoint.hostname === hostname && endpoint.addresses?.length) return endpoint.addresses[0];
+      if (endpoint.hostname === hostname && endpoint.addresses?.length) return toHost(endpoint.addresses[0]);
     }
   }
   return null;
