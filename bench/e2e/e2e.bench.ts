@@ -3,6 +3,8 @@
 //
 //   burst   5,000 single-GPU jobs submitted at once (target: all admitted within 5 s)
 //   steady  200 jobs/s for 60 s, executors finishing each job ~2 s after admission (target: p99 ≤ 1 s)
+//   drain   10,000 single-accelerator jobs already pending in Postgres, 5,000 nodes, two teams: from the
+//           service's start to every decision committed (decisions committed per second; issue #15)
 //
 // Admission time of a job = when the cycle that admitted it had committed (its "cycle committed" log
 // line; the cycle number is in the job's `job.admitted` event); submission time = `jobs.submitted_at`.
@@ -11,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { dropDatabase, ensureDatabase } from '#db';
+import { dropDatabase, ensureDatabase, migrateDatabase } from '#db';
 import { call, closeClient, mustCall, pool } from './client.js';
 import { finishAdmitted } from './executor.js';
 import { startService, type Service } from './service.js';
@@ -186,8 +188,112 @@ async function steady(): Promise<Figures> {
   });
 }
 
+interface DrainFigures {
+  scenario: 'drain';
+  jobs: number;
+  nodes: number;
+  teams: number;
+  /** From the service's spawn to the commit of the cycle that made the last decision. */
+  secondsFromStart: number;
+  /** From the start of the first cycle to the commit of the last decision. */
+  secondsFromFirstCycle: number;
+  decisionsPerSec: number;
+  decisionsPerSecFromStart: number;
+  cycles: number;
+  cycleP50Ms: number;
+  cycleMaxMs: number;
+  admitted: number;
+  loadAverage: number;
+}
+
+/** Seeds the drain world straight in Postgres: a flavor, a cohort of two teams, nodes, and pending jobs. */
+async function seedDrain(db: pg.Pool, nodes: number, jobs: number, teams: string[]): Promise<void> {
+  await db.query(`INSERT INTO flavors (name, kind, resource_name, memory_gib, cost_per_hour) VALUES ($1, 'nvidia-gpu', 'nvidia.com/gpu', 80, 4)`, [FLAVOR]);
+  await db.query(`INSERT INTO cohorts (name) VALUES ('bench')`);
+  for (const team of teams) {
+    await db.query(`INSERT INTO teams (name, cohort) VALUES ($1, 'bench')`, [team]);
+    await db.query(`INSERT INTO quotas (team, flavor, nominal) VALUES ($1, $2, $3)`, [team, FLAVOR, (nodes * 8) / teams.length]);
+  }
+  await db.query(
+    `INSERT INTO nodes (name, flavor, accelerators, cpu_millis, memory_mib, zone, block)
+     SELECT 'node-' || lpad(g::text, 5, '0'), $1, 8, 96000, 1048576, 'z' || (g % 4), 'b' || (g % 32) FROM generate_series(1, $2) g`,
+    [FLAVOR, nodes],
+  );
+  await db.query(
+    `WITH j AS (
+       INSERT INTO jobs (name, team, kind, replicas, min_replicas, accelerators_per_replica, cpu_millis_per_replica, memory_mib_per_replica,
+                         flavors, template, created_by, expected_runtime_seconds, submitted_at, queued_at)
+       SELECT 'drain-' || g, ($3::text[])[1 + g % array_length($3::text[], 1)], 'training', 1, 1, 1, 1000, 1024, ARRAY[$1],
+              '{"image":"busybox"}'::jsonb, 'bench', 60, now() - make_interval(secs => 1), now() - make_interval(secs => 1)
+       FROM generate_series(1, $2) g
+       RETURNING id, team, submitted_at
+     ), t AS (
+       INSERT INTO job_transitions (job_id, "from", "to", at, reason) SELECT id, NULL, 'PENDING', submitted_at, 'submitted' FROM j
+     )
+     INSERT INTO events (at, kind, job_id, team, actor, message) SELECT submitted_at, 'job.submitted', id, team, 'bench', 'submitted' FROM j`,
+    [FLAVOR, jobs, teams],
+  );
+}
+
+async function drain(): Promise<DrainFigures> {
+  const jobs = 10_000;
+  const nodes = 5_000;
+  const teams = ['bench-a', 'bench-b'];
+  const name = `qm_bench_e2e_drain_${Date.now().toString(36)}`;
+  const url = databaseUrl(name);
+  await ensureDatabase(url);
+  await migrateDatabase(url);
+  const db = new pg.Pool({ connectionString: url, max: 4 });
+  try {
+    await seedDrain(db, nodes, jobs, teams);
+    const spawnedAt = Date.now();
+    const service = await startService({ DATABASE_URL: url, QM_ADMIN_TOKEN: TOKEN, QM_REDIS_PREFIX: name, QM_DB_POOL_SIZE: '24', QM_CYCLE_DEBOUNCE_MS: '10' });
+    try {
+      const deadline = Date.now() + 300_000;
+      let admitted = 0;
+      for (;;) {
+        const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE state <> 'PENDING'`);
+        admitted = rows[0]!.n;
+        if (admitted >= jobs || Date.now() > deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const { rows } = await db.query<{ last: string | null }>(`SELECT max((data->>'cycle')::bigint)::text AS last FROM events WHERE kind = 'job.admitted'`);
+      const lastCycle = Number(rows[0]!.last);
+      // The cycle's log line may trail its commit a little.
+      for (let i = 0; i < 100 && !service.committedAt.has(lastCycle); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      const lastAt = service.committedAt.get(lastCycle);
+      if (lastAt === undefined) throw new Error(`no log line for cycle ${lastCycle}`);
+      const firstCycle = Math.min(...service.committedAt.keys());
+      const firstStart = service.committedAt.get(firstCycle)! - service.cycleMs[0]!;
+      const cycles = [...service.cycleMs].sort((a, b) => a - b);
+      const fromFirst = (lastAt - firstStart) / 1000;
+      const fromStart = (lastAt - spawnedAt) / 1000;
+      return {
+        scenario: 'drain',
+        jobs,
+        nodes,
+        teams: teams.length,
+        secondsFromStart: round(fromStart),
+        secondsFromFirstCycle: round(fromFirst),
+        decisionsPerSec: round(admitted / fromFirst),
+        decisionsPerSecFromStart: round(admitted / fromStart),
+        cycles: cycles.length,
+        cycleP50Ms: round(percentile(cycles, 50)),
+        cycleMaxMs: round(cycles[cycles.length - 1] ?? 0),
+        admitted,
+        loadAverage: round(loadavg()[0]!),
+      };
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    await db.end();
+    await dropDatabase(url).catch(() => undefined);
+  }
+}
+
 const only = process.argv[2];
-for (const [name, scenario] of [['burst', burst], ['steady', steady]] as const) {
+for (const [name, scenario] of [['burst', burst], ['steady', steady], ['drain', drain]] as const) {
   if (only && only !== name) continue;
   const result = await scenario();
   process.stdout.write(`${JSON.stringify(result)}\n`);
