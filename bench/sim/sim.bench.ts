@@ -61,6 +61,7 @@ function figures(run: PolicyRun): Record<string, number> {
     slowestCycleMs: round(run.result.slowestCycleMillis, 1),
     completed: o.completed,
     utilization: round(o.utilization, 4),
+    usefulUtilization: round(o.usefulUtilization, 4),
     utilizationWhileQueued: round(o.utilizationWhileQueued, 4),
     meanWaitHours: round(o.queueingDelaySeconds.mean / 3600, 3),
     medianWaitSeconds: round(o.queueingDelaySeconds.median, 0),
@@ -76,9 +77,12 @@ function figures(run: PolicyRun): Record<string, number> {
   };
 }
 
-function input(base: Omit<SimInput, 'config'>): SimInput {
-  return { ...base, config: { cycleIntervalSeconds: 10, checkpointIntervalSeconds: 0, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS } } };
+function input(base: Omit<SimInput, 'config'>, checkpointIntervalSeconds = 0): SimInput {
+  return { ...base, config: { cycleIntervalSeconds: 10, checkpointIntervalSeconds, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS } } };
 }
+
+/** Checkpoint interval of the `full+checkpoint` runs (every job checkpoints this often; victims are chosen by work lost). */
+const CHECKPOINT_SECONDS = Number(process.env.BENCH_SIM_CHECKPOINT_SECONDS ?? 1800);
 
 function philly(scenario: string, nodes: number | null): void {
   const vcNodes = parseVcNodes(readText(join(dir, 'helios', 'philly_vc_nodes.csv'), 'VC nodes'), 'philly_vc_nodes.csv');
@@ -108,6 +112,24 @@ function philly(scenario: string, nodes: number | null): void {
     cpu += run.cpuSeconds;
     per[p] = figures(run);
     process.stderr.write(`${scenario} ${p}: wall ${run.wallSeconds.toFixed(1)} s, cpu ${run.cpuSeconds.toFixed(1)} s\n`);
+  }
+  // Checkpoint-aware preemption: `full` again with every job checkpointing every CHECKPOINT_SECONDS.
+  if (policies.includes('full')) {
+    const run = simulatePolicy(input({ trace, cluster, tenancy, epochMs: trace.epochMs }, CHECKPOINT_SECONDS), 'full', runCycle);
+    wall += run.wallSeconds;
+    cpu += run.cpuSeconds;
+    per['full+checkpoint'] = figures(run);
+    process.stderr.write(`${scenario} full+checkpoint: wall ${run.wallSeconds.toFixed(1)} s, cpu ${run.cpuSeconds.toFixed(1)} s\n`);
+    const ck = per['full+checkpoint'];
+    const np = per['no-preemption'];
+    const full = per.full;
+    out.checkpointSeconds = CHECKPOINT_SECONDS;
+    out.checkpoint = {
+      meanWaitHours: { 'full+checkpoint': ck.meanWaitHours, 'no-preemption': np?.meanWaitHours ?? null, full: full?.meanWaitHours ?? null },
+      p99WaitHours: { 'full+checkpoint': ck.p99WaitHours, 'no-preemption': np?.p99WaitHours ?? null, full: full?.p99WaitHours ?? null },
+      lostGpuHours: { 'full+checkpoint': ck.lostGpuHours, full: full?.lostGpuHours ?? null },
+      lostRatioVsFull: full !== undefined && full.lostGpuHours! > 0 ? round(ck.lostGpuHours! / full.lostGpuHours!, 3) : null,
+    };
   }
   out.wallSeconds = round(wall, 1);
   out.cpuSeconds = round(cpu, 1);

@@ -27,6 +27,8 @@ export interface Holding {
   /** Σ accelerators over replicas. */
   accelerators: number;
   admittedAt: number;
+  /** Epoch ms of its last checkpoint (admission when it does not checkpoint): preempting it loses the work since. */
+  checkpointAt: number;
   /** Expected end, epoch ms (never before `now`). */
   end: number;
   admittedThisCycle: boolean;
@@ -93,6 +95,19 @@ export const tfKey = (team: string, flavor: string): string => `${team}\u0000${f
 export function expectedEnd(start: number, runtimeSeconds: number | null, defaultSeconds: number, now: number): number {
   const rt = runtimeSeconds ?? defaultSeconds;
   return Math.max(now, start + rt * 1000);
+}
+
+/**
+ * Epoch ms of a running job's last checkpoint: as reported (`lastCheckpointAt`, within [admittedAt, now]),
+ * else the last multiple of its checkpoint interval since admission, else its admission.
+ */
+export function lastCheckpoint(r: RunningJob, now: number): number {
+  const admitted = r.admittedAt;
+  const reported = r.lastCheckpointAt;
+  if (typeof reported === 'number' && Number.isFinite(reported) && reported >= admitted && reported <= now) return reported;
+  const interval = (r.checkpoint?.intervalSeconds ?? 0) * 1000;
+  if (interval > 0 && Number.isFinite(interval) && now > admitted) return admitted + Math.floor((now - admitted) / interval) * interval;
+  return admitted;
 }
 
 export class CycleState {
@@ -170,6 +185,7 @@ export class CycleState {
         replicas,
         accelerators,
         admittedAt: r.admittedAt,
+        checkpointAt: lastCheckpoint(r, this.now),
         end: expectedEnd(r.admittedAt, runtimeOn(r, r.flavor, this.flavors), defaultRuntime, this.now),
         admittedThisCycle: false,
         removed: true,

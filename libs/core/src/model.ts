@@ -101,6 +101,17 @@ export interface TopologyRequirement {
  */
 export type FlavorSelection = 'preference' | 'fastest';
 
+/**
+ * A job that checkpoints: every `intervalSeconds` of running (or as its executor reports), and on
+ * eviction within `gracePeriodSeconds`. Preemption then loses only the work since the last checkpoint,
+ * and a requeued job resumes from it.
+ */
+export interface CheckpointPolicy {
+  intervalSeconds: number;
+  /** Time the job is given to checkpoint when evicted (the pod's termination grace period in Kubernetes). */
+  gracePeriodSeconds: number;
+}
+
 /** What every job (pending or running) carries. */
 export interface JobSpec {
   id: string;
@@ -130,6 +141,8 @@ export interface JobSpec {
   expectedRuntimeSeconds: number | null;
   /** Epoch ms of submission (of the latest requeue for preempted jobs: see `queuedAt`). */
   submittedAt: number;
+  /** Declared checkpointing; absent = a preempted job restarts from scratch. */
+  checkpoint?: CheckpointPolicy;
 }
 
 export interface PendingJob extends JobSpec {
@@ -161,6 +174,11 @@ export interface RunningJob extends JobSpec {
    * own preemptor back, even when quotas or usage changed in between.
    */
   preempted?: string[];
+  /**
+   * Epoch ms of its last checkpoint in this run, as its executor reported it. Absent: estimated from
+   * `checkpoint.intervalSeconds` since admission, or admission itself for a job that does not checkpoint.
+   */
+  lastCheckpointAt?: number;
 }
 
 export interface SchedulerOptions {
@@ -244,6 +262,10 @@ export interface Preemption {
   victimTeam: string;
   preemptorJobId: string;
   kind: PreemptionKind;
+  /** Accelerator-seconds of work the victim loses: accelerators × time since its last checkpoint (always set by the core). */
+  lostAcceleratorSeconds?: number;
+  /** The victim's checkpoint grace period (seconds) to evict it with; 0 when it does not checkpoint. */
+  gracePeriodSeconds?: number;
   /** Human-readable, e.g. `preempted by vision/llama-ft-7 (priority 100 > 10) to reclaim 16 h100-80gb lent to team nlp`. */
   message: string;
 }

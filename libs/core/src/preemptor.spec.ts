@@ -44,6 +44,8 @@ describe('preemption within a team', () => {
         victimTeam: 'vision',
         preemptorJobId: 'llama-ft-7',
         kind: 'WithinTeam',
+        lostAcceleratorSeconds: 4800,
+        gracePeriodSeconds: 0,
         message: 'preempted by vision/llama-ft-7 (priority 100 > 10) to free 8 h100-80gb within team vision',
       },
     ]);
@@ -166,6 +168,8 @@ describe('reclaim within a cohort', () => {
         victimTeam: 'nlp',
         preemptorJobId: 'llama-ft-7',
         kind: 'ReclaimWithinCohort',
+        lostAcceleratorSeconds: 4800,
+        gracePeriodSeconds: 0,
         message: 'preempted by vision/llama-ft-7 (priority 100 > 10) to reclaim 8 h100-80gb lent to team nlp',
       },
     ]);
@@ -229,5 +233,60 @@ describe('no preemption cycles', () => {
     expect(runCycle(s).preemptions.map((p) => p.victimJobId)).toEqual(['p']);
     const withHistory = { ...s, running: s.running.map((r) => (r.id === 'p' ? { ...r, preempted: ['v'] } : r)) };
     expect(runCycle(withHistory).preemptions).toEqual([]);
+  });
+});
+
+describe('checkpoint-aware preemption', () => {
+  /** Two equal 8-GPU victims on two nodes; a priority-100 job needs one node. */
+  function twoVictims(a: (b: ReturnType<typeof makeJob>) => ReturnType<typeof makeJob>, b: (b: ReturnType<typeof makeJob>) => ReturnType<typeof makeJob>) {
+    return snapshot()
+      .nodes(makeNode('n1'), makeNode('n2'))
+      .teams(makeTeam('vision').withinTeam('LowerPriority'))
+      .quotas(makeQuota('vision', H100).nominal(16))
+      .running(a(makeJob('a').priority(0).accelerators(8).runsOn('n1')), b(makeJob('b').priority(0).accelerators(8).runsOn('n2')))
+      .pending(makeJob('urgent').priority(100).accelerators(8))
+      .build();
+  }
+
+  it.each([
+    {
+      name: 'without checkpoints, the most recently started loses least',
+      a: (j: ReturnType<typeof makeJob>) => j.admittedAt(T0 - 60 * MINUTE),
+      b: (j: ReturnType<typeof makeJob>) => j.admittedAt(T0 - 10 * MINUTE),
+      want: 'b',
+      lost: 8 * 600,
+    },
+    {
+      name: 'an older job that checkpointed a minute ago loses less than a younger one that never did',
+      a: (j: ReturnType<typeof makeJob>) => j.admittedAt(T0 - 60 * MINUTE).checkpoint(1800, 30).checkpointedAt(T0 - MINUTE),
+      b: (j: ReturnType<typeof makeJob>) => j.admittedAt(T0 - 10 * MINUTE),
+      want: 'a',
+      lost: 8 * 60,
+    },
+    {
+      name: 'without a report, the last checkpoint is the last multiple of the interval since admission',
+      // a: admitted 65 min ago, every 30 min → checkpointed 5 min ago; b: admitted 10 min ago, no checkpoints.
+      a: (j: ReturnType<typeof makeJob>) => j.admittedAt(T0 - 65 * MINUTE).checkpoint(1800, 30),
+      b: (j: ReturnType<typeof makeJob>) => j.admittedAt(T0 - 10 * MINUTE),
+      want: 'a',
+      lost: 8 * 300,
+    },
+  ])('$name', ({ a, b, want, lost }) => {
+    const r = runCycle(twoVictims(a, b));
+    expect(r.preemptions.map((p) => [p.victimJobId, p.lostAcceleratorSeconds])).toEqual([[want, lost]]);
+  });
+
+  it('gives a checkpointing victim its grace period and says what it loses', () => {
+    const r = runCycle(
+      twoVictims(
+        (j) => j.admittedAt(T0 - 60 * MINUTE).checkpoint(1800, 45).checkpointedAt(T0 - 30 * MINUTE),
+        (j) => j.admittedAt(T0 - 90 * MINUTE),
+      ),
+    );
+    expect(r.preemptions).toHaveLength(1);
+    expect(r.preemptions[0]).toMatchObject({ victimJobId: 'a', gracePeriodSeconds: 45, lostAcceleratorSeconds: 8 * 1800 });
+    expect(r.preemptions[0]!.message).toBe(
+      `preempted by vision/urgent (priority 100 > 0) to free 8 h100-80gb within team vision; loses 4.0 accelerator-hours since its checkpoint at ${new Date(T0 - 30 * MINUTE).toISOString()}`,
+    );
   });
 });

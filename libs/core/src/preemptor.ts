@@ -64,14 +64,24 @@ export function reclaimAllows(policy: ReclaimPolicy, victim: Holding, job: Pendi
   }
 }
 
-/** Cheapest first: 1. lowest priority, 2. most recently admitted, 3. fewest accelerators, 4. id. */
+/**
+ * Cheapest first: 1. lowest priority, 2. least work lost (accelerators × time since its last checkpoint,
+ * or since admission for a job that does not checkpoint), 3. most recently admitted, 4. fewest
+ * accelerators, 5. id.
+ */
 export function compareCandidates(x: Holding, y: Holding): number {
   return (
     x.job.priority - y.job.priority ||
+    lostWork(x) - lostWork(y) ||
     y.admittedAt - x.admittedAt ||
     x.accelerators - y.accelerators ||
     (x.job.id < y.job.id ? -1 : x.job.id > y.job.id ? 1 : 0)
   );
+}
+
+/** Accelerator-ms a holding loses if preempted now (its checkpoint is never after the cycle's now). */
+function lostWork(h: Holding): number {
+  return h.accelerators * -h.checkpointAt;
 }
 
 function preemptible(st: CycleState, h: Holding, job: PendingJob): boolean {
@@ -441,10 +451,10 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
     return undefined;
   }
   for (const v of victims) st.evict(v);
-  return { flavor, nodes: fit.nodes, victims, preemptions: victims.map((v) => explainPreemption(v, job, flavor)) };
+  return { flavor, nodes: fit.nodes, victims, preemptions: victims.map((v) => explainPreemption(st, v, job, flavor)) };
 }
 
-function explainPreemption(v: Holding, job: PendingJob, flavor: string): Preemption {
+function explainPreemption(st: CycleState, v: Holding, job: PendingJob, flavor: string): Preemption {
   const kind: PreemptionKind = v.job.team === job.team ? 'WithinTeam' : 'ReclaimWithinCohort';
   const cmp =
     v.job.priority < job.priority
@@ -456,11 +466,19 @@ function explainPreemption(v: Holding, job: PendingJob, flavor: string): Preempt
     kind === 'WithinTeam'
       ? `to free ${v.accelerators} ${flavor} within team ${job.team}`
       : `to reclaim ${v.accelerators} ${flavor} lent to team ${v.job.team}`;
+  const lostAcceleratorSeconds = (v.accelerators * Math.max(0, st.now - v.checkpointAt)) / 1000;
+  const cp = v.job.checkpoint;
+  const lost =
+    cp === undefined
+      ? ''
+      : `; loses ${(lostAcceleratorSeconds / 3600).toFixed(1)} accelerator-hours since its checkpoint at ${new Date(v.checkpointAt).toISOString()}`;
   return {
     victimJobId: v.job.id,
     victimTeam: v.job.team,
     preemptorJobId: job.id,
     kind,
-    message: `preempted by ${jobLabel(job)} (${cmp}) ${why}`,
+    lostAcceleratorSeconds,
+    gracePeriodSeconds: cp !== undefined && cp.gracePeriodSeconds > 0 && Number.isFinite(cp.gracePeriodSeconds) ? cp.gracePeriodSeconds : 0,
+    message: `preempted by ${jobLabel(job)} (${cmp}) ${why}${lost}`,
   };
 }

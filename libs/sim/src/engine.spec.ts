@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_OPTIONS, type CycleResult, type ReplicaPlacement, type Snapshot } from '#core';
+import { DEFAULT_OPTIONS, runCycle, type CycleResult, type ReplicaPlacement, type Snapshot } from '#core';
 import { buildCluster } from './cluster-file.js';
 import { runSimulation } from './engine.js';
 import { EventQueue } from './event-queue.js';
@@ -183,5 +183,18 @@ describe('runSimulation (event engine)', () => {
     });
     const r = runSimulation(input([job('j1', 0, 10)]), never);
     expect(r.unfinished).toEqual([{ id: 'j1', line: 1, team: 'a', reason: 'QUOTA_EXCEEDED: no quota left' }]);
+  });
+});
+
+describe('checkpoint-aware preemption (with the real core)', () => {
+  it('evicts the job that loses least since its last checkpoint, and it resumes from there', () => {
+    // Checkpoints every 100 s. a runs from 0 (checkpointed at 200), b from 150 (no checkpoint yet). At 230 an
+    // urgent job needs one node: a loses 30 s × 8, b would lose 80 s × 8 (the most recently started).
+    const jobs = [job('j1', 0, 1000), job('j2', 150, 1000), job('j3', 230, 100, { priority: 10 })];
+    const r = runSimulation(input(jobs, 2, { checkpointIntervalSeconds: 100 }), runCycle);
+    expect(outcome(r, 'j1')).toMatchObject({ preemptions: 1, lostAcceleratorSeconds: 240 });
+    expect(outcome(r, 'j2')).toMatchObject({ preemptions: 0, lostAcceleratorSeconds: 0, endSeconds: 1150 });
+    // j1 resumes at 330 (when j3 ends) with 800 s of work left.
+    expect(outcome(r, 'j1').endSeconds).toBe(1130);
   });
 });

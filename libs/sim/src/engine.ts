@@ -55,7 +55,7 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     const accelerators = job.replicas * job.acceleratorsPerReplica;
     states.set(job.id, {
       job,
-      spec: toPendingSpec(job, submitMs + input.epochMs, job.work),
+      spec: toPendingSpec(job, submitMs + input.epochMs, job.work, config.checkpointIntervalSeconds),
       remaining: job.work,
       run: 0,
       running: null,
@@ -139,7 +139,7 @@ export function runSimulation(input: SimInput, scheduler: Scheduler, hooks: SimH
     state.outcome.lostAcceleratorSeconds += ((elapsedMs - keptMs) / MS) * accelerators;
     state.outcome.preemptions += 1;
     state.run += 1;
-    state.spec = { ...toPendingSpec(state.job, state.spec.submittedAt, state.remaining), queuedAt: now + input.epochMs };
+    state.spec = { ...toPendingSpec(state.job, state.spec.submittedAt, state.remaining, config.checkpointIntervalSeconds), queuedAt: now + input.epochMs };
     pending.set(state.spec);
     preemptionTimes.push(now / MS);
   };
@@ -298,8 +298,10 @@ function bestRate(job: SimJob): number {
 }
 
 /** The core's view of a job waiting with `remaining` units of work left. */
-export function toPendingSpec(job: SimJob, submittedAt: number, remaining: number): PendingJob {
+export function toPendingSpec(job: SimJob, submittedAt: number, remaining: number, checkpointSeconds = 0): PendingJob {
   return {
+    // Jobs checkpoint every `checkpointSeconds` (SimConfig): the core then picks victims by the work they would lose.
+    ...(checkpointSeconds > 0 ? { checkpoint: { intervalSeconds: checkpointSeconds, gracePeriodSeconds: 0 } } : {}),
     id: job.id,
     name: job.id,
     team: job.team,

@@ -35,6 +35,8 @@ export interface Metrics {
     jctSeconds: Distribution;
     /** Accelerator-time held ÷ (capacity × makespan). */
     utilization: number;
+    /** The same without work that preemption threw away (accelerator-time that produced nothing kept). */
+    usefulUtilization: number;
     utilizationByFlavor: Record<string, number>;
     /** Allocated fraction while at least one job waited (see SimResult.utilizationWhileQueued). */
     utilizationWhileQueued: number;
@@ -170,6 +172,7 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
       queueingDelaySeconds: distribution(collect(jobs, delay)),
       jctSeconds: distribution(collect(jobs, jct)),
       utilization: makespan > 0 && result.capacity > 0 ? heldTotal / (result.capacity * makespan) : 0,
+      usefulUtilization: makespan > 0 && result.capacity > 0 ? (heldTotal - lost) / (result.capacity * makespan) : 0,
       utilizationByFlavor,
       utilizationWhileQueued: result.utilizationWhileQueued,
       preemptions,

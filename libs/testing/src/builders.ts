@@ -174,6 +174,7 @@ export class JobBuilder {
   private runFlavor: string | undefined;
   private runNodes: string[] = [];
   private admitted = T0 - 10 * MINUTE;
+  private lastCheckpoint: number | undefined;
   constructor(id: string) {
     this.j = {
       id,
@@ -261,6 +262,15 @@ export class JobBuilder {
     this.admitted = ms;
     return this;
   }
+  /** Checkpoints every `intervalSeconds`, and within `gracePeriodSeconds` when evicted. */
+  checkpoint(intervalSeconds: number, gracePeriodSeconds = 0): this {
+    return this.set({ checkpoint: { intervalSeconds, gracePeriodSeconds } });
+  }
+  /** Running: its executor reported a checkpoint at `ms`. */
+  checkpointedAt(ms: number): this {
+    this.lastCheckpoint = ms;
+    return this;
+  }
   build(): PendingJob {
     return { ...this.j, flavors: [...this.j.flavors], topology: { ...this.j.topology } };
   }
@@ -273,7 +283,9 @@ export class JobBuilder {
       cpuMillis: j.cpuMillisPerReplica,
       memoryMiB: j.memoryMiBPerReplica,
     }));
-    return { ...j, flavor: this.runFlavor ?? j.flavors[0]!, placement, admittedAt: this.admitted };
+    const running: RunningJob = { ...j, flavor: this.runFlavor ?? j.flavors[0]!, placement, admittedAt: this.admitted };
+    if (this.lastCheckpoint !== undefined) running.lastCheckpointAt = this.lastCheckpoint;
+    return running;
   }
 }
 
