@@ -166,6 +166,31 @@ describe('tenancy lifecycle: PATCH and full PUT of teams; DELETE of nodes, teams
       ]);
     });
 
+    it('a team deleted while jobs are being submitted to it: each submission lands before (delete 409) or is refused (422); none is lost, nothing answers 5xx', async () => {
+      for (let round = 0; round < 8; round++) {
+        await ok('PUT', '/v1/teams/racy', {});
+        // Submissions spread over a few milliseconds around the delete, so some land in its transaction.
+        const deleting = h.request('DELETE', '/v1/teams/racy');
+        const submissions = Array.from({ length: 12 }, async (_, i) => {
+          await new Promise((r) => setTimeout(r, round * 2 + i));
+          return h.request('POST', '/v1/jobs', { body: jobBody({ name: `racy-${round}-${i}`, team: 'racy', flavors: ['h100-80gb'] }) });
+        });
+        const [deleted, ...posted] = await Promise.all([deleting, ...submissions]);
+        expect([204, 409]).toContain(deleted.status);
+        for (const r of posted) expect({ status: r.status, code: r.body?.code }).toEqual(r.status === 201 ? { status: 201, code: undefined } : { status: 422, code: 'UNKNOWN_REFERENCE' });
+        const accepted = posted.filter((r) => r.status === 201).map((r) => r.body.id as string);
+        // Every accepted job is still there (a PENDING job is never deleted with its team)…
+        for (const id of accepted) expect({ id, status: (await h.request('GET', `/v1/jobs/${id}`)).status }).toEqual({ id, status: 200 });
+        // …so a team that went had none, and one that stayed is refused while they wait.
+        if (deleted.status === 204) expect(accepted).toEqual([]);
+        else {
+          expect(deleted.body.detail).toMatch(/unfinished job\(s\)/);
+          for (const id of accepted) await ok('DELETE', `/v1/jobs/${id}`);
+          expect((await h.request('DELETE', '/v1/teams/racy')).status).toBe(204);
+        }
+      }
+    });
+
     it('a cohort without members and a node without work go at once; bad names are 400', async () => {
       await ok('PUT', '/v1/cohorts/empty', { description: '' });
       expect((await h.request('DELETE', '/v1/cohorts/empty')).status).toBe(204);

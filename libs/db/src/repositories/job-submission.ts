@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DbHandle } from './db-handle.js';
+import { pgCode, PG_FOREIGN_KEY_VIOLATION, type DbHandle } from './db-handle.js';
 import type { JobDetail, JobRecord, NewJob, SubmitResult } from './job.records.js';
 import { GroupBatcher, type GroupBatcherOptions } from '../group-batcher.js';
 
@@ -91,7 +91,16 @@ export class SubmissionBatcher {
 
   async submit(job: NewJob, actor: string, idempotency: Submission['idempotency']): Promise<SubmitResult> {
     const submission = { job, actor, idempotency };
-    return this.outcome(submission, await this.groups.call(submission));
+    let row: GroupRow;
+    try {
+      row = await this.groups.call(submission);
+    } catch (error) {
+      // Its team was deleted after the statement's existence check (the foreign key waited for the delete to
+      // commit): nothing was written; once more, and the check itself says the team is unknown (422, not 500).
+      if (pgCode(error) !== PG_FOREIGN_KEY_VIOLATION) throw error;
+      row = await this.groups.call(submission);
+    }
+    return this.outcome(submission, row);
   }
 
   private async insert(group: readonly Submission[]): Promise<GroupRow[]> {
