@@ -178,7 +178,7 @@ describe('moveJobs: the lifecycle table, enforced in SQL', () => {
       { jobId: c!, to: 'FAILED', reason: 'repeated id: only the first move of a job counts' },
     ]);
     expect(results.map((r) => r.moved)).toEqual([false, false, true, false]);
-    expect(results[3]).toEqual({ jobId: c, moved: false, state: 'BINDING' });
+    expect(results[3]).toEqual({ jobId: c, moved: false, state: 'RUNNING' });
     const replay = await moveJobs(db.pool, [{ jobId: c!, to: 'RUNNING', reason: 'pods running' }]);
     expect(replay.results[0]).toEqual({ jobId: c, moved: false, state: 'RUNNING' });
     const rows = await read([a!, b!, c!]);

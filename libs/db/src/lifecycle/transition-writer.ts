@@ -58,7 +58,7 @@ export interface JobMove {
 
 export type MoveResult =
   | { jobId: string; moved: true; from: JobState; to: JobState; version: number }
-  /** Not moved: `state` is the job's state (null: no such job); a repeated job id in one call is moved once. */
+  /** Not moved: `state` is the job's state (null: no such job); a repeated job id in one call is moved once (its state after that move). */
   | { jobId: string; moved: false; state: JobState | null };
 
 export interface MoveJobsResult {
@@ -177,11 +177,13 @@ outbox_rows AS (
 SELECT
   (SELECT COALESCE(json_agg(json_build_object('n', u.n, 'from', u.from_state, 'to', u.to_state, 'version', u.version)), '[]') FROM u) AS moved,
   (SELECT COALESCE(json_agg(json_build_object('id', o.id::text, 'kind', o.kind, 'jobId', o.job_id) ORDER BY o.id), '[]') FROM outbox_rows o) AS outbox,
-  (SELECT COALESCE(json_agg(json_build_object('id', j.id, 'state', j.state)), '[]') FROM jobs j WHERE j.id IN (SELECT id FROM input)) AS current`;
+  (SELECT COALESCE(json_agg(json_build_object('id', j.id, 'state', j.state)), '[]')
+     FROM input i JOIN jobs j ON j.id = i.id WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.id = i.id)) AS current`;
 
 interface MoveRow {
   moved: { n: number; from: JobState; to: JobState; version: number }[];
   outbox: { id: string; kind: OutboxKind; jobId: string }[];
+  /** States of the jobs not moved (read in the statement's snapshot). */
   current: { id: string; state: JobState }[];
 }
 
@@ -237,6 +239,7 @@ export async function moveJobs(sql: Sql, moves: readonly JobMove[], options: Mov
   const row = rows[0]!;
   const moved = new Map(row.moved.map((r) => [r.n, r]));
   const current = new Map(row.current.map((r) => [r.id, r.state]));
+  for (const made of row.moved) current.set(moves[made.n]!.jobId.toLowerCase(), made.to); // a repeated id: the job's state now
   const results = moves.map((m, n): MoveResult => {
     const made = moved.get(n);
     if (made) return { jobId: m.jobId, moved: true, from: made.from, to: made.to, version: made.version };
