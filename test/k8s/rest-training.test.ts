@@ -10,7 +10,7 @@ import { randomInt } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DiscoveryV1Api, type V1Pod } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, DiscoveryV1Api, type V1Pod } from '@kubernetes/client-node';
 import { apiStatusOf, rendezvousServiceName } from '#kube';
 import { freePorts, startControllers, type RunningControllers } from './controllers/controllers.js';
 import { testKubeConfig } from './support/cluster.js';
@@ -187,5 +187,56 @@ describe('REST jobs that really train', () => {
     expect(env).toMatchObject({ MASTER_ADDR: 'localhost', NNODES: '1', NODE_RANK: '0', WORLD_SIZE: '8' });
     expect(await serviceOf(solo)).toBeNull();
     await qm.ok('DELETE', `/v1/jobs/${solo}`);
+    await eventually('solo pod gone', async () => ((await qm.jobPods(solo)).length === 0 ? true : undefined));
+  }, 120_000);
+
+  it("a pod the API server refuses (an admission policy) fails the job with the API server's reason, holding nothing", async () => {
+    // An admin's policy: pods in this namespace may not run as the ServiceAccount "root-sa".
+    const admission = testKubeConfig().makeApiClient(AdmissionregistrationV1Api);
+    const name = `qm-test-no-root-sa-${qm.namespace}`;
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }] },
+          validations: [{ expression: "!has(object.spec.serviceAccountName) || object.spec.serviceAccountName != 'root-sa'", message: 'pods may not run as root-sa here' }],
+        },
+      },
+    });
+    await admission.createValidatingAdmissionPolicyBinding({
+      body: {
+        metadata: { name },
+        spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': qm.namespace } } } },
+      },
+    });
+    try {
+      await eventually('the policy is in force', async () => {
+        try {
+          await qm.core.createNamespacedPod({
+            namespace: qm.namespace,
+            dryRun: 'All',
+            body: { metadata: { name: 'probe' }, spec: { serviceAccountName: 'root-sa', containers: [{ name: 'c', image: 'x' }] } },
+          });
+          return undefined;
+        } catch (error) {
+          return apiStatusOf(error) !== undefined && apiStatusOf(error)! < 500 ? true : undefined;
+        }
+      });
+      const id = await submit(gangBody({ name: 'as-root', replicas: 2, template: { image: 'x', serviceAccountName: 'root-sa', cpuMillis: 1000, memoryMiB: 1024 } }));
+      const failed = await eventually('job FAILED', async () => {
+        const job = (await qm.ok('GET', `/v1/jobs/${id}`)) as { state: string };
+        return job.state === 'FAILED' ? job : undefined;
+      });
+      expect(failed.state).toBe('FAILED');
+      const events = (await qm.ok('GET', `/v1/jobs/${id}/events`)) as { items: { kind: string; message: string }[] };
+      expect(events.items.find((e) => e.kind === 'job.failed')?.message).toContain('pods may not run as root-sa here');
+      // Its allocation is released and nothing of it is left in the cluster.
+      expect(((await qm.ok('GET', `/v1/jobs/${id}`)) as { allocation?: unknown[] }).allocation ?? []).toEqual([]);
+      await eventually('no pod, no Service', async () => ((await qm.jobPods(id)).length === 0 && (await serviceOf(id)) === null ? true : undefined));
+    } finally {
+      await admission.deleteValidatingAdmissionPolicyBinding({ name });
+      await admission.deleteValidatingAdmissionPolicy({ name });
+    }
   }, 120_000);
 });
