@@ -158,6 +158,16 @@ describe('tenancy lifecycle: PATCH and full PUT of teams; DELETE of nodes, teams
       const usage = await ok('GET', '/v1/usage?groupBy=team');
       expect(usage.items.map((i: { team: string }) => i.team)).toContain('legacy');
       const { rows } = await h.pg.query<{ kind: string; actor: string }>(`SELECT kind, actor FROM events WHERE kind LIKE '%.deleted' AND kind NOT LIKE 'quota.%' AND kind NOT LIKE 'budget.%' ORDER BY id`);
+      // The audit trail (GET /v1/audit, qm audit) lists them next to quota and budget changes.
+      const audit = await ok('GET', '/v1/audit?limit=20');
+      expect(audit.items.filter((e: { kind: string }) => e.kind.endsWith('.deleted')).map((e: { kind: string; team: string | null }) => [e.kind, e.team])).toEqual([
+        ['team.deleted', 'legacy'],
+        ['cohort.deleted', null],
+        ['team.deleted', 'legacy'],
+        ['node.deleted', null],
+        ['budget.deleted', 'legacy'],
+        ['quota.deleted', 'legacy'],
+      ]);
       expect(rows).toEqual([
         { kind: 'node.deleted', actor: 'admin' },
         { kind: 'team.deleted', actor: 'admin' },

@@ -19,7 +19,7 @@ interface AuditEntry {
 export function registerAudit(program: Command, ctx: CommandContext): void {
   program
     .command('audit')
-    .description('the audit trail of quota and budget changes, newest first: when, team, what, who, and the change (members: their teams)')
+    .description('the audit trail of quota and budget changes and of deleted teams, cohorts and nodes, newest first: when, team, what, who, and the change (members: their teams)')
     .option('--team <team>', 'only this team')
     .option('--limit <n>', 'how many entries (1-500)', '50')
     .option('-o, --output <format>', 'table | wide | json | yaml')
@@ -30,7 +30,7 @@ export function registerAudit(program: Command, ctx: CommandContext): void {
       const { items } = await ctx.connect().client.get<{ items: AuditEntry[] }>('/v1/audit', { team: opts.team, limit });
       const m = machine(format, items);
       if (m !== undefined) return ctx.out(m);
-      if (items.length === 0) return ctx.warn(`no quota or budget changes recorded${opts.team !== undefined ? ` for team ${opts.team}` : ''}`);
+      if (items.length === 0) return ctx.warn(`no quota, budget or deletion entries recorded${opts.team !== undefined ? ` for team ${opts.team}` : ''}`);
       const now = ctx.now();
       ctx.out(
         formatTable(

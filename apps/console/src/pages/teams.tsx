@@ -88,7 +88,9 @@ export function TeamsPage({ identity }: { identity: Identity }) {
                         <td>
                           {e.kind.startsWith('budget.')
                             ? `${e.data.period ?? ''} budget`
-                            : `quota of ${e.data.flavor ?? '?'}`}
+                            : e.kind.startsWith('quota.')
+                              ? `quota of ${e.data.flavor ?? '?'}`
+                              : e.kind.replace('.', ' ')}
                         </td>
                         <td>{e.actor}</td>
                         <td>
@@ -97,6 +99,8 @@ export function TeamsPage({ identity }: { identity: Identity }) {
                               before={e.data.before as BudgetRecord | null}
                               after={e.data.after as BudgetRecord | null}
                             />
+                          ) : !e.kind.startsWith('quota.') ? (
+                            e.message
                           ) : (
                             <QuotaDiff
                               before={e.data.before as QuotaUsage | null}

@@ -2,7 +2,18 @@ import type { DbHandle } from './db-handle.js';
 import type { EventRecord } from './job.records.js';
 
 /** Event kinds of the tenancy audit trail (changes made by people, not scheduling decisions). */
-export const AUDIT_KINDS = ['quota.created', 'quota.updated', 'quota.deleted', 'budget.created', 'budget.updated', 'budget.deleted'] as const;
+export const AUDIT_KINDS = [
+  'quota.created',
+  'quota.updated',
+  'quota.deleted',
+  'budget.created',
+  'budget.updated',
+  'budget.deleted',
+  // Deletions of tenancy objects (their own team for team.deleted; no team, so admins only, for the others).
+  'team.deleted',
+  'cohort.deleted',
+  'node.deleted',
+] as const;
 
 export interface AuditFilter {
   /** Only these teams (a member's teams); undefined = every team. */
@@ -13,7 +24,7 @@ export interface AuditFilter {
   before?: string;
 }
 
-/** The audit trail of tenancy changes (quota and budget edits: who, when, before and after), newest first. */
+/** The audit trail of tenancy changes (quota and budget edits: who, when, before and after; deletions of teams, cohorts and nodes), newest first. */
 export class AuditRepository {
   constructor(private readonly db: DbHandle) {}
 
