@@ -13,12 +13,18 @@ export interface StreamResult {
  * Submits `count` jobs from `concurrency` clients, each retrying its job (same Idempotency-Key) until it
  * is accepted, as a well-behaved client does after a 503 or a dropped connection.
  */
-export async function submitStream(s: ChaosService, count: number, concurrency: number, onAnswer: (status: number) => void = () => undefined): Promise<StreamResult> {
+export async function submitStream(
+  s: ChaosService,
+  count: number,
+  concurrency: number,
+  onAnswer: (status: number) => void = () => undefined,
+  keyPrefix = 'chaos',
+): Promise<StreamResult> {
   const result: StreamResult = { statuses: [], serverErrors: [], jobs: new Map() };
   let next = 0;
   const client = async (): Promise<void> => {
     for (let i = next++; i < count; i = next++) {
-      const key = `chaos-${i}`;
+      const key = `${keyPrefix}-${i}`;
       for (;;) {
         let reply: Reply | null = null;
         try {

@@ -53,7 +53,6 @@ export class Reconciler {
 
   async run(fencing: { leaseName: string; token: bigint }): Promise<ReconcileReport> {
     const now = new Date(this.clock());
-    const outboxOffered = await this.relay.enqueueAllDue(now);
     const allocationsReleased = await this.store.releaseEndedAllocations();
     const { requeueBackoffBaseMs: base, requeueBackoffMaxMs: max } = this.options;
     const requeued = await this.store.requeueStuckAdmissions({
@@ -64,6 +63,11 @@ export class Reconciler {
     });
     if (requeued.length > 0) this.metrics?.requeues.inc({ reason: 'gang-timeout' }, requeued.length);
     if (this.metrics) this.metrics.setJobCounts(await this.store.countJobs());
+    // Last, and on its own: Redis being down must not hold back the Postgres work above (it needs none).
+    const outboxOffered = await this.relay.enqueueAllDue(now).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'could not offer outbox entries to the queue (Redis); they stay pending in Postgres');
+      return 0;
+    });
     const report = { outboxOffered, allocationsReleased, requeued };
     if (allocationsReleased > 0 || requeued.length > 0) {
       this.logger.info({ outboxOffered, allocationsReleased, requeued: requeued.map((r) => r.jobId) }, 'reconciled');

@@ -5,6 +5,7 @@ import { NotLeaderError, type CycleReport, type CycleRunner } from './cycle-runn
 import type { CycleTriggerSubscriber } from './cycle-trigger.js';
 import type { LeaderElector } from './leader-elector.js';
 import type { OutboxRelay } from './outbox-relay.js';
+import type { OutboxRef } from './outbox-store.js';
 import type { Reconciler } from './reconciler.js';
 import type { SchedulerMetrics } from './scheduler-metrics.js';
 
@@ -29,6 +30,9 @@ export class SchedulerService {
   private reconciling: Promise<void> | null = null;
   private lastCycle: CycleReport | null = null;
   private lastCycleError: string | null = null;
+  /** Side effects of committed cycles not yet handed to the queue, and the enqueue in flight. */
+  private offers: { allDue: boolean; refs: OutboxRef[] } = { allDue: false, refs: [] };
+  private enqueueing: Promise<void> | null = null;
 
   constructor(
     private readonly elector: LeaderElector,
@@ -74,6 +78,7 @@ export class SchedulerService {
     if (this.reconcileTimer) clearTimeout(this.reconcileTimer);
     this.reconcileTimer = null;
     await this.loop.stop();
+    await this.enqueueing;
     await this.reconciling;
     await this.elector.stop();
     await this.subscriber?.close();
@@ -105,18 +110,40 @@ export class SchedulerService {
       this.lastCycle = report;
       this.lastCycleError = null;
       if (report.committed) this.failpoint?.('after-commit');
-      // Entries written by the API (cancel → delete) ride along when an API event triggered this cycle.
-      const fromApi = reasons.some((reason) => API_OUTBOX_REASONS.has(reason));
-      const enqueue = fromApi ? this.relay.enqueueAllDue(new Date(this.clock())) : this.relay.enqueueCommitted(report.outbox);
-      await enqueue.catch((error: unknown) => {
-        // Reconcile re-offers every pending entry, so a Redis hiccup here delays effects but loses none.
-        this.logger.warn({ cycle: report.cycle, err: error }, 'could not enqueue side effects; reconcile will');
-      });
+      this.offer(report, reasons);
     } catch (error) {
       if (error instanceof NotLeaderError) return;
       this.lastCycleError = (error as Error).message;
       throw error;
     }
+  }
+
+  /**
+   * Hands the cycle's side effects to the queue without waiting for Redis: the next cycle must not
+   * depend on it (admissions are committed to Postgres, the outbox holds the effects). Offers made while
+   * an enqueue is in flight go together right after it. A failed enqueue (Redis down: the queue's calls
+   * time out) is left to reconcile, which re-offers every pending entry, so a Redis outage delays effects
+   * but loses none.
+   */
+  private offer(report: CycleReport, reasons: string[]): void {
+    // Entries written by the API (cancel → delete) ride along when an API event triggered this cycle.
+    if (reasons.some((reason) => API_OUTBOX_REASONS.has(reason))) this.offers.allDue = true;
+    else this.offers.refs.push(...report.outbox);
+    this.enqueueing ??= this.drainOffers(report.cycle);
+  }
+
+  private async drainOffers(cycle: number): Promise<void> {
+    while (this.offers.allDue || this.offers.refs.length > 0) {
+      const { allDue, refs } = this.offers;
+      this.offers = { allDue: false, refs: [] };
+      try {
+        if (allDue) await this.relay.enqueueAllDue(new Date(this.clock()));
+        else await this.relay.enqueueCommitted(refs);
+      } catch (error) {
+        this.logger.warn({ cycle, err: error }, 'could not enqueue side effects; reconcile will');
+      }
+    }
+    this.enqueueing = null;
   }
 
   private scheduleReconcile(delayMs: number): void {

@@ -12,6 +12,17 @@ export interface QueueSettings {
   attempts: number;
   /** First retry delay; doubles on every attempt. */
   backoffMs: number;
+  /**
+   * Most time one call waits on Redis (default 2000 ms). Redis holds nothing that matters, so a scheduler
+   * whose Redis is down or black-holed must not wait on it: the call fails, the entries stay pending in
+   * the Postgres outbox, and reconcile offers them again once Redis answers.
+   */
+  commandTimeoutMs?: number;
+}
+
+/** A queue call that got no answer from Redis in time. */
+export class RedisTimeoutError extends Error {
+  override name = 'RedisTimeoutError';
 }
 
 /** BullMQ job id of an outbox entry: deterministic, so enqueueing an entry twice is a no-op. */
@@ -36,17 +47,19 @@ export class SideEffectQueue {
         removeOnFail: true,
       },
     });
+    // A lost Redis connection is reported by the calls that need it; an unhandled 'error' would crash.
+    this.queue.on('error', () => undefined);
   }
 
   async enqueue(entries: readonly OutboxRef[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.queue.addBulk(
+    await this.bounded('enqueue', this.queue.addBulk(
       entries.map((entry) => ({
         name: entry.kind as SideEffectName,
         data: { outboxId: entry.id },
         opts: { jobId: sideEffectJobId(entry.id) },
       })),
-    );
+    ));
   }
 
   /**
@@ -58,7 +71,7 @@ export class SideEffectQueue {
     const found: OutboxRef[] = [];
     for (let i = 0; i < entries.length; i += 100) {
       const batch = entries.slice(i, i + 100);
-      const states = await Promise.all(batch.map((entry) => this.queue.getJobState(sideEffectJobId(entry.id))));
+      const states = await this.bounded('read job states', Promise.all(batch.map((entry) => this.queue.getJobState(sideEffectJobId(entry.id)))));
       batch.forEach((entry, j) => {
         if (states[j] === 'unknown' || states[j] === 'completed' || states[j] === 'failed') found.push(entry);
       });
@@ -68,8 +81,22 @@ export class SideEffectQueue {
 
   /** Replaces the queue jobs of `entries` with fresh ones (after finishedOrLost). */
   async requeue(entries: readonly OutboxRef[]): Promise<void> {
-    await Promise.all(entries.map((entry) => this.queue.remove(sideEffectJobId(entry.id)).catch(() => 0)));
+    await this.bounded('remove jobs', Promise.all(entries.map((entry) => this.queue.remove(sideEffectJobId(entry.id)).catch(() => 0))));
     await this.enqueue(entries);
+  }
+
+  /**
+   * `call`, or a RedisTimeoutError after commandTimeoutMs. The call itself is not cancelled (ioredis
+   * keeps it queued until Redis answers; adds are idempotent by job id); its late failure is ignored.
+   */
+  private bounded<T>(what: string, call: Promise<T>): Promise<T> {
+    call.catch(() => undefined);
+    const ms = this.settings.commandTimeoutMs ?? 2000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisTimeoutError(`Redis did not answer within ${ms} ms (${what})`)), ms);
+    });
+    return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
   }
 
   async close(): Promise<void> {
