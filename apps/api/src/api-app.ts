@@ -2,9 +2,10 @@ import 'reflect-metadata';
 import { type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl } from '#common';
+import { Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl, sendProblem } from '#common';
 import { runCycle } from '#core';
 import { Database, migrateDatabase } from '#db';
 import { CycleTriggerPublisher, ManualCycle, registerCycleTriggerHook, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
@@ -133,10 +134,20 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
 
 async function buildNestApp(config: Config, infra: Infrastructure, imports: DynamicModule[], consoleDir: string): Promise<NestFastifyApplication> {
   // maxParamLength: Kubernetes node names may be 253 characters (Fastify's default is 100 → 414).
-  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, logger: false, trustProxy: true, routerOptions: { maxParamLength: 512 } });
+  // frameworkErrors: the router's own refusals (a path parameter over maxParamLength → 414, a URL that
+  // does not decode → 400) go out as problem+json like every other error.
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.bodyLimitBytes,
+    logger: false,
+    trustProxy: true,
+    routerOptions: { maxParamLength: 512 },
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => sendProblem(error, request, reply, infra.logger),
+  });
+  // bodyParser false: the JSON parser is installJsonBodyCheck's (a nesting limit before parsing).
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, { imports }), adapter, {
     logger: new PinoNestLogger(infra.logger),
     abortOnError: false,
+    bodyParser: false,
   });
   app.useGlobalPipes(new ApiValidationPipe());
   app.useGlobalFilters(new ProblemFilter(infra.logger));

@@ -38,6 +38,8 @@ export function httpStatusOf(code: ErrorCode): number {
       return 409;
     case 'PAYLOAD_TOO_LARGE':
       return 413;
+    case 'URI_TOO_LONG':
+      return 414;
     case 'UNSUPPORTED_MEDIA_TYPE':
       return 415;
     case 'UNKNOWN_REFERENCE':
@@ -67,6 +69,7 @@ const TITLES: Record<ErrorCode, string> = {
   CONFLICT: 'Conflict',
   UNKNOWN_REFERENCE: 'Unknown referenced object',
   PAYLOAD_TOO_LARGE: 'Request body too large',
+  URI_TOO_LONG: 'Path too long',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
   UNAVAILABLE: 'Service unavailable',
   DATABASE_UNAVAILABLE: 'Database unavailable',
@@ -130,6 +133,7 @@ function codeOfStatus(status: number): ErrorCode {
   if (status === 404 || status === 405) return 'NOT_FOUND';
   if (status === 409) return 'CONFLICT';
   if (status === 413) return 'PAYLOAD_TOO_LARGE';
+  if (status === 414) return 'URI_TOO_LONG';
   if (status === 415) return 'UNSUPPORTED_MEDIA_TYPE';
   if (status === 422) return 'UNKNOWN_REFERENCE';
   if (status === 503) return 'UNAVAILABLE';

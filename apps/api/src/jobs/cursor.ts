@@ -11,6 +11,9 @@ export function encodeCursor(c: JobCursor): string {
   return Buffer.from(JSON.stringify([c.submittedAt.toISOString(), c.id])).toString('base64url');
 }
 
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(9999, 11, 31);
+
 export function decodeCursor(raw: string): JobCursor {
   const invalid = (): AppError =>
     new AppError('VALIDATION_FAILED', 'invalid cursor', [{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
@@ -22,6 +25,9 @@ export function decodeCursor(raw: string): JobCursor {
   }
   if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string') throw invalid();
   const submittedAt = new Date(parsed[0]);
-  if (Number.isNaN(submittedAt.getTime()) || !UUID.test(parsed[1])) throw invalid();
+  // A Date may lie outside what Postgres timestamps hold (4713 BC to 294276 AD): such a cursor came from
+  // no page of this API.
+  const t = submittedAt.getTime();
+  if (Number.isNaN(t) || t < EARLIEST || t > LATEST || !UUID.test(parsed[1])) throw invalid();
   return { submittedAt, id: parsed[1] };
 }

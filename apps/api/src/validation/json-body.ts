@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '#common';
 
 /** `application/json`, or a structured `+json` type (`application/merge-patch+json`), with any parameters. */
@@ -17,8 +17,24 @@ function hasBody(request: FastifyRequest): boolean {
  * field. Requests without a body (GET, DELETE, an empty POST) pass whatever their headers say.
  */
 export function installJsonBodyCheck(fastify: FastifyInstance): void {
-  // Structured +json types (application/merge-patch+json for PATCH) are JSON: same parser, same poisoning checks.
-  fastify.addContentTypeParser(/^application\/[\w.-]+\+json\s*(?:;|$)/i, { parseAs: 'string' }, fastify.getDefaultJsonParser('error', 'error'));
+  // The one JSON parser (Nest's is turned off: bodyParser false): application/json and structured +json
+  // types (application/merge-patch+json for PATCH), with Fastify's poisoning checks, after a nesting
+  // limit — JSON nested thousands deep overflowed the stack of the validators (a 500 and a stack trace).
+  const parse = fastify.getDefaultJsonParser('error', 'error');
+  const parser: FastifyBodyParser<string | Buffer> = (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+      const message = `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`;
+      done(new AppError('VALIDATION_FAILED', `the JSON body ${message}`, [{ field: '(body)', message }]), undefined);
+      return;
+    }
+    void parse(request, text, done);
+  };
+  fastify.removeContentTypeParser('application/json'); // Fastify's built-in one, which a regex would not override
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
+  fastify.addContentTypeParser(/^application\/[\w.-]+\+json\s*(?:;|$)/i, { parseAs: 'string' }, parser);
+  // Any other type reaches a parser only without a body (the hook below refuses the rest): nothing to parse.
+  fastify.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   fastify.addHook('onRequest', (request, _reply, done) => {
     if (!hasBody(request)) return done();
     const type = request.headers['content-type'];
@@ -31,4 +47,24 @@ export function installJsonBodyCheck(fastify: FastifyInstance): void {
       ),
     );
   });
+}
+
+/** Most levels of nested arrays and objects a request body may have (a job needs 3). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether JSON text nests arrays/objects deeper than `max` (one pass; brackets inside strings do not count). */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
 }

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type Harness, jobBody, seedTenancy, startHarness } from './harness.js';
+
+/** `place`'s body with JSON text nested `depth` deep (arrays or objects) where it says "__DEEP__". */
+function nested(place: (d: unknown) => unknown, depth: number, kind: 'arrays' | 'objects'): string {
+  const inner = kind === 'arrays' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  return JSON.stringify(place('__DEEP__')).replace('"__DEEP__"', inner);
+}
+
+describe('hostile input never answers 5xx', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('api_hostile');
+    await seedTenancy(h);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const expectProblem = (r: { status: number; contentType: string }, status: number): void => {
+    expect({ status: r.status, contentType: r.contentType }).toEqual({ status, contentType: expect.stringContaining('application/problem+json') });
+  };
+
+  it.each([
+    ['template.env', (d: unknown) => jobBody({ template: { image: 'x', env: d } })],
+    ['name', (d: unknown) => jobBody({ name: d })],
+    ['extra', (d: unknown) => ({ ...jobBody(), extra: d })],
+  ])('JSON nested 10,000 deep in %s is a 400 naming the limit, with nothing written', async (_, place) => {
+    const before = await h.counts();
+    for (const kind of ['arrays', 'objects'] as const) {
+      const r = await h.request('POST', '/v1/jobs', { raw: nested(place, 10_000, kind) });
+      expectProblem(r, 400);
+      expect(r.body.errors).toEqual([{ field: '(body)', message: 'nests deeper than 64 levels of arrays and objects' }]);
+    }
+    // Within the limit it is an ordinary validation error of the field.
+    const shallow = await h.request('POST', '/v1/jobs', { raw: nested(place, 20, 'objects') });
+    expectProblem(shallow, 400);
+    expect(await h.counts()).toEqual(before);
+  });
+
+  it('a cursor out of range is a 400 naming cursor', async () => {
+    for (const date of ['-005000-01-01T00:00:00.000Z', '+275760-09-13T00:00:00.000Z']) {
+      const cursor = Buffer.from(JSON.stringify([date, '00000000-0000-0000-0000-000000000000'])).toString('base64url');
+      const r = await h.request('GET', `/v1/jobs?cursor=${cursor}`);
+      expectProblem(r, 400);
+    }
+  });
+
+  it('router-level errors are problem+json: long path parameter, bad percent-encoding, unknown route, wrong method, oversized body', async () => {
+    expectProblem(await h.request('GET', `/v1/jobs/${'a'.repeat(5000)}`), 414);
+    expectProblem(await h.request('GET', '/v1/teams/%ff'), 400);
+    expectProblem(await h.request('GET', '/v1/nope'), 404);
+    expectProblem(await h.request('PATCH', '/v1/jobs'), 404);
+    expectProblem(await h.request('POST', '/v1/jobs', { raw: `{"name":"${'x'.repeat(2_000_000)}"}` }), 413);
+  });
+});
