@@ -99,6 +99,7 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/v1/jobs/{id}',
         '/v1/jobs/{id}/events',
         '/v1/jobs/{id}/status',
+        '/v1/jobs/{id}/progress',
         '/v1/scheduler',
         '/v1/scheduler/cycles',
         // read-only views of the web console (apps/api/src/console)

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { TPU_SHAPE } from '../nodes/node.dto.js';
 import { ArrayOf, NameList, ObjectName, TEMPLATE_LIMITS, TolerationDto, VolumeDto, VolumeMountDto } from './pod-template.dto.js';
-import { AtMost, IntIn, IsBool, IsName, IsNameList, IsSpeedMap, IsStringMap, IsText, OneOf, Optional, Required } from '../validation/validators.js';
+import { AtMost, IntIn, IsBool, IsName, IsNameList, IsSpeedMap, IsStringMap, IsText, NumberIn, OneOf, Optional, Required } from '../validation/validators.js';
 
 export const JOB_KINDS = ['training', 'eval', 'batch-inference'] as const;
 export const TOPOLOGY_LEVELS = ['none', 'zone', 'block', 'domain'] as const;
@@ -96,6 +96,21 @@ export class JobTopologyDto {
   tpuShape?: string;
 }
 
+/** Bounds of a checkpoint declaration (documented in docs/api-quickstart.md). */
+export const CHECKPOINT_LIMITS = { intervalSeconds: { min: 1, max: 7 * 24 * 3600 }, gracePeriodSeconds: { min: 0, max: 3600 } } as const;
+
+export class JobCheckpointDto {
+  @ApiProperty({ example: 1800, description: 'Seconds of running between checkpoints.' })
+  @Required()
+  @IntIn(CHECKPOINT_LIMITS.intervalSeconds.min, CHECKPOINT_LIMITS.intervalSeconds.max)
+  intervalSeconds!: number;
+
+  @ApiPropertyOptional({ example: 60, default: 0, description: 'Seconds the job is given to checkpoint when preempted (the pods\' termination grace period).' })
+  @Optional()
+  @IntIn(CHECKPOINT_LIMITS.gracePeriodSeconds.min, CHECKPOINT_LIMITS.gracePeriodSeconds.max)
+  gracePeriodSeconds?: number;
+}
+
 export class CreateJobDto {
   @ApiProperty({ example: 'llama-ft-7' })
   @Required()
@@ -165,6 +180,13 @@ export class CreateJobDto {
   @IntIn(JOB_LIMITS.expectedRuntimeSeconds.min, JOB_LIMITS.expectedRuntimeSeconds.max)
   expectedRuntimeSeconds?: number | null;
 
+  @ApiPropertyOptional({ type: () => JobCheckpointDto, description: 'Addition: the job checkpoints; preemption then loses only the work since its last checkpoint.' })
+  @Optional()
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested()
+  @Type(() => JobCheckpointDto)
+  checkpoint?: JobCheckpointDto;
+
   @ApiProperty({ type: () => JobTemplateDto })
   @Required()
   @IsObject({ message: 'must be an object' })
@@ -215,4 +237,20 @@ export class JobStatusDto {
   @Optional()
   @IsText(0, 1024)
   reason?: string;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An executor's progress report (POST /v1/jobs/{id}/progress): at least one of the two. */
+export class JobProgressDto {
+  @ApiPropertyOptional({ example: '2026-12-02T08:00:00Z', description: 'When the job last wrote a checkpoint (RFC 3339).' })
+  @Optional()
+  @IsText(1, 64)
+  @Matches(RFC3339, { message: 'must be an RFC 3339 time such as 2026-12-02T08:00:00Z' })
+  lastCheckpointAt?: string;
+
+  @ApiPropertyOptional({ example: 0.4, description: 'Fraction of its work done at that checkpoint (0 to 1).' })
+  @Optional()
+  @NumberIn(0, 1)
+  completedFraction?: number;
 }

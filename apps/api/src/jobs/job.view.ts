@@ -21,6 +21,8 @@ export function jobView(j: JobRecord | JobDetail): Record<string, unknown> {
     speeds: j.speeds,
     topology: j.tpuShape === null ? { level: j.topologyLevel } : { level: j.topologyLevel, tpuShape: j.tpuShape },
     expectedRuntimeSeconds: j.expectedRuntimeSeconds,
+    checkpoint: j.checkpoint ?? null,
+    progress: { lastCheckpointAt: iso(j.lastCheckpointAt ?? null), completedFraction: j.completedFraction ?? null },
     template: j.template,
     state: j.state,
     flavor: j.flavor,

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { CreateJobDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
+import { CreateJobDto, JobProgressDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
 import { jobView } from './job.view.js';
 import { JobsService } from './jobs.service.js';
 import { ApiProblems } from '../problem.doc.js';
@@ -62,5 +62,16 @@ export class JobsController {
   report(@Param('id') id: string, @Body() dto: JobStatusDto, @Caller() caller: Principal, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
     void reply.status(200);
     return this.jobs.report(id, dto, caller);
+  }
+
+  /**
+   * For executors: the job's last checkpoint and the fraction of its work done then. Preemption picks
+   * victims that lose the least work since their last checkpoint; a requeued job expects only the rest.
+   */
+  @Post(':id/progress')
+  @ExecutorAllowed()
+  progress(@Param('id') id: string, @Body() dto: JobProgressDto, @Caller() caller: Principal, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    void reply.status(200);
+    return this.jobs.progress(id, dto, caller);
   }
 }

@@ -6,7 +6,7 @@ import type { JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { type CreateJobDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
+import { type CreateJobDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
 import { jobView } from './job.view.js';
 import { plainPodTemplate, podTemplateProblems } from './pod-template.dto.js';
 
@@ -102,6 +102,33 @@ export class JobsService {
     return jobView(this.changed(id, await this.jobs.report(id, dto.state, caller.subject, reason), dto.state));
   }
 
+  /** An executor's progress: last checkpoint and fraction done, for a job that holds its accelerators. */
+  async progress(id: string, dto: JobProgressDto, caller: Principal): Promise<unknown> {
+    const job = await this.get(id, caller);
+    if (!canReportForTeam(caller, job.team)) {
+      throw forbidden(`${caller.subject} is a ${caller.role}: progress is reported by admins and by executor tokens of team ${job.team}`);
+    }
+    if (dto.lastCheckpointAt === undefined && dto.completedFraction === undefined) {
+      throw validationFailed([{ field: 'lastCheckpointAt', message: 'give lastCheckpointAt, completedFraction or both' }]);
+    }
+    let at: Date | null = null;
+    if (dto.lastCheckpointAt !== undefined) {
+      at = new Date(dto.lastCheckpointAt);
+      if (Number.isNaN(at.getTime())) throw validationFailed([{ field: 'lastCheckpointAt', message: 'is not a valid time' }]);
+      // A minute of clock skew between the executor and the API is tolerated.
+      if (at.getTime() > Date.now() + 60_000) throw validationFailed([{ field: 'lastCheckpointAt', message: 'must not be in the future' }]);
+    }
+    const r = await this.jobs.reportProgress(id, { lastCheckpointAt: at, completedFraction: dto.completedFraction ?? null });
+    switch (r.kind) {
+      case 'updated':
+        return jobView(r.job);
+      case 'missing':
+        throw notFound(`job ${id}`);
+      case 'not-running':
+        throw new AppError('INVALID_TRANSITION', `job ${id} is ${r.state}: progress is reported while it holds accelerators (ADMITTED, BINDING or RUNNING)`);
+    }
+  }
+
   private changed(id: string, change: Awaited<ReturnType<JobRepository['report']>>, to: JobState): JobDetail {
     switch (change.kind) {
       case 'changed':
@@ -165,6 +192,7 @@ export function normalize(dto: CreateJobDto): NewJob {
     topologyLevel: level,
     tpuShape,
     expectedRuntimeSeconds: dto.expectedRuntimeSeconds ?? null,
+    checkpoint: dto.checkpoint === undefined ? null : { intervalSeconds: dto.checkpoint.intervalSeconds, gracePeriodSeconds: dto.checkpoint.gracePeriodSeconds ?? 0 },
     template,
   };
 }

@@ -21,6 +21,8 @@ export interface NewJob {
   tpuShape: string | null;
   expectedRuntimeSeconds: number | null;
   template: Record<string, unknown>;
+  /** Declared checkpointing (core CheckpointPolicy); null or absent = none. */
+  checkpoint?: { intervalSeconds: number; gracePeriodSeconds: number } | null;
 }
 
 export interface JobRecord extends NewJob {
@@ -41,6 +43,9 @@ export interface JobRecord extends NewJob {
   finishedAt: Date | null;
   createdBy: string;
   version: number;
+  /** Progress its executor reported (POST /v1/jobs/{id}/progress). */
+  lastCheckpointAt?: Date | null;
+  completedFraction?: number | null;
 }
 
 export interface AllocationRecord {

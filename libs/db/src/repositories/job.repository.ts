@@ -79,6 +79,27 @@ export class JobRepository {
     return this.changeState(id, to, actor, reason);
   }
 
+  /**
+   * An executor's progress report for a job that holds its accelerators: its last checkpoint and the
+   * fraction of its work done then (each kept when not given). Not a state change: the lifecycle is untouched.
+   */
+  async reportProgress(id: string, p: { lastCheckpointAt: Date | null; completedFraction: number | null }): Promise<ProgressChange> {
+    if (!UUID.test(id)) return { kind: 'missing' };
+    const { rows } = await this.db.pool.query<{ state: JobState; updated: boolean }>(
+      `WITH u AS (
+         UPDATE jobs SET last_checkpoint_at = COALESCE($2, last_checkpoint_at), completed_fraction = COALESCE($3, completed_fraction)
+         WHERE id = $1 AND state IN ('ADMITTED', 'BINDING', 'RUNNING') RETURNING state)
+       SELECT state, true AS updated FROM u
+       UNION ALL SELECT state, false FROM jobs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM u)`,
+      [id, p.lastCheckpointAt, p.completedFraction],
+    );
+    const row = rows[0];
+    if (row === undefined) return { kind: 'missing' };
+    if (!row.updated) return { kind: 'not-running', state: row.state };
+    const job = await this.get(id);
+    return job === null ? { kind: 'missing' } : { kind: 'updated', job };
+  }
+
   private async changeState(id: string, to: JobState, actor: string, reason: string): Promise<StateChange> {
     if (!UUID.test(id)) return { kind: 'missing' };
     const { results } = await moveJobs(this.db.pool, [{ jobId: id, to, reason }], { actor });
@@ -93,3 +114,5 @@ export class JobRepository {
     return { kind: result.moved ? 'changed' : 'unchanged', job };
   }
 }
+
+export type ProgressChange = { kind: 'updated'; job: JobDetail } | { kind: 'missing' } | { kind: 'not-running'; state: JobState };

@@ -36,6 +36,9 @@ export interface JobRow {
   finished_at: Date | null;
   created_by: string;
   version: number;
+  checkpoint: { intervalSeconds: number; gracePeriodSeconds: number } | null;
+  last_checkpoint_at: Date | null;
+  completed_fraction: number | null;
 }
 
 export interface DetailRow extends JobRow {
@@ -47,7 +50,7 @@ export const JOB_COLUMNS = `id, name, team, kind, priority, preemptible, replica
   cpu_millis_per_replica, memory_mib_per_replica, flavors, flavor_selection, speeds, topology_level, tpu_shape,
   expected_runtime_seconds, template, state, flavor, admitted_replicas, pending_code, pending_message, pending_position,
   pending_estimated_start_at, preempted_by, preemption_count, submitted_at, queued_at, admitted_at, started_at,
-  finished_at, created_by, version`;
+  finished_at, created_by, version, checkpoint, last_checkpoint_at, completed_fraction`;
 
 const J_COLUMNS = JOB_COLUMNS.split(',').map((c) => `j.${c.trim()}`).join(', ');
 
@@ -93,6 +96,9 @@ export const toRecord = (r: JobRow): JobRecord => ({
   finishedAt: r.finished_at,
   createdBy: r.created_by,
   version: r.version,
+  checkpoint: r.checkpoint,
+  lastCheckpointAt: r.last_checkpoint_at,
+  completedFraction: r.completed_fraction,
 });
 
 export const toDetail = (r: DetailRow): JobDetail => ({

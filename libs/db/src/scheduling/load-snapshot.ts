@@ -201,7 +201,8 @@ function epochMs(column: string): string {
 const JOB_COLUMNS = `j.id::text AS id, j.name, j.team, j.kind::text AS kind, j.priority, j.preemptible, j.replicas,
   j.min_replicas, j.accelerators_per_replica, j.cpu_millis_per_replica, j.memory_mib_per_replica, j.flavors,
   j.flavor_selection::text AS flavor_selection, j.speeds, j.topology_level::text AS topology_level, j.tpu_shape,
-  j.expected_runtime_seconds, ${epochMs('j.submitted_at')} AS submitted_at, ${epochMs('j.queued_at')} AS queued_at, j.version`;
+  j.expected_runtime_seconds, ${epochMs('j.submitted_at')} AS submitted_at, ${epochMs('j.queued_at')} AS queued_at, j.version,
+  j.checkpoint, ${epochMs('j.last_checkpoint_at')} AS last_checkpoint_at, j.completed_fraction`;
 
 interface JobColumns {
   id: string;
@@ -226,6 +227,10 @@ interface JobColumns {
   /** Epoch ms. */
   queued_at: number;
   version: number;
+  checkpoint: { intervalSeconds: number; gracePeriodSeconds: number } | null;
+  /** Epoch ms. */
+  last_checkpoint_at: number | null;
+  completed_fraction: number | null;
 }
 
 function jobSpec(r: JobColumns): JobSpec {
@@ -248,6 +253,7 @@ function jobSpec(r: JobColumns): JobSpec {
     submittedAt: r.submitted_at,
   };
   if (r.speeds !== null) spec.speeds = r.speeds;
+  if (r.checkpoint !== null) spec.checkpoint = r.checkpoint;
   return spec;
 }
 
@@ -284,6 +290,7 @@ async function readRunning(client: PoolClient, versions: Map<string, number>): P
     const placement = placements.get(r.id) ?? [];
     const job: RunningJob = { ...jobSpec(r), flavor: r.flavor ?? '', placement, admittedAt: r.admitted_at };
     if (r.preempted_jobs !== null && r.preempted_jobs.length > 0) job.preempted = r.preempted_jobs;
+    if (r.last_checkpoint_at !== null) job.lastCheckpointAt = r.last_checkpoint_at;
     return job;
   });
 }
@@ -294,6 +301,12 @@ async function readPending(client: PoolClient, versions: Map<string, number>): P
   );
   return rows.map((r) => {
     versions.set(r.id, r.version);
-    return { ...jobSpec(r), queuedAt: r.queued_at };
+    const spec: PendingJob = { ...jobSpec(r), queuedAt: r.queued_at };
+    // A requeued job that checkpointed resumes from there: it expects the rest of its runtime.
+    const done = r.completed_fraction;
+    if (spec.checkpoint !== undefined && done !== null && done > 0 && done < 1 && spec.expectedRuntimeSeconds !== null) {
+      spec.expectedRuntimeSeconds = Math.max(1, Math.ceil(spec.expectedRuntimeSeconds * (1 - done)));
+    }
+    return spec;
   });
 }
