@@ -54,3 +54,28 @@ describe('hostile input never answers 5xx', () => {
     expectProblem(await h.request('POST', '/v1/jobs', { raw: `{"name":"${'x'.repeat(2_000_000)}"}` }), 413);
   });
 });
+
+describe('races on one object', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('api_races');
+    await seedTenancy(h);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('20 concurrent PUTs creating one quota: exactly one 201, and the audit trail chains every change with its true before/after', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => h.request('PUT', '/v1/teams/nlp/quotas/a100-80gb', { body: { nominal: i + 1, borrowingLimit: null, lendingLimit: null } })),
+    );
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(19);
+    const { rows } = await h.pg.query<{ kind: string; data: { before: { nominal: number } | null; after: { nominal: number } } }>(
+      `SELECT kind, data FROM events WHERE kind LIKE 'quota.%' AND team = 'nlp' AND data->>'flavor' = 'a100-80gb' ORDER BY id`,
+    );
+    expect(rows.map((r) => r.kind)).toEqual(['quota.created', ...Array<string>(19).fill('quota.updated')]);
+    expect(rows[0]!.data.before).toBeNull();
+    for (let i = 1; i < rows.length; i++) expect(rows[i]!.data.before?.nominal).toBe(rows[i - 1]!.data.after.nominal);
+  });
+});

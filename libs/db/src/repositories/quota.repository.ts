@@ -26,15 +26,30 @@ export class QuotaRepository {
   /** Throws the pg foreign-key error (23503) when the team or flavor does not exist. */
   async put(q: QuotaRecord, actor: string): Promise<QuotaChange> {
     return inTransaction(this.db.pool, async (client) => {
-      const prior = await client.query<QuotaRow>(SELECT_FOR_UPDATE, [q.team, q.flavor]);
-      const before = prior.rows[0] ? toQuotaRecord(prior.rows[0]) : null;
-      const { rows } = await client.query<QuotaRow>(
-        `INSERT INTO quotas (team, flavor, nominal, borrowing_limit, lending_limit, updated_at) VALUES ($1, $2, $3, $4, $5, now())
-         ON CONFLICT (team, flavor) DO UPDATE SET nominal = EXCLUDED.nominal, borrowing_limit = EXCLUDED.borrowing_limit,
-           lending_limit = EXCLUDED.lending_limit, updated_at = now()
-         RETURNING team, flavor, nominal, borrowing_limit, lending_limit`,
-        [q.team, q.flavor, q.nominal, q.borrowingLimit, q.lendingLimit],
-      );
+      // Insert first: a SELECT … FOR UPDATE locks nothing while the row does not exist, so concurrent
+      // creations each saw "none" and each wrote quota.created. A concurrent INSERT waits for the first
+      // to commit and then finds the row, which it locks and reads as its true `before`.
+      const values = [q.team, q.flavor, q.nominal, q.borrowingLimit, q.lendingLimit];
+      let before: QuotaRecord | null = null;
+      let rows: QuotaRow[] = [];
+      // Loops only when the row is deleted between the two statements.
+      while (rows.length === 0) {
+        ({ rows } = await client.query<QuotaRow>(
+          `INSERT INTO quotas (team, flavor, nominal, borrowing_limit, lending_limit, updated_at) VALUES ($1, $2, $3, $4, $5, now())
+           ON CONFLICT (team, flavor) DO NOTHING
+           RETURNING team, flavor, nominal, borrowing_limit, lending_limit`,
+          values,
+        ));
+        if (rows.length > 0) break;
+        const prior = await client.query<QuotaRow>(SELECT_FOR_UPDATE, [q.team, q.flavor]);
+        if (!prior.rows[0]) continue;
+        before = toQuotaRecord(prior.rows[0]);
+        ({ rows } = await client.query<QuotaRow>(
+          `UPDATE quotas SET nominal = $3, borrowing_limit = $4, lending_limit = $5, updated_at = now() WHERE team = $1 AND flavor = $2
+           RETURNING team, flavor, nominal, borrowing_limit, lending_limit`,
+          values,
+        ));
+      }
       const after = toQuotaRecord(rows[0]!);
       const kind = before === null ? 'quota.created' : 'quota.updated';
       const message = `quota of team ${q.team} for ${q.flavor} set by ${actor}: ${describe(before)} → ${describe(after)}`;
