@@ -303,6 +303,9 @@ export async function startControllers(wanted: readonly ControllerName[]): Promi
             `--cert-dir=${join(dir, 'kube-controller-manager-certs')}`,
             '--controllers=job-controller,statefulset-controller,garbage-collector-controller,ttl-after-finished-controller,endpointslice-controller',
             '--concurrent-job-syncs=20',
+            // Its client's stock 20 QPS would make pod creation, not scheduling, what workload tests and bench:k8s wait for.
+            '--kube-api-qps=200',
+            '--kube-api-burst=400',
             '--v=1',
           ]);
           await until(`kube-controller-manager healthy (log ${log(name)})`, () => insecureHealthz(healthPort!), 90_000, () => !proc.exited);
