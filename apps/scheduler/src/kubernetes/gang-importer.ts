@@ -15,7 +15,7 @@ import {
   type KubeFlavor,
 } from '#kube';
 import type { KubeJobStore } from './kube-job-store.js';
-import { incompleteGangReport, invalidGangReport, waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
+import { elasticReplicaReport, incompleteGangReport, invalidGangReport, waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
 
 /** Pods that wait for a node: unbound and not finished. */
 const UNBOUND = 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed';
@@ -123,8 +123,17 @@ export class GangImporter {
     const now = this.now();
     const items: FeedbackItem[] = [];
     for (const job of await this.store.waitingJobs([...byJob.keys()])) {
+      let pods = byJob.get(job.id) ?? [];
+      // An elastic gang admitted below its size: once its admitted pods were given their replicas (the bind does,
+      // all at once), the pods left without one are those above the admission.
+      const elastic = elasticReplicaReport(job);
+      const above = pods.filter((pod) => pod.metadata?.labels?.[LABEL_REPLICA] === undefined);
+      if (elastic && job.admittedReplicas !== null && above.length > 0 && above.length <= job.replicas - job.admittedReplicas) {
+        items.push(this.item(`job:${job.id}:elastic`, above, elastic, 'info'));
+        pods = pods.filter((pod) => pod.metadata?.labels?.[LABEL_REPLICA] !== undefined);
+      }
       const report = waitingReport(job, now);
-      if (report) items.push(this.item(`job:${job.id}`, byJob.get(job.id) ?? [], report, report.eventType === 'Warning' ? 'warn' : 'info'));
+      if (report) items.push(this.item(`job:${job.id}`, pods, report, report.eventType === 'Warning' ? 'warn' : 'info'));
     }
     return items;
   }

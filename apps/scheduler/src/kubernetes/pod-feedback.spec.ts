@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { conditionReason, incompleteGangReport, invalidGangReport, startTime, waitingReport, type WaitingJob } from './pod-feedback.js';
+import { conditionReason, elasticReplicaReport, incompleteGangReport, invalidGangReport, startTime, waitingReport, type WaitingJob } from './pod-feedback.js';
 
 const now = new Date('2026-12-02T10:00:00Z');
 const job = (overrides: Partial<WaitingJob> = {}): WaitingJob => ({
@@ -54,14 +54,16 @@ describe('pod feedback', () => {
     expect(incompleteGangReport('ns/g', 2, 3).message).toMatch(/^gang ns\/g has 2 of 3 pods unbound/);
   });
 
-  it('an elastic gang running below its size: the pods above its admitted replicas say so', () => {
-    const report = waitingReport(job({ state: 'RUNNING', flavor: 'h100', admittedReplicas: 2, replicas: 4 }), now);
-    expect(report).toMatchObject({ status: 'False', reason: 'ElasticReplicaNotAdmitted', eventType: 'Normal' });
-    expect(report!.message).toBe(
-      'job llama (j1) runs admitted with 2 of 4 replicas on h100 (its elastic minimum was met, quota or capacity allowed no more); ' +
-        'this pod is above them and gets no node while the gang runs: Quartermaster does not grow a running gang',
-    );
-    // Binding: the unbound pods may be admitted ones about to be bound.
-    expect(waitingReport(job({ state: 'BINDING', flavor: 'h100', admittedReplicas: 2, replicas: 4 }), now)?.reason).toBe('Admitted');
+  it('an elastic gang admitted below its size: the pods above its admitted replicas say so, whether it binds or runs', () => {
+    for (const state of ['BINDING', 'RUNNING'] as const) {
+      const report = elasticReplicaReport(job({ state, flavor: 'h100', admittedReplicas: 2, replicas: 4 }));
+      expect(report).toMatchObject({ status: 'False', reason: 'ElasticReplicaNotAdmitted', eventType: 'Normal' });
+      expect(report!.message).toBe(
+        'job llama (j1) was admitted with 2 of 4 replicas on h100 (its elastic minimum was met, quota or capacity allowed no more); ' +
+          'this pod is above them and gets no node while the gang runs: Quartermaster does not grow a running gang',
+      );
+    }
+    expect(elasticReplicaReport(job({ state: 'RUNNING', flavor: 'h100', admittedReplicas: 4, replicas: 4 }))).toBeNull();
+    expect(elasticReplicaReport(job({ state: 'PENDING', replicas: 4 }))).toBeNull();
   });
 });

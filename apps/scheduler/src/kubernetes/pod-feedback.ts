@@ -43,8 +43,8 @@ const NEEDS_ACTION: ReadonlySet<string> = new Set<PendingCode>(['INVALID', 'UNSA
  *                            position 3 in the queue; expected to start 14:32 UTC"
  *   PENDING, not decided   → `Queued` (or the requeue/preemption message kept on the job)
  *   ADMITTED / BINDING     → `Admitted` (no Event: the bind handler records admission and binding)
- *   RUNNING below its size → `ElasticReplicaNotAdmitted` (an elastic workload's pods above its admitted replicas)
- * Null for states whose pods do not wait (RUNNING whole, ended jobs).
+ * Null for states whose pods do not wait (RUNNING, ended jobs). An elastic gang's pods above its admitted
+ * replicas: elasticReplicaReport.
  */
 export function waitingReport(job: WaitingJob, now: Date): SubjectReport | null {
   if (job.state === 'ADMITTED' || job.state === 'BINDING') {
@@ -54,18 +54,6 @@ export function waitingReport(job: WaitingJob, now: Date): SubjectReport | null 
       reason: 'Admitted',
       message: `job ${job.name} (${job.id}) admitted by Quartermaster:${replicas} on ${job.flavor ?? 'its flavor'}; its pods are being bound`,
       event: false,
-    };
-  }
-  if (job.state === 'RUNNING' && job.admittedReplicas !== null && job.admittedReplicas < job.replicas) {
-    // Its admitted replicas are all bound and running: an unbound pod of it is an elastic one above them.
-    return {
-      status: 'False',
-      reason: 'ElasticReplicaNotAdmitted',
-      message:
-        `job ${job.name} (${job.id}) runs admitted with ${job.admittedReplicas} of ${job.replicas} replicas on ${job.flavor ?? 'its flavor'} ` +
-        '(its elastic minimum was met, quota or capacity allowed no more); this pod is above them and gets no node while the gang runs: ' +
-        'Quartermaster does not grow a running gang',
-      eventType: 'Normal',
     };
   }
   if (job.state !== 'PENDING') return null;
@@ -84,6 +72,24 @@ export function waitingReport(job: WaitingJob, now: Date): SubjectReport | null 
     reason: conditionReason(job.pendingCode),
     message: parts.join('; '),
     eventType: NEEDS_ACTION.has(job.pendingCode) ? 'Warning' : 'Normal',
+  };
+}
+
+/**
+ * What the pods of an elastic gang admitted below its size show when they hold no replica (label
+ * quartermaster.io/replica, given to the admitted ones as they are bound): null unless the job holds an
+ * allocation of fewer replicas than it asked for.
+ */
+export function elasticReplicaReport(job: WaitingJob): SubjectReport | null {
+  if (!['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state) || job.admittedReplicas === null || job.admittedReplicas >= job.replicas) return null;
+  return {
+    status: 'False',
+    reason: 'ElasticReplicaNotAdmitted',
+    message:
+      `job ${job.name} (${job.id}) was admitted with ${job.admittedReplicas} of ${job.replicas} replicas on ${job.flavor ?? 'its flavor'} ` +
+      '(its elastic minimum was met, quota or capacity allowed no more); this pod is above them and gets no node while the gang runs: ' +
+      'Quartermaster does not grow a running gang',
+    eventType: 'Normal',
   };
 }
 
