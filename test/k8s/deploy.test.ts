@@ -177,7 +177,8 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         'coordination.k8s.io leases get',
         'coordination.k8s.io leases create',
         'coordination.k8s.io leases update',
-        // workloads (Job, JobSet, TrainJob, RayJob: read and suspend; RayCluster, LeaderWorkerSet, StatefulSet: read)
+        // workloads (Job, JobSet, TrainJob, RayJob: read and suspend; RayCluster: read, and delete a RayJob's to stop
+        // a RayJob KubeRay will not suspend; LeaderWorkerSet, StatefulSet: read)
         'batch jobs get',
         'batch jobs patch',
         'jobset.x-k8s.io jobsets get',
@@ -187,6 +188,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         'ray.io rayjobs get',
         'ray.io rayjobs patch',
         'ray.io rayclusters get',
+        'ray.io rayclusters delete',
         'leaderworkerset.x-k8s.io leaderworkersets get',
         'apps statefulsets get',
       ].sort(),

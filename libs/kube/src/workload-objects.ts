@@ -65,6 +65,28 @@ export class WorkloadObjects {
   }
 
   /**
+   * Deletes an object; false when it was gone already. With Foreground propagation the object stays (being
+   * deleted) until the garbage collector has removed its dependents, so a controller that recreates it under
+   * the same name does not find the old ones.
+   */
+  async delete(ref: ObjectRef, propagation: 'Background' | 'Foreground' = 'Background'): Promise<boolean> {
+    try {
+      await this.api.delete(
+        { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } },
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        propagation,
+      );
+      return true;
+    } catch (error) {
+      if (apiStatusOf(error) === 404) return false;
+      throw KubeApiError.from(`delete ${ref.kind} ${ref.namespace}/${ref.name}`, error);
+    }
+  }
+
+  /**
    * JSON merge patch of a workload; false when it is gone. (Through the typed batch API or the custom-objects
    * API: the generic object API would re-serialize the patch as a whole typed object and reject it.)
    */

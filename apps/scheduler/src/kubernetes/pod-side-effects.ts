@@ -4,6 +4,7 @@ import {
   DEFAULT_MASTER_PORT,
   KubeApiError,
   LABEL_JOB_ID,
+  LABEL_REPLICA,
   PodBoundElsewhereError,
   PodTerminatingError,
   WorkloadObjects,
@@ -21,7 +22,7 @@ import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
 import { ANNOTATION_ADMISSION, checkNodes, importedGangLoss, lostGangReason, replicaOf } from './bind-checks.js';
 import { podReporting } from './pod-feedback.js';
-import { bindWorkloadPods, involvedWorkload, stopWorkload } from './workload-pods.js';
+import { LABEL_WORKLOAD_KIND, bindWorkloadPods, involvedWorkload, stopWorkload } from './workload-pods.js';
 
 export { ANNOTATION_ADMISSION } from './bind-checks.js';
 
@@ -176,7 +177,12 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         const why = (await store.preemptionMessage(jobId)) ?? `preempted by job ${preemptorJobId}`;
         if (target?.workload) {
           const how = await stopWorkload(cluster, objects, jobId, target.workload, 'evict', grace);
-          const done = how === 'suspended' ? 'suspends it (its controller removes the pods)' : 'evicts every pod of the gang';
+          const done =
+            how === 'suspended'
+              ? 'suspends it (its controller removes the pods)'
+              : how === 'child-deleted'
+                ? 'deletes its cluster and evicts every pod of the gang (its controller creates the cluster anew)'
+                : 'evicts every pod of the gang';
           await events.record(involvedWorkload(target.workload), 'Warning', 'Preempted', `Quartermaster ${done}: ${why}`);
           logger.info({ jobId, preemptorJobId, workload: target.workload, how }, 'evict: victim workload stopped');
           return;
@@ -222,7 +228,9 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
 /**
  * Victim pods that still hold capacity this admission needs: not terminal, and bound to one of its
  * nodes (or not bound yet, which evicting deletes at once). A victim pod elsewhere — stuck Terminating
- * on a dead kubelet, say — holds nothing the preemptor will use and does not hold it back.
+ * on a dead kubelet, say — holds nothing the preemptor will use and does not hold it back; nor does an
+ * unbound pod a victim workload's controller made anew after it was stopped (no replica of the old
+ * admission: it waits for the victim's next one).
  */
 async function waitForVictims(cluster: KubeCluster, target: BindTarget): Promise<void> {
   const ours = new Set(target.allocations.map((a) => a.node));
@@ -231,7 +239,8 @@ async function waitForVictims(cluster: KubeCluster, target: BindTarget): Promise
     const pods = await listJobPods(cluster, victim);
     for (const pod of pods) {
       const node = pod.spec?.nodeName;
-      if (!isTerminal(pod) && (!node || ours.has(node))) remaining.push(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
+      const recreated = !node && !!pod.metadata?.labels?.[LABEL_WORKLOAD_KIND] && pod.metadata.labels[LABEL_REPLICA] === undefined;
+      if (!isTerminal(pod) && !recreated && (!node || ours.has(node))) remaining.push(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
     }
   }
   if (remaining.length > 0) {

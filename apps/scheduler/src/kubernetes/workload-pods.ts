@@ -181,9 +181,10 @@ export async function bindWorkloadPods(
 
 /**
  * Stops a workload gang the way its controller expects: suspend where the kind has it (Job, JobSet, TrainJob,
- * RayJob: the controller removes the pods and waits), else evict every pod of the gang (RayCluster,
- * LeaderWorkerSet: the controller recreates them, and they wait for the gang's next admission). Returns
- * how it was stopped.
+ * RayJob with shutdownAfterJobFinishes: the controller removes the pods and waits); else delete the child its
+ * controller creates anew (another RayJob's RayCluster) and evict every pod of the gang (RayCluster,
+ * LeaderWorkerSet: the controller recreates them). Either way the new pods wait for the gang's next
+ * admission. Returns how it was stopped.
  */
 export async function stopWorkload(
   cluster: KubeCluster,
@@ -192,9 +193,18 @@ export async function stopWorkload(
   workload: WorkloadRef,
   how: 'evict' | 'delete',
   grace: { gracePeriodSeconds?: number },
-): Promise<'suspended' | 'evicted' | 'gone'> {
+): Promise<'suspended' | 'child-deleted' | 'evicted' | 'gone'> {
   const suspended = await objects.setSuspended(workload, true);
   if (suspended === 'done') return 'suspended';
+  let childDeleted = false;
+  const kind = WORKLOAD_KINDS[workload.kind];
+  if (suspended === 'unsupported' && kind.stopChild) {
+    const current = await objects.read(workload);
+    const child = current?.metadata?.uid === workload.uid ? kind.stopChild(current) : null;
+    // Foreground: the RayJob controller must not recreate the cluster while the old one's pods (which carry the
+    // same cluster label) are still there — the new cluster would count them as its own and never make a head.
+    if (child) childDeleted = await objects.delete(child, 'Foreground');
+  }
   const pods = await cluster.listPods({
     namespace: workload.namespace,
     labelSelector: `${LABEL_JOB_ID}=${jobId}`,
@@ -208,5 +218,6 @@ export async function stopWorkload(
           : cluster.deletePod(pod.metadata!.name!, { namespace: workload.namespace, ...grace }),
       ),
   );
+  if (childDeleted) return 'child-deleted';
   return suspended === 'gone' && pods.length === 0 ? 'gone' : 'evicted';
 }

@@ -103,4 +103,13 @@ describe('KubeRay RayCluster and RayJob as workloads', () => {
     expect(rayJobKind.suspendPatch(true, rayJob({ shutdownAfterJobFinishes: false }))).toBeNull();
     expect(rayJobKind.suspendPatch(true, { spec: { shutdownAfterJobFinishes: true, clusterSelector: { 'ray.io/cluster': 'c' } } })).toBeNull();
   });
+
+  it('a RayJob that cannot be suspended is stopped by deleting its RayCluster (KubeRay 1.5 never recreates the head pod of a RayJob’s provisioned cluster, but creates a new cluster)', () => {
+    const rayJob = { metadata: { namespace: 'ns', name: 'rj' }, spec: { rayClusterSpec: {} }, status: { rayClusterName: 'rj-x7k2p' } };
+    expect(rayJobKind.stopChild!(rayJob)).toEqual({ apiVersion: 'ray.io/v1', kind: 'RayCluster', namespace: 'ns', name: 'rj-x7k2p' });
+    expect(rayJobKind.stopChild!({ ...rayJob, status: {} })).toBeNull();
+    // Not its own cluster: never deleted.
+    expect(rayJobKind.stopChild!({ ...rayJob, spec: { clusterSelector: { 'ray.io/cluster': 'shared' } } })).toBeNull();
+    expect(rayClusterKind.stopChild).toBeUndefined();
+  });
 });

@@ -68,8 +68,8 @@ export const rayClusterKind: WorkloadKindSpec = {
  * KubeRay RayJob (ray.io/v1): the gang is the RayCluster it creates (`spec.rayClusterSpec`). Suspended
  * through `spec.suspend` (the operator deletes the cluster and the submitter) when KubeRay allows it:
  * KubeRay 1.5 fails a suspended RayJob for good (ValidationFailed) unless `shutdownAfterJobFinishes` is true
- * and it has its own cluster — so other RayJobs (the upstream sample among them) are stopped by evicting
- * their cluster's pods, which the operator recreates. Finished when `status.jobDeploymentStatus` is
+ * and it has its own cluster — so other RayJobs (the upstream sample among them) are stopped by deleting
+ * their RayCluster, which the operator creates anew (stopChild). Finished when `status.jobDeploymentStatus` is
  * Complete (SUCCEEDED, else failed) or Failed/ValidationFailed.
  */
 export const rayJobKind: WorkloadKindSpec = {
@@ -110,5 +110,14 @@ export const rayJobKind: WorkloadKindSpec = {
     const spec = record(object.spec);
     const ownCluster = Object.keys(record(spec.clusterSelector)).length === 0;
     return spec.shutdownAfterJobFinishes === true && ownCluster ? { spec: { suspend } } : null;
+  },
+  // KubeRay 1.5 does not recreate the head pod of a RayJob's provisioned RayCluster (it leaves the failure to
+  // the RayJob), so evicting the pods would end the RayJob; a deleted RayCluster is created anew by the
+  // RayJob controller (same name), and its submitter resubmits the Ray job once the new cluster is ready.
+  stopChild(object) {
+    const spec = record(object.spec);
+    const name = record(object.status).rayClusterName;
+    if (Object.keys(record(spec.clusterSelector)).length > 0 || typeof name !== 'string' || name === '') return null;
+    return { apiVersion: 'ray.io/v1', kind: 'RayCluster', namespace: object.metadata?.namespace ?? 'default', name };
   },
 };

@@ -60,6 +60,12 @@ export interface WorkloadKindSpec {
    * evicting every pod, and its controller recreates them).
    */
   suspendPatch(suspend: boolean, object: KubeObject): Record<string, unknown> | null;
+  /**
+   * For a workload that cannot be suspended, the child object whose deletion stops it in a way its controller
+   * recovers from (it creates the child anew, whose pods wait for the next admission); null or absent: its
+   * pods are evicted and the controller recreates them.
+   */
+  stopChild?(object: KubeObject): { apiVersion: string; kind: string; namespace: string; name: string } | null;
   /** For kinds made of several gangs (a LeaderWorkerSet's groups): which one a pod belongs to. */
   groupOf?(pod: V1Pod): string | null;
 }
