@@ -1,6 +1,8 @@
 // The same workload gangs with kube-scheduler in charge (deploy/kube-scheduler/config.yaml, Quartermaster as
-// its extender) and the real JobSet controller: the pods keep the default scheduler, ask for GPUs, and the
-// JobSet carries only the team label. Quartermaster groups them by their JobSet and lets kube-scheduler bind
+// its extender) and the real JobSet controller and Kubeflow Trainer: the pods keep the default scheduler, ask
+// for GPUs, and the JobSet or TrainJob carries only the team label (a TrainJob cannot name a scheduler for its
+// pods: its runtime's template does, so kube-scheduler with the extender is how TrainJobs are gang-scheduled
+// unless the platform's runtimes name Quartermaster's scheduler). Quartermaster groups them by their JobSet and lets kube-scheduler bind
 // none of them until the whole gang is admitted within quota — then each only to the node its replica was
 // allocated. A JobSet over quota gets no pod bound; a team within nominal reclaims by suspending a
 // borrowing JobSet; completion releases the quota and the preempted JobSet returns as the same job.
@@ -27,11 +29,14 @@ let qm: QmEnv;
 let kubeScheduler: RunningKubeScheduler;
 
 beforeAll(async () => {
-  controllers = await startControllers(['jobset']);
+  controllers = await startControllers(['jobset', 'trainer']);
   qm = await startQm('wl-ext', 4, {}, { extender: true });
   await seedTenancy(qm);
   await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
   await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
+  // a100 (4 × 8) for the TrainJobs: the same split.
+  await qm.ok('PUT', '/v1/teams/vision/quotas/a100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
+  await qm.ok('PUT', '/v1/teams/nlp/quotas/a100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
   await eventually('8 nodes synced', async () => {
     const nodes = ((await qm.ok('GET', '/v1/nodes')) as { items: { source: string }[] }).items;
     return nodes.filter((n) => n.source === 'kubernetes').length === 8 ? true : undefined;
@@ -148,4 +153,73 @@ describe('JobSet through kube-scheduler with Quartermaster as extender', () => {
       await kubelet.stop();
     }
   }, 300_000);
+});
+
+/** The Trainer's getting-started TrainJob with the team label, `numNodes` nodes of 8 a100 GPUs each. */
+function gpuTrainJob(name: string, team: string, numNodes: number, priority?: number): Manifest {
+  const trainJob = examples.trainJob();
+  trainJob.metadata = {
+    name,
+    labels: { 'quartermaster.io/team': team, ...(priority === undefined ? {} : { 'quartermaster.io/priority': String(priority) }) },
+    annotations: { 'quartermaster.io/flavors': 'a100' },
+  };
+  trainJob.spec.trainer = { ...trainJob.spec.trainer, numNodes, resourcesPerNode: { limits: { 'nvidia.com/gpu': '8' } } };
+  return trainJob;
+}
+
+async function readTrainJob(name: string): Promise<Manifest & { status?: { conditions?: { type: string; status: string }[] } }> {
+  return (await qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    group: 'trainer.kubeflow.org',
+    version: 'v1alpha1',
+    plural: 'trainjobs',
+    namespace: qm.namespace,
+    name,
+  })) as Manifest;
+}
+
+describe('TrainJob through kube-scheduler with Quartermaster as extender', () => {
+  it('a TrainJob is one job of numNodes pods bound where the core placed them; a team within nominal reclaims by suspending it; its Complete condition releases the quota and the suspended one returns as the same job', async () => {
+    const kubelet = runKubelet(qm);
+    try {
+      const manifest = await applyManifest(qm, gpuTrainJob('vision-t', 'vision', 2));
+      const t = await workloadJob(qm, 'TrainJob', 'vision-t', (j) => j.state === 'RUNNING', 120_000);
+      expect(t).toMatchObject({
+        replicas: 2,
+        acceleratorsPerReplica: 8,
+        workload: { apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', name: 'vision-t', uid: manifest.metadata!.uid },
+      });
+      const pods = await boundPods(qm, t.id);
+      expect(pods).toHaveLength(2);
+      const job = (await qm.ok('GET', `/v1/jobs/${t.id}`)) as typeof t;
+      const allocation = new Map(job.allocation!.map((x) => [String(x.replica), x.node]));
+      for (const pod of pods) {
+        expect(pod.spec?.schedulerName).toBe('default-scheduler');
+        expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+      }
+
+      // nlp: 3 nodes × 8 = 24 a100 GPUs; 16 are free, so vision's borrowed TrainJob is suspended.
+      await applyManifest(qm, gpuTrainJob('nlp-t', 'nlp', 3, 100));
+      const n = await workloadJob(qm, 'TrainJob', 'nlp-t', (j) => j.state === 'RUNNING', 120_000);
+      expect(await boundPods(qm, n.id)).toHaveLength(3);
+      const suspended = await workloadJob(qm, 'TrainJob', 'vision-t', (j) => j.state === 'PENDING' && j.preemptionCount === 1);
+      expect(suspended.id).toBe(t.id);
+      expect((await readTrainJob('vision-t')).spec.suspend).toBe(true);
+      await eventually('vision-t’s pods gone', async () => ((await podsOf(qm, ofJobSet('vision-t'))).filter(live).length === 0 ? true : undefined), 90_000);
+      expect((await eventsOn(qm, 'TrainJob', 'vision-t')).find((e) => e.reason === 'Preempted')?.message).toContain('suspends it');
+
+      // nlp-t's pods succeed: its JobSet completes, the Trainer marks the TrainJob Complete, the job SUCCEEDED.
+      await succeed(qm, await boundPods(qm, n.id));
+      await workloadJob(qm, 'TrainJob', 'nlp-t', (j) => j.state === 'SUCCEEDED', 120_000);
+      expect((await readTrainJob('nlp-t')).status?.conditions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Complete', status: 'True' })]));
+      expect(await used(qm, 'nlp', 'a100')).toBe(0);
+
+      const back = await workloadJob(qm, 'TrainJob', 'vision-t', (j) => j.state === 'RUNNING', 120_000);
+      expect(back.id).toBe(t.id);
+      expect((await readTrainJob('vision-t')).spec.suspend).toBe(false);
+      expect(await boundPods(qm, back.id)).toHaveLength(2);
+      expect(await used(qm, 'vision', 'a100')).toBe(16);
+    } finally {
+      await kubelet.stop();
+    }
+  }, 420_000);
 });
