@@ -180,7 +180,10 @@ describe('JobSet', () => {
       expect(back.id).toBe(before.id);
       expect((await readJobSet('vision-a')).spec.suspend).toBe(false);
       expect(await boundPods(qm, back.id)).toHaveLength(5);
-      expect(await used(qm, 'vision', 'h100')).toBe(20);
+      // (Eventually: the usage the API reports is the last committed cycle's.)
+      await eventually('vision uses the 20 h100 of vision-a', async () => ((await used(qm, 'vision', 'h100')) === 20 ? true : undefined)).catch(async (e: unknown) => {
+        throw new Error(`${String(e)}: jobs ${JSON.stringify(((await qm.ok('GET', '/v1/jobs?limit=50')) as { items: { name: string; state: string; admittedReplicas: number | null; flavor: string | null }[] }).items.map((j) => [j.name, j.state, j.admittedReplicas, j.flavor]))}`);
+      });
     } finally {
       await kubelet.stop();
     }
