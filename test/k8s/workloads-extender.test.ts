@@ -14,6 +14,7 @@ import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './s
 import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
 import {
   applyManifest,
+  deleteWorkloads,
   boundPods,
   eventsOn,
   live,
@@ -48,6 +49,7 @@ beforeAll(async () => {
 }, 30 * 60_000);
 
 afterAll(async () => {
+  if (qm) await deleteWorkloads(qm);
   await kubeScheduler?.stop();
   await qm?.close();
   await controllers?.stop();

@@ -11,6 +11,7 @@ import { examples, forTeam, type Manifest } from './controllers/examples.js';
 import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
 import {
   applyManifest,
+  deleteWorkloads,
   boundPods,
   eventsOn,
   live,
@@ -34,6 +35,7 @@ beforeAll(async () => {
 }, 30 * 60_000);
 
 afterAll(async () => {
+  if (qm) await deleteWorkloads(qm);
   await qm?.close();
   await controllers?.stop();
 }, 120_000);

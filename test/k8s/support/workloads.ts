@@ -196,3 +196,37 @@ export function scheduledCondition(
   const c = pod.status?.conditions?.find((x) => x.type === 'PodScheduled');
   return c ? { status: c.status, reason: c.reason ?? '', message: c.message ?? '' } : undefined;
 }
+
+/**
+ * Deletes the test's workloads and their pods (in afterAll, while the controllers still run). Every
+ * Quartermaster of the k8s suite imports pods of all namespaces, and the suite's control plane has no
+ * namespace controller: a file's leftover workloads, reconciled again by the next file's controllers, would be
+ * imported by the next file's Quartermaster (same team names) and hold its quota.
+ */
+export async function deleteWorkloads(qm: QmEnv): Promise<void> {
+  const objects = KubernetesObjectApi.makeApiClient(qm.cluster.kubeConfig);
+  const kinds: [string, string][] = [
+    ['trainer.kubeflow.org/v1alpha1', 'TrainJob'],
+    ['jobset.x-k8s.io/v1alpha2', 'JobSet'],
+    ['ray.io/v1', 'RayJob'],
+    ['ray.io/v1', 'RayCluster'],
+    ['leaderworkerset.x-k8s.io/v1', 'LeaderWorkerSet'],
+    ['batch/v1', 'Job'],
+  ];
+  for (const [apiVersion, kind] of kinds) {
+    const list = await objects.list(apiVersion, kind, qm.namespace).catch(() => ({ items: [] }));
+    for (const object of list.items) {
+      await objects
+        .delete(
+          { apiVersion, kind, metadata: { name: object.metadata!.name!, namespace: qm.namespace } },
+          undefined,
+          undefined,
+          0,
+          undefined,
+          'Background',
+        )
+        .catch(() => undefined);
+    }
+  }
+  await qm.core.deleteCollectionNamespacedPod({ namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+}
