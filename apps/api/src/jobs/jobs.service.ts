@@ -74,7 +74,7 @@ export class JobsService {
   async get(id: string, caller: Principal): Promise<JobDetail> {
     const job = await this.jobs.get(id);
     if (!job) throw notFound(`job ${id}`);
-    if (!canReadTeam(caller, job.team)) throw forbidden(`job ${id} belongs to team ${job.team}, which ${caller.subject} may not act for`);
+    if (!canReadTeam(caller, job.team)) throw forbidden(`job ${id} is not yours: ${caller.subject} may not act for its team`);
     return job;
   }
 
