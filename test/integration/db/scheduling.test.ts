@@ -43,8 +43,11 @@ const EXPECTED_SNAPSHOT: Snapshot = {
   now: NOW,
   options: DEFAULT_OPTIONS,
   flavors: [
-    { name: 'h100-80gb', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 4, memoryGiB: 80 },
-    { name: 'tpu-v5e', kind: 'google-tpu', resourceName: 'google.com/tpu', relativeSpeed: 0.8, costPerHour: 1.2 },
+    { name: 'h100-80gb', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 4, memoryGiB: 80,
+      // The defaults per accelerator kind (no topologyLabels were set): which node labels each level is read from.
+      topologyLabels: { zone: 'topology.kubernetes.io/zone', block: 'quartermaster.io/block', domain: 'nvidia.com/gpu.clique', tpuShape: 'cloud.google.com/gke-tpu-topology' } },
+    { name: 'tpu-v5e', kind: 'google-tpu', resourceName: 'google.com/tpu', relativeSpeed: 0.8, costPerHour: 1.2,
+      topologyLabels: { zone: 'topology.kubernetes.io/zone', block: 'cloud.google.com/gce-topology-block', domain: 'cloud.google.com/gke-nodepool', tpuShape: 'cloud.google.com/gke-tpu-topology' } },
   ],
   nodes: [
     { name: 'gpu-a', flavor: 'h100-80gb', accelerators: 8, cpuMillis: 96000, memoryMiB: 1048576,
