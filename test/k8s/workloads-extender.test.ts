@@ -207,7 +207,7 @@ describe('TrainJob through kube-scheduler with Quartermaster as extender', () =>
       expect(suspended.id).toBe(t.id);
       expect((await readTrainJob('vision-t')).spec.suspend).toBe(true);
       await eventually('vision-t’s pods gone', async () => ((await podsOf(qm, ofJobSet('vision-t'))).filter(live).length === 0 ? true : undefined), 90_000);
-      expect((await eventsOn(qm, 'TrainJob', 'vision-t')).find((e) => e.reason === 'Preempted')?.message).toContain('suspends it');
+      expect((await eventually('vision-t has a Preempted Event', async () => (await eventsOn(qm, 'TrainJob', 'vision-t')).find((e) => e.reason === 'Preempted')))?.message).toContain('suspends it');
 
       // nlp-t's pods succeed: its JobSet completes, the Trainer marks the TrainJob Complete, the job SUCCEEDED.
       await succeed(qm, await boundPods(qm, n.id));

@@ -113,7 +113,7 @@ describe('batch/v1 Job', () => {
       return list.some((e) => e.reason === 'QuotaExceeded') ? list : undefined;
     });
     expect(events.filter((e) => e.reason === 'QuotaExceeded')).toHaveLength(1);
-    expect((await eventsOn(qm, 'Job', 'vision-a')).map((e) => e.reason)).toContain('Admitted');
+    await eventually('vision-a has an Admitted Event', async () => ((await eventsOn(qm, 'Job', 'vision-a')).some((e) => e.reason === 'Admitted') ? true : undefined));
   }, 180_000);
 
   it('a team within nominal reclaims by suspending the borrowing Job; it returns as the same job; completion releases quota', async () => {
@@ -137,7 +137,7 @@ describe('batch/v1 Job', () => {
         .readNamespacedJob({ name: 'vision-a', namespace: qm.namespace });
       expect(batch.spec?.suspend).toBe(true);
       expect((await podsOf(qm, 'job-name=vision-a')).filter(live)).toHaveLength(0);
-      const preempted = (await eventsOn(qm, 'Job', 'vision-a')).find((e) => e.reason === 'Preempted');
+      const preempted = (await eventually('vision-a has a Preempted Event', async () => (await eventsOn(qm, 'Job', 'vision-a')).find((e) => e.reason === 'Preempted')));
       expect(preempted).toMatchObject({ type: 'Warning', message: expect.stringContaining('suspends it') });
 
       // nlp-c completes: its Job controller says Complete, the job SUCCEEDED and nlp's quota is free again.

@@ -133,7 +133,7 @@ describe('JobSet', () => {
       return list.some((e) => e.reason === 'QuotaExceeded') ? list : undefined;
     });
     expect(events.filter((e) => e.reason === 'QuotaExceeded')).toHaveLength(1);
-    expect((await eventsOn(qm, 'JobSet', 'vision-a')).map((e) => e.reason)).toContain('Admitted');
+    await eventually('vision-a has an Admitted Event', async () => ((await eventsOn(qm, 'JobSet', 'vision-a')).some((e) => e.reason === 'Admitted') ? true : undefined));
     // Nothing left to wait for: vision-b goes, its job CANCELLED with it.
     await qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
       group: 'jobset.x-k8s.io',
@@ -166,7 +166,7 @@ describe('JobSet', () => {
       await eventually('the pods of vision-a are gone', async () =>
         (await podsOf(qm, ofJobSet('vision-a'))).filter(live).length === 0 ? true : undefined,
       );
-      const preempted = (await eventsOn(qm, 'JobSet', 'vision-a')).find((e) => e.reason === 'Preempted');
+      const preempted = (await eventually('vision-a has a Preempted Event', async () => (await eventsOn(qm, 'JobSet', 'vision-a')).find((e) => e.reason === 'Preempted')));
       expect(preempted).toMatchObject({ type: 'Warning', message: expect.stringContaining('suspends it') });
 
       // nlp-c completes: its Jobs complete, the JobSet says Completed, the job SUCCEEDED and nlp's quota is free.

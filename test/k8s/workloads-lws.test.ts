@@ -138,6 +138,7 @@ describe('LeaderWorkerSet', () => {
     await eventually('a QuotaExceeded Event on the LeaderWorkerSet', async () =>
       (await eventsOn(qm, 'LeaderWorkerSet', 'vision-a')).some((e) => e.reason === 'QuotaExceeded') ? true : undefined,
     );
+    await eventually('vision-a has 2 Admitted Events', async () => ((await eventsOn(qm, 'LeaderWorkerSet', 'vision-a')).filter((e) => e.reason === 'Admitted').length >= 2 ? true : undefined));
     expect((await eventsOn(qm, 'LeaderWorkerSet', 'vision-a')).filter((e) => e.reason === 'Admitted')).toHaveLength(2);
     expect(await used(qm, 'vision', 'h100')).toBe(16);
   }, 180_000);
@@ -166,7 +167,7 @@ describe('LeaderWorkerSet', () => {
           : undefined;
       }, 90_000);
       expect((await groupJobs('vision-a', 3)).get(victims[0]!)!.state).toBe('PENDING');
-      const preempted = (await eventsOn(qm, 'LeaderWorkerSet', 'vision-a')).find((e) => e.reason === 'Preempted');
+      const preempted = (await eventually('vision-a has a Preempted Event', async () => (await eventsOn(qm, 'LeaderWorkerSet', 'vision-a')).find((e) => e.reason === 'Preempted')));
       expect(preempted).toMatchObject({ type: 'Warning', message: expect.stringContaining('evicts every pod of the gang') });
       expect(await used(qm, 'vision', 'h100')).toBe(8);
 

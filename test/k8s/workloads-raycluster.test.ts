@@ -143,7 +143,7 @@ describe('RayCluster', () => {
         const list = (await podsOf(qm, ofCluster('vision-a'))).filter(live);
         return list.length === 4 && list.every((p) => !p.spec?.nodeName && p.metadata?.labels?.['quartermaster.io/job-id'] === a.id) ? true : undefined;
       }, 90_000);
-      const preempted = (await eventsOn(qm, 'RayCluster', 'vision-a')).find((e) => e.reason === 'Preempted');
+      const preempted = (await eventually('vision-a has a Preempted Event', async () => (await eventsOn(qm, 'RayCluster', 'vision-a')).find((e) => e.reason === 'Preempted')));
       expect(preempted).toMatchObject({ type: 'Warning', message: expect.stringContaining('evicts every pod of the gang') });
       expect(await used(qm, 'vision', 'h100')).toBe(0);
 

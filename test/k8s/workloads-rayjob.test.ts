@@ -116,7 +116,7 @@ describe('RayJob', () => {
       expect(suspended.id).toBe(suspendBefore.id);
       expect((await readRayJob('vision-suspend')).spec.suspend).toBe(true);
       await eventually('vision-suspend’s cluster gone', async () => ((await clusterPods('vision-suspend')).filter(live).length === 0 ? true : undefined), 90_000);
-      expect((await eventsOn(qm, 'RayJob', 'vision-suspend')).find((e) => e.reason === 'Preempted')?.message).toContain('suspends it');
+      expect((await eventually('vision-suspend has a Preempted Event', async () => (await eventsOn(qm, 'RayJob', 'vision-suspend')).find((e) => e.reason === 'Preempted')))?.message).toContain('suspends it');
 
       // Never suspended (KubeRay would fail it): its cluster was deleted, KubeRay made a new one whose pods wait for the same job.
       const evicted = await workloadJob(qm, 'RayJob', 'vision-evict', (j) => j.state === 'PENDING' && j.preemptionCount === 1);
@@ -124,7 +124,7 @@ describe('RayJob', () => {
       const sample = await readRayJob('vision-evict');
       expect(sample.spec.suspend ?? false).toBe(false);
       expect(sample.status?.jobDeploymentStatus).not.toBe('ValidationFailed');
-      expect((await eventsOn(qm, 'RayJob', 'vision-evict')).find((e) => e.reason === 'Preempted')?.message).toContain('deletes its cluster');
+      expect((await eventually('vision-evict has a Preempted Event', async () => (await eventsOn(qm, 'RayJob', 'vision-evict')).find((e) => e.reason === 'Preempted')))?.message).toContain('deletes its cluster');
       const waiting = await eventually('vision-evict’s pods recreated, waiting with their reason', async () => {
         const list = (await clusterPods('vision-evict')).filter(live);
         return list.length === 2 && list.every((p) => !p.spec?.nodeName && p.metadata?.labels?.['quartermaster.io/job-id'] === evicted.id && scheduledCondition(p)?.status === 'False')
