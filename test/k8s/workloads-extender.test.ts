@@ -8,13 +8,14 @@
 // borrowing JobSet; completion releases the quota and the preempted JobSet returns as the same job.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { startControllers, type RunningControllers } from './controllers/controllers.js';
+import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam, type Manifest } from './controllers/examples.js';
 import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
-import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+import { eventually, type QmEnv } from './scheduler-harness.js';
 import {
   applyManifest,
-  deleteWorkloads,
+  startWorkloadSuite,
+  stopWorkloadSuite,
   boundPods,
   eventsOn,
   live,
@@ -30,11 +31,7 @@ let qm: QmEnv;
 let kubeScheduler: RunningKubeScheduler;
 
 beforeAll(async () => {
-  controllers = await startControllers(['jobset', 'trainer']);
-  qm = await startQm('wl-ext', 4, {}, { extender: true });
-  await seedTenancy(qm);
-  await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
-  await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
+  ({ qm, controllers } = await startWorkloadSuite('wl-ext', ['jobset', 'trainer'], 4, 32, { extender: true }));
   // a100 (4 × 8) for the TrainJobs: the same split.
   await qm.ok('PUT', '/v1/teams/vision/quotas/a100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
   await qm.ok('PUT', '/v1/teams/nlp/quotas/a100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
@@ -49,10 +46,8 @@ beforeAll(async () => {
 }, 30 * 60_000);
 
 afterAll(async () => {
-  if (qm) await deleteWorkloads(qm);
   await kubeScheduler?.stop();
-  await qm?.close();
-  await controllers?.stop();
+  await stopWorkloadSuite({ qm, controllers });
 }, 120_000);
 
 /** paralleljobs with the team label and 4 h100 GPUs a pod (20 in all); the pods keep the default scheduler. */

@@ -3,12 +3,13 @@
 // waits with its reason; a team within its nominal quota reclaims by suspending a borrowing team's Job, which
 // comes back as the same job when capacity returns; completion (the Job's Complete condition) releases quota.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startControllers, type RunningControllers } from './controllers/controllers.js';
+import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam } from './controllers/examples.js';
-import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+import { eventually, type QmEnv } from './scheduler-harness.js';
 import {
   applyManifest,
-  deleteWorkloads,
+  startWorkloadSuite,
+  stopWorkloadSuite,
   boundPods,
   eventsOn,
   live,
@@ -24,19 +25,11 @@ let controllers: RunningControllers;
 let qm: QmEnv;
 
 beforeAll(async () => {
-  controllers = await startControllers(['kube-controller-manager']);
-  qm = await startQm('wl-job', 2);
-  await seedTenancy(qm);
   // h100 (2 nodes × 8): nlp owns it, vision may borrow all of it.
-  await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 16, lendingLimit: null });
-  await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 16, borrowingLimit: 0, lendingLimit: null });
+  ({ qm, controllers } = await startWorkloadSuite('wl-job', ['kube-controller-manager'], 2, 16));
 }, 30 * 60_000);
 
-afterAll(async () => {
-  if (qm) await deleteWorkloads(qm);
-  await qm?.close();
-  await controllers?.stop();
-}, 120_000);
+afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
 
 /** An indexed Job of `replicas` pods with 8 GPUs each, on h100. */
 function gpuJob(name: string, team: string, replicas: number, priority = 0) {

@@ -6,12 +6,13 @@
 // same job); deleting a LeaderWorkerSet ends its jobs and releases the quota, and the waiting group comes back.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { startControllers, type RunningControllers } from './controllers/controllers.js';
+import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam, type Manifest } from './controllers/examples.js';
-import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+import { eventually, type QmEnv } from './scheduler-harness.js';
 import {
   applyManifest,
-  deleteWorkloads,
+  startWorkloadSuite,
+  stopWorkloadSuite,
   boundPods,
   eventsOn,
   podsOf,
@@ -26,19 +27,11 @@ let controllers: RunningControllers;
 let qm: QmEnv;
 
 beforeAll(async () => {
-  controllers = await startControllers(['lws']);
-  qm = await startQm('wl-lws', 4);
-  await seedTenancy(qm);
   // h100 (4 nodes × 8): nlp owns it; vision may borrow 16.
-  await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 16, lendingLimit: null });
-  await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
+  ({ qm, controllers } = await startWorkloadSuite('wl-lws', ['lws'], 4, 16));
 }, 30 * 60_000);
 
-afterAll(async () => {
-  if (qm) await deleteWorkloads(qm);
-  await qm?.close();
-  await controllers?.stop();
-}, 120_000);
+afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
 
 const GROUP = 'leaderworkerset.sigs.k8s.io/group-index';
 const ofLws = (name: string): string => `leaderworkerset.sigs.k8s.io/name=${name}`;

@@ -8,12 +8,13 @@
 // jobDeploymentStatus ends the job and releases its quota (here Failed: no Ray runtime answers the submitter).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { startControllers, type RunningControllers } from './controllers/controllers.js';
+import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam, type Manifest } from './controllers/examples.js';
-import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+import { eventually, type QmEnv } from './scheduler-harness.js';
 import {
   applyManifest,
-  deleteWorkloads,
+  startWorkloadSuite,
+  stopWorkloadSuite,
   boundPods,
   eventsOn,
   live,
@@ -28,19 +29,11 @@ let controllers: RunningControllers;
 let qm: QmEnv;
 
 beforeAll(async () => {
-  controllers = await startControllers(['kuberay']);
-  qm = await startQm('wl-rayjob', 4);
-  await seedTenancy(qm);
   // h100 (4 nodes × 8): nlp owns it; vision may borrow all of it.
-  await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
-  await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
+  ({ qm, controllers } = await startWorkloadSuite('wl-rayjob', ['kuberay'], 4, 32));
 }, 30 * 60_000);
 
-afterAll(async () => {
-  if (qm) await deleteWorkloads(qm);
-  await qm?.close();
-  await controllers?.stop();
-}, 120_000);
+afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
 
 const custom = (): CustomObjectsApi => qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi);
 

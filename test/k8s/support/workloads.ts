@@ -3,8 +3,9 @@
 // pods their controller deleted gracefully — no kubelet confirms that here).
 import { KubernetesObjectApi, type V1Pod } from '@kubernetes/client-node';
 import { LABEL_JOB_ID } from '#kube';
+import { startControllers, type ControllerName, type RunningControllers } from '../controllers/controllers.js';
 import type { Manifest } from '../controllers/examples.js';
-import { eventually, type QmEnv } from '../scheduler-harness.js';
+import { eventually, seedTenancy, startQm, type QmEnv } from '../scheduler-harness.js';
 
 export interface WorkloadJob {
   id: string;
@@ -229,4 +230,35 @@ export async function deleteWorkloads(qm: QmEnv): Promise<void> {
     }
   }
   await qm.core.deleteCollectionNamespacedPod({ namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+}
+
+export interface WorkloadSuite {
+  qm: QmEnv;
+  controllers: RunningControllers;
+}
+
+/**
+ * A workload test file's world: the upstream `controllers`, a Quartermaster over `nodes` nodes per flavor with
+ * the seeded tenancy, and h100 owned by nlp (nodes × 8 nominal) that vision may borrow `visionBorrows` of.
+ */
+export async function startWorkloadSuite(
+  label: string,
+  controllers: readonly ControllerName[],
+  nodes: number,
+  visionBorrows: number,
+  options: Parameters<typeof startQm>[3] = {},
+): Promise<WorkloadSuite> {
+  const running = await startControllers(controllers);
+  const qm = await startQm(label, nodes, {}, options);
+  await seedTenancy(qm);
+  await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: visionBorrows, lendingLimit: null });
+  await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: nodes * 8, borrowingLimit: 0, lendingLimit: null });
+  return { qm, controllers: running };
+}
+
+/** Deletes the suite's workloads while its controllers still run, then stops Quartermaster and the controllers. */
+export async function stopWorkloadSuite(suite: Partial<WorkloadSuite>): Promise<void> {
+  if (suite.qm) await deleteWorkloads(suite.qm);
+  await suite.qm?.close();
+  await suite.controllers?.stop();
 }
