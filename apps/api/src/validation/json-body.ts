@@ -20,7 +20,9 @@ export function installJsonBodyCheck(fastify: FastifyInstance): void {
   // The one JSON parser (Nest's is turned off: bodyParser false): application/json and structured +json
   // types (application/merge-patch+json for PATCH), with Fastify's poisoning checks, after a nesting
   // limit — JSON nested thousands deep overflowed the stack of the validators (a 500 and a stack trace).
-  const parse = fastify.getDefaultJsonParser('error', 'error');
+  // `__proto__` and `constructor` keys are kept as the own properties JSON.parse makes them: they are valid
+  // label keys and env names, and the validation pipe's shieldBody refuses them where they are not data.
+  const parse = fastify.getDefaultJsonParser('ignore', 'ignore');
   const parser: FastifyBodyParser<string | Buffer> = (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {

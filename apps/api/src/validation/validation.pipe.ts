@@ -1,5 +1,6 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { AppError, type FieldError } from '#common';
+import { shieldBody } from './body-shape.js';
 
 const TYPE_CONSTRAINTS = new Set(['isInt', 'isString', 'isNumber', 'isBoolean', 'isArray', 'isObject', 'isIn', 'nestedValidation']);
 
@@ -57,8 +58,8 @@ export class ApiValidationPipe extends ValidationPipe {
     });
   }
 
-  /** Bodies parsed by Fastify's JSON parser (secure-json-parse refuses __proto__/constructor keys). */
-  private readonly jsonBodies = new WeakSet<object>();
+  /** Bodies and queries shieldBody walked: a `__proto__` key in them is data or an unknown field, never stripped. */
+  private readonly shielded = new WeakSet<object>();
 
   // The API reads only JSON bodies and query strings: no sparse arrays and no binary values can reach
   // the pipe, so Nest's passes for them are skipped (they cost ~40% of the pipe on a job submission).
@@ -69,7 +70,7 @@ export class ApiValidationPipe extends ValidationPipe {
   }
 
   protected override stripProtoKeys(value: unknown): void {
-    if (typeof value === 'object' && value !== null && this.jsonBodies.has(value)) return;
+    if (typeof value === 'object' && value !== null && this.shielded.has(value)) return;
     super.stripProtoKeys(value);
   }
 
@@ -85,7 +86,23 @@ export class ApiValidationPipe extends ValidationPipe {
       if (bad.length > 0) {
         throw validationFailed(bad.map((field) => ({ field, message: 'must not contain U+0000 or unpaired surrogate characters' })));
       }
-      this.jsonBodies.add(value);
+    }
+    if ((metadata.type === 'body' || metadata.type === 'query') && metadata.metatype && this.toValidate(metadata) && typeof value === 'object' && value !== null) {
+      // Keys are data whatever their name: unknown fields (`toString`, `__proto__` too) are refused here,
+      // and maps reach the DTO exactly as sent (class-transformer would drop or trip over such keys).
+      const unknown = shieldBody(value as Record<string, unknown>, metadata.metatype);
+      this.shielded.add(value);
+      if (unknown.length > 0) {
+        // Every offending field in one answer: the unknown ones and whatever the validators find in the rest.
+        const others = await super.transform(value, metadata).then(
+          () => [],
+          (error: unknown) => {
+            if (error instanceof AppError && error.code === 'VALIDATION_FAILED') return error.errors;
+            throw error;
+          },
+        );
+        throw validationFailed([...unknown, ...others]);
+      }
     }
     return super.transform(value, metadata);
   }

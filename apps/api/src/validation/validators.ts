@@ -20,6 +20,7 @@ import {
   type ValidationArguments,
 } from 'class-validator';
 import { DNS_LABEL, DNS_LABEL_MAX } from '#common';
+import { JsonMap } from './body-shape.js';
 
 /** Messages are relative to the field: the problem+json `errors` list pairs them with the field path. */
 const DNS_MESSAGE = `must be a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, at most ${DNS_LABEL_MAX} characters)`;
@@ -83,15 +84,15 @@ export interface StringMapRules {
   valuePattern?: RegExp;
 }
 
-/** A JSON object whose keys and values are bounded strings (labels, env). */
+/** A JSON object whose keys and values are bounded strings (labels, env), stored exactly as sent. */
 export const IsStringMap = (rules: StringMapRules): PropertyDecorator =>
-  ValidateBy({
+  applyDecorators(JsonMap(), ValidateBy({
     name: 'isStringMap',
     validator: {
       validate: (value: unknown) => stringMapProblem(value, rules) === null,
       defaultMessage: (args?: ValidationArguments) => stringMapProblem(args?.value, rules) ?? 'is invalid',
     },
-  });
+  }));
 
 function stringMapProblem(value: unknown, rules: StringMapRules): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object of string values';
@@ -106,16 +107,16 @@ function stringMapProblem(value: unknown, rules: StringMapRules): string | null 
   return null;
 }
 
-/** A JSON object from names (of the same object's `keysFrom` list) to bounded positive numbers. */
+/** A JSON object from names (of the same object's `keysFrom` list) to bounded positive numbers, stored exactly as sent. */
 export const IsSpeedMap = (keysFrom: string): PropertyDecorator =>
-  ValidateBy({
+  applyDecorators(JsonMap(), ValidateBy({
     name: 'isSpeedMap',
     constraints: [keysFrom],
     validator: {
       validate: (value: unknown, args?: ValidationArguments) => speedMapProblem(value, args) === null,
       defaultMessage: (args?: ValidationArguments) => speedMapProblem(args?.value, args) ?? 'is invalid',
     },
-  });
+  }));
 
 function speedMapProblem(value: unknown, args?: ValidationArguments): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object from flavor name to a positive number';
