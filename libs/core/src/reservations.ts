@@ -16,11 +16,10 @@
  * the cohort after startAt is not protected.
  */
 import type { CycleState, Holding } from './cycle-state.js';
-import { type FreeView, type GangRequest, placeInGroups, shapeKey, slotsOn } from './gang-placer.js';
-import type { NodeGroup } from './cluster-state.js';
+import { type FoundPlacement, FutureCapacity, earlierReservations } from './future-capacity.js';
+import { type GangRequest, shapeKey } from './gang-placer.js';
 import type { PendingJob, Reservation } from './model.js';
-import { maxAddableAfterRelease, overflowDropOnRelease, quotaCeiling } from './quota.js';
-import { groupingOf } from './topology.js';
+import { quotaCeiling } from './quota.js';
 
 export interface ActiveReservation {
   reservation: Reservation;
@@ -95,7 +94,12 @@ export class ReservationBook {
 
 /**
  * The earliest reservation of `k` replicas of `job` on `flavor`, or undefined when even the end of
- * every known job would not make room (the gang is then larger than what quota or the fleet allow).
+ * every known job would not make room (the gang is then larger than what quota or the fleet allow):
+ *
+ *   0. skip a request already found hopeless in this cycle (`FailedReservations`);
+ *   1. take away what earlier reservations hold, and stop if quota or the flavor's size rule it out;
+ *   2. try now; then walk the flavor's release timeline, one instant (one expected end) at a time,
+ *      releasing the work that ends then and trying again (`FutureCapacity`), until the gang fits.
  */
 export function computeReservation(st: CycleState, job: PendingJob, flavor: string, k: number): ActiveReservation | undefined {
   const e = st.quota.get(job.team, flavor);
@@ -104,110 +108,18 @@ export function computeReservation(st: CycleState, job: PendingJob, flavor: stri
   const shape = { a: job.acceleratorsPerReplica, c: job.cpuMillisPerReplica, m: job.memoryMiBPerReplica };
   const need = shape.a * k;
   const req: GangRequest = { flavor, shape, minK: k, maxK: k, topology: job.topology };
+  const failed = new FailedReservations(st, job.team, req);
+  if (failed.covers()) return undefined;
 
-  // Once every known job has ended, the view is the same whatever runs now; a request that does not
-  // fit then never will (until another reservation changes it), so failures are memoized.
-  const memoKey = `${job.team}|${flavor}|${shapeKey(req)}`;
-  const prev = st.failedReservations.get(memoKey);
-  if (prev !== undefined && prev.count === st.reservations.count && prev.minK <= k) return undefined;
-  const never = (): undefined => {
-    st.failedReservations.set(memoKey, { count: st.reservations.count, minK: k });
-    return undefined;
+  const earlier = earlierReservations(st, job.team, flavor);
+  if (quotaCeiling(e) - earlier.reservedSameTeam < need || fl.totalAllocatable - earlier.heldOnFlavor < need) return failed.remember();
+
+  const future = new FutureCapacity(st, job, e, fl, req, earlier);
+  const reservationAt = (t: number): ActiveReservation | undefined => {
+    const found = future.place();
+    return found && activeReservation(st, job, flavor, t, need, found);
   };
-
-  // The view of free capacity at the time being examined: now + releases − earlier reservations.
-  const extra = new Map<number, number>();
-  const extraC = new Map<number, number>();
-  const extraM = new Map<number, number>();
-  let reservedSameTeam = 0;
-  let heldOnFlavor = 0;
-  for (const r of st.reservations.active) {
-    for (const [i, a] of r.held) extra.set(i, (extra.get(i) ?? 0) - a);
-    if (r.flavor === flavor) heldOnFlavor += r.need;
-    if (r.job.team === job.team && r.flavor === flavor) reservedSameTeam += r.need;
-  }
-  if (quotaCeiling(e) - reservedSameTeam < need || fl.totalAllocatable - heldOnFlavor < need) return never();
-  const view: FreeView = {
-    freeA: (i) => st.cluster.freeA(i) + (extra.get(i) ?? 0),
-    freeC: (i) => st.cluster.freeC(i) + (extraC.get(i) ?? 0),
-    freeM: (i) => st.cluster.freeM(i) + (extraM.get(i) ?? 0),
-  };
-
-  // Replica slots per node and per group, updated as releases touch nodes.
-  const grouping = groupingOf(job.topology);
-  const groups: readonly NodeGroup[] =
-    grouping === 'none' ? [{ key: '', nodes: fl.nodes, freeSum: 0 }] : st.cluster.groups(flavor, grouping);
-  const groupOf = new Map<number, NodeGroup>();
-  const slots = new Map<number, number>();
-  const groupSlots = new Map<NodeGroup, number>();
-  let fitsSomewhere = false;
-  for (const g of groups) {
-    let sum = 0;
-    for (const i of g.nodes) {
-      groupOf.set(i, g);
-      const s = slotsOn(view, i, shape, k);
-      slots.set(i, s);
-      sum += s;
-    }
-    groupSlots.set(g, sum);
-    if (sum >= k) fitsSomewhere = true;
-  }
-
-  // Quota at the time being examined.
-  const released = new Map<string, number>();
-  let overflowDrop = 0;
-  const quotaAllows = (): boolean =>
-    maxAddableAfterRelease(e, released.get(job.team) ?? 0, overflowDrop) - reservedSameTeam >= need;
-
-  const releaseHolding = (h: Holding): void => {
-    for (const rep of h.replicas) {
-      extra.set(rep.node, (extra.get(rep.node) ?? 0) + rep.a);
-      extraC.set(rep.node, (extraC.get(rep.node) ?? 0) + rep.c);
-      extraM.set(rep.node, (extraM.get(rep.node) ?? 0) + rep.m);
-      const g = groupOf.get(rep.node);
-      if (g === undefined) continue;
-      const s = slotsOn(view, rep.node, shape, k);
-      const total = groupSlots.get(g)! + s - slots.get(rep.node)!;
-      slots.set(rep.node, s);
-      groupSlots.set(g, total);
-      if (total >= k) fitsSomewhere = true;
-    }
-    const other = st.quota.get(h.job.team, flavor);
-    if (other === undefined) return;
-    const before = released.get(h.job.team) ?? 0;
-    const after = before + h.accelerators;
-    released.set(h.job.team, after);
-    if (other.pool !== null && other.pool === e.pool) {
-      overflowDrop +=
-        overflowDropOnRelease(other.used, other.guaranteed, after) -
-        overflowDropOnRelease(other.used, other.guaranteed, before);
-    }
-  };
-
-  const attempt = (t: number): ActiveReservation | undefined => {
-    if (!fitsSomewhere || !quotaAllows()) return undefined;
-    const fit = placeInGroups(view, groups, (g) => sumFree(view, g), req);
-    if (!fit.ok) return undefined;
-    const held = new Map<number, number>();
-    for (const i of fit.nodes) held.set(i, (held.get(i) ?? 0) + shape.a);
-    const headroom = new Map<number, number>();
-    for (const [i, a] of held) headroom.set(i, Math.max(0, view.freeA(i) - a));
-    const nodes = [...held]
-      .map(([i, a]) => ({ node: st.cluster.nodes[i]!.name, accelerators: a }))
-      .sort((x, y) => (x.node < y.node ? -1 : x.node > y.node ? 1 : 0));
-    return {
-      reservation: { jobId: job.id, flavor, startAt: t, nodes },
-      job,
-      flavor,
-      startAt: t,
-      held,
-      headroom,
-      quotaSlack: maxAddableAfterRelease(e, released.get(job.team) ?? 0, overflowDrop) - reservedSameTeam - need,
-      need,
-    };
-  };
-
-  const first = attempt(st.now);
+  const first = reservationAt(st.now);
   if (first !== undefined) return first;
   const tl = st.timeline(flavor);
   let idx = 0;
@@ -215,17 +127,54 @@ export function computeReservation(st: CycleState, job: PendingJob, flavor: stri
     const t = tl[idx]!.end;
     while (idx < tl.length && tl[idx]!.end === t) {
       const h = tl[idx]!;
-      if (!h.removed) releaseHolding(h);
+      if (!h.removed) future.release(h);
       idx++;
     }
-    const r = attempt(t);
+    const r = reservationAt(t);
     if (r !== undefined) return r;
   }
-  return never();
+  return failed.remember();
 }
 
-function sumFree(view: FreeView, g: NodeGroup): number {
-  let s = 0;
-  for (const i of g.nodes) s += Math.max(0, view.freeA(i));
-  return s;
+/**
+ * Requests of a team on a flavor and shape that fit nowhere even after every known job ended. The
+ * view is then the same whatever runs now, so such a request never fits until another reservation
+ * changes it (the count of reservations is the key's epoch); neither does one of more replicas.
+ */
+class FailedReservations {
+  private readonly key: string;
+
+  constructor(
+    private readonly st: CycleState,
+    team: string,
+    private readonly req: GangRequest,
+  ) {
+    this.key = `${team}|${req.flavor}|${shapeKey(req)}`;
+  }
+
+  covers(): boolean {
+    const prev = this.st.failedReservations.get(this.key);
+    return prev !== undefined && prev.count === this.st.reservations.count && prev.minK <= this.req.minK;
+  }
+
+  remember(): undefined {
+    this.st.failedReservations.set(this.key, { count: this.st.reservations.count, minK: this.req.minK });
+    return undefined;
+  }
+}
+
+function activeReservation(st: CycleState, job: PendingJob, flavor: string, startAt: number, need: number, found: FoundPlacement): ActiveReservation {
+  const nodes = [...found.held]
+    .map(([i, a]) => ({ node: st.cluster.nodes[i]!.name, accelerators: a }))
+    .sort((x, y) => (x.node < y.node ? -1 : x.node > y.node ? 1 : 0));
+  return {
+    reservation: { jobId: job.id, flavor, startAt, nodes },
+    job,
+    flavor,
+    startAt,
+    held: found.held,
+    headroom: found.headroom,
+    quotaSlack: found.quotaSlack,
+    need,
+  };
 }
