@@ -4,16 +4,21 @@ import { AccountingModule } from './accounting/accounting.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { ConsoleModule } from './console/console.module.js';
 import { CohortsController } from './cohorts/cohorts.controller.js';
+import { CohortsService } from './cohorts/cohorts.service.js';
 import { FlavorsController } from './flavors/flavors.controller.js';
+import { FlavorsService } from './flavors/flavors.service.js';
 import { HealthController } from './health/health.controller.js';
 import { InfraModule, type Infrastructure } from './infra/infra.module.js';
 import { JobsController } from './jobs/jobs.controller.js';
 import { JobsService } from './jobs/jobs.service.js';
 import { NodesController } from './nodes/nodes.controller.js';
+import { NodesService } from './nodes/nodes.service.js';
 import { SchedulerController } from './scheduler/scheduler.controller.js';
 import { TeamsController } from './teams/teams.controller.js';
+import { TeamsService } from './teams/teams.service.js';
 import { UsageService } from './teams/usage.service.js';
 import { TokensController } from './tokens/tokens.controller.js';
+import { TokensService } from './tokens/tokens.service.js';
 
 /** The REST API. Compose it into a larger process with `ApiModule.forRoot(infra)` (see createApiApp). */
 @Module({})
@@ -32,7 +37,16 @@ export class ApiModule {
         JobsController,
         SchedulerController,
       ],
-      providers: [{ provide: APP_GUARD, useClass: AuthGuard }, JobsService, UsageService],
+      providers: [
+        { provide: APP_GUARD, useClass: AuthGuard },
+        JobsService,
+        UsageService,
+        TokensService,
+        FlavorsService,
+        CohortsService,
+        TeamsService,
+        NodesService,
+      ],
     };
   }
 }

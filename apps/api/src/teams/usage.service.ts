@@ -18,14 +18,3 @@ export class UsageService {
     return out;
   }
 }
-
-export const usageView = (u: TeamFlavorUsage): unknown => ({
-  flavor: u.flavor,
-  nominal: u.nominal,
-  borrowingLimit: u.borrowingLimit,
-  lendingLimit: u.lendingLimit,
-  used: u.used,
-  borrowed: u.borrowed,
-  lent: u.lent,
-  pendingDemand: u.pendingDemand,
-});

@@ -1,48 +1,35 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { randomBytes } from 'node:crypto';
-import { AppError, sha256Hex, unknownReference } from '#common';
-import { TeamRepository, TokenRepository } from '#db';
 import { AdminOnly, Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { CreateTokenDto } from './token.dto.js';
+import { CreatedTokenView, TokenListView, WhoamiView } from './token.view.js';
+import { TokensService } from './tokens.service.js';
 import { ApiProblems } from '../problem.doc.js';
+import { Answers } from '../response.doc.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
 @ApiProblems()
 @Controller('v1')
 export class TokensController {
-  constructor(
-    @Inject(TokenRepository) private readonly tokens: TokenRepository,
-    @Inject(TeamRepository) private readonly teams: TeamRepository,
-  ) {}
+  constructor(@Inject(TokensService) private readonly tokens: TokensService) {}
 
   /** Creates a token; the secret is in this response only (it is stored as a sha256 hash). */
   @Post('tokens')
   @AdminOnly()
   @HttpCode(201)
-  async create(@Body() dto: CreateTokenDto): Promise<unknown> {
-    const teams = dto.teams ?? [];
-    if (dto.role !== 'admin' && teams.length === 0) {
-      throw new AppError('VALIDATION_FAILED', `a${dto.role === 'executor' ? 'n' : ''} ${dto.role} token needs at least one team`, [{ field: 'teams', message: `must list at least 1 team for a${dto.role === 'executor' ? 'n' : ''} ${dto.role}` }]);
-    }
-    if (dto.role === 'admin' && teams.length > 0) {
-      throw new AppError('VALIDATION_FAILED', 'an admin token acts for every team', [{ field: 'teams', message: 'must be empty for an admin' }]);
-    }
-    const missing = await this.teams.missing(teams);
-    if (missing.length > 0) throw unknownReference('teams', `unknown team${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
-    const secret = `qm_${randomBytes(24).toString('base64url')}`;
-    const record = await this.tokens.create({ subject: dto.subject, role: dto.role, teams, tokenHash: sha256Hex(secret) });
-    return { token: secret, id: record.id, subject: record.subject, role: record.role, teams: record.teams, createdAt: record.createdAt.toISOString() };
+  @Answers(CreatedTokenView, 201)
+  create(@Body() dto: CreateTokenDto): Promise<CreatedTokenView> {
+    return this.tokens.create(dto);
   }
 
   /** Every token without its secret, revoked ones included (`revokedAt`). */
   @Get('tokens')
   @AdminOnly()
-  async list(): Promise<unknown> {
-    const items = await this.tokens.list();
-    return { items: items.map((t) => ({ id: t.id, subject: t.subject, role: t.role, teams: t.teams, createdAt: t.createdAt.toISOString(), revokedAt: t.revokedAt?.toISOString() ?? null })) };
+  @Answers(TokenListView)
+  async list(): Promise<TokenListView> {
+    return { items: await this.tokens.list() };
   }
 
   /**
@@ -53,16 +40,14 @@ export class TokensController {
   @Delete('tokens/:id')
   @AdminOnly()
   @HttpCode(204)
-  async revoke(@Param('id') id: string, @Caller() caller: Principal): Promise<void> {
-    if (caller.tokenId !== null && caller.tokenId.toLowerCase() === id.toLowerCase()) {
-      throw new AppError('CONFLICT', 'this request is authenticated with that token: revoke it with another admin token');
-    }
-    if ((await this.tokens.revoke(id)) === 'missing') throw new AppError('NOT_FOUND', `no token ${id.slice(0, 80)}`);
+  revoke(@Param('id') id: string, @Caller() caller: Principal): Promise<void> {
+    return this.tokens.revoke(id, caller);
   }
 
   @Get('whoami')
   @ExecutorAllowed()
-  whoami(@Caller() caller: Principal): unknown {
+  @Answers(WhoamiView)
+  whoami(@Caller() caller: Principal): WhoamiView {
     return { subject: caller.subject, role: caller.role, teams: caller.teams, tokenId: caller.tokenId };
   }
 }

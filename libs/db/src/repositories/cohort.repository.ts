@@ -1,58 +1,44 @@
-import { inTransaction, type DbHandle } from './db-handle.js';
-import { writeTenancyEvent, type CohortRecord, type Deletion, type Upserted } from './tenancy.records.js';
+import type { DbHandle } from './db-handle.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { isRecordMissing, lockTenancyRow, TX_OPTIONS, writeTenancyEvent } from './prisma-helpers.js';
+import { COHORT_SELECT, type CohortRecord, type Deletion, type Upserted } from './tenancy.records.js';
 
 /** What keeps a cohort from being deleted: its member teams. */
 export interface CohortUse {
   members: string[];
 }
 
-interface CohortRow {
-  name: string;
-  description: string;
-  members: string[];
-  created_at: Date;
-  updated_at: Date;
-  created?: boolean;
-}
+const toRecord = ({ teams, ...c }: Prisma.CohortGetPayload<{ select: typeof COHORT_SELECT }>): CohortRecord => ({ ...c, members: teams.map((t) => t.name) });
 
-const toRecord = (r: CohortRow): CohortRecord => ({
-  name: r.name,
-  description: r.description,
-  members: r.members,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const SELECT = `SELECT c.name, c.description, c.created_at, c.updated_at,
-  COALESCE((SELECT array_agg(t.name ORDER BY t.name) FROM teams t WHERE t.cohort = c.name), '{}') AS members FROM cohorts c`;
-
+/** Cohorts (Prisma client); members are the teams that name the cohort. */
 export class CohortRepository {
   constructor(private readonly db: DbHandle) {}
 
   async upsert(name: string, description: string): Promise<Upserted<CohortRecord>> {
-    const { rows } = await this.db.pool.query<{ created: boolean }>(
-      `INSERT INTO cohorts (name, description, updated_at) VALUES ($1, $2, now())
-       ON CONFLICT (name) DO UPDATE SET description = EXCLUDED.description, updated_at = now()
-       RETURNING (xmax = 0) AS created`,
-      [name, description],
-    );
-    const record = await this.get(name);
-    return { record: record!, created: rows[0]?.created === true };
+    for (;;) {
+      const { count } = await this.db.prisma.cohort.createMany({ data: [{ name, description }], skipDuplicates: true });
+      try {
+        const record = count === 1
+          ? await this.db.prisma.cohort.findUniqueOrThrow({ where: { name }, select: COHORT_SELECT })
+          : await this.db.prisma.cohort.update({ where: { name }, data: { description }, select: COHORT_SELECT });
+        return { record: toRecord(record), created: count === 1 };
+      } catch (error) {
+        if (!isRecordMissing(error)) throw error; // deleted in between: create it again
+      }
+    }
   }
 
   async list(): Promise<CohortRecord[]> {
-    const { rows } = await this.db.pool.query<CohortRow>(`${SELECT} ORDER BY c.name`);
-    return rows.map(toRecord);
+    return (await this.db.prisma.cohort.findMany({ select: COHORT_SELECT, orderBy: { name: 'asc' } })).map(toRecord);
   }
 
   async get(name: string): Promise<CohortRecord | null> {
-    const { rows } = await this.db.pool.query<CohortRow>(`${SELECT} WHERE c.name = $1`, [name]);
-    return rows[0] ? toRecord(rows[0]) : null;
+    const row = await this.db.prisma.cohort.findUnique({ where: { name }, select: COHORT_SELECT });
+    return row ? toRecord(row) : null;
   }
 
   async exists(name: string): Promise<boolean> {
-    const { rowCount } = await this.db.pool.query('SELECT 1 FROM cohorts WHERE name = $1', [name]);
-    return rowCount === 1;
+    return (await this.db.prisma.cohort.count({ where: { name } })) === 1;
   }
 
   /**
@@ -60,14 +46,13 @@ export class CohortRepository {
    * joining it meanwhile waits for the row lock and then fails on the foreign key (or is seen by the check).
    */
   async delete(name: string, actor: string): Promise<Deletion<CohortUse>> {
-    return inTransaction(this.db.pool, async (client) => {
-      const cohort = await client.query('SELECT 1 FROM cohorts WHERE name = $1 FOR UPDATE', [name]);
-      if (cohort.rowCount !== 1) return { outcome: 'missing' };
-      const { rows } = await client.query<{ name: string }>('SELECT name FROM teams WHERE cohort = $1 ORDER BY name', [name]);
-      if (rows.length > 0) return { outcome: 'in-use', use: { members: rows.map((r) => r.name) } };
-      await client.query('DELETE FROM cohorts WHERE name = $1', [name]);
-      const eventId = await writeTenancyEvent(client, 'cohort.deleted', null, actor, `cohort ${name} deleted by ${actor}`, { cohort: name });
+    return this.db.prisma.$transaction(async (tx): Promise<Deletion<CohortUse>> => {
+      if (!(await lockTenancyRow(tx, 'cohorts', name))) return { outcome: 'missing' };
+      const members = await tx.team.findMany({ where: { cohort: name }, select: { name: true }, orderBy: { name: 'asc' } });
+      if (members.length > 0) return { outcome: 'in-use', use: { members: members.map((m) => m.name) } };
+      await tx.cohort.delete({ where: { name } });
+      const eventId = await writeTenancyEvent(tx, 'cohort.deleted', null, actor, `cohort ${name} deleted by ${actor}`, { cohort: name });
       return { outcome: 'deleted', eventId };
-    });
+    }, TX_OPTIONS);
   }
 }

@@ -1,33 +1,14 @@
 import type { DbHandle } from './db-handle.js';
-import type { FlavorKindName, FlavorRecord, Upserted } from './tenancy.records.js';
+import { flavorKindFromDb, flavorKindToDb } from '../enums.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { isForeignKeyViolation, isRecordMissing, TX_OPTIONS } from './prisma-helpers.js';
+import { FLAVOR_SELECT, type FlavorRecord, type Upserted } from './tenancy.records.js';
 
-interface FlavorRow {
-  name: string;
-  kind: FlavorKindName;
-  resource_name: string;
-  node_labels: Record<string, string>;
-  topology_labels: Record<string, string>;
-  memory_gib: number | null;
-  relative_speed: number;
-  cost_per_hour: number;
-  created_at: Date;
-  updated_at: Date;
-  created?: boolean;
-}
-
-const COLUMNS = 'name, kind, resource_name, node_labels, topology_labels, memory_gib, relative_speed, cost_per_hour, created_at, updated_at';
-
-const toRecord = (r: FlavorRow): FlavorRecord => ({
-  name: r.name,
-  kind: r.kind,
-  resourceName: r.resource_name,
-  nodeLabels: r.node_labels,
-  topologyLabels: r.topology_labels,
-  memoryGiB: r.memory_gib,
-  relativeSpeed: r.relative_speed,
-  costPerHour: r.cost_per_hour,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+const toRecord = (r: Prisma.FlavorGetPayload<{ select: typeof FLAVOR_SELECT }>): FlavorRecord => ({
+  ...r,
+  kind: flavorKindFromDb(r.kind),
+  nodeLabels: r.nodeLabels as FlavorRecord['nodeLabels'],
+  topologyLabels: r.topologyLabels as FlavorRecord['topologyLabels'],
 });
 
 export type FlavorInput = Omit<FlavorRecord, 'name' | 'createdAt' | 'updatedAt' | 'topologyLabels'> & Partial<Pick<FlavorRecord, 'topologyLabels'>>;
@@ -39,66 +20,78 @@ export interface FlavorUse {
   activeJobs: number;
 }
 
+const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+
+/** Flavors (Prisma client). */
 export class FlavorRepository {
   constructor(private readonly db: DbHandle) {}
 
+  /** Creates the flavor, or replaces it when it exists (`created` tells which). */
   async upsert(name: string, f: FlavorInput): Promise<Upserted<FlavorRecord>> {
-    const { rows } = await this.db.pool.query<FlavorRow>(
-      `INSERT INTO flavors (name, kind, resource_name, node_labels, topology_labels, memory_gib, relative_speed, cost_per_hour, updated_at)
-       VALUES ($1, $2::flavor_kind, $3, $4::jsonb, $5::jsonb, $6, $7, $8, now())
-       ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, resource_name = EXCLUDED.resource_name,
-         node_labels = EXCLUDED.node_labels, topology_labels = EXCLUDED.topology_labels, memory_gib = EXCLUDED.memory_gib,
-         relative_speed = EXCLUDED.relative_speed, cost_per_hour = EXCLUDED.cost_per_hour, updated_at = now()
-       RETURNING ${COLUMNS}, (xmax = 0) AS created`,
-      [name, f.kind, f.resourceName, JSON.stringify(f.nodeLabels), JSON.stringify(f.topologyLabels ?? {}), f.memoryGiB, f.relativeSpeed, f.costPerHour],
-    );
-    const row = rows[0]!;
-    return { record: toRecord(row), created: row.created === true };
+    const data = {
+      kind: flavorKindToDb(f.kind),
+      resourceName: f.resourceName,
+      nodeLabels: f.nodeLabels,
+      topologyLabels: f.topologyLabels ?? {},
+      memoryGiB: f.memoryGiB,
+      relativeSpeed: f.relativeSpeed,
+      costPerHour: f.costPerHour,
+    };
+    for (;;) {
+      // INSERT … ON CONFLICT DO NOTHING RETURNING: a row back means it was created.
+      const [created] = await this.db.prisma.flavor.createManyAndReturn({ data: [{ name, ...data }], skipDuplicates: true, select: FLAVOR_SELECT });
+      if (created) return { record: toRecord(created), created: true };
+      try {
+        return { record: toRecord(await this.db.prisma.flavor.update({ where: { name }, data, select: FLAVOR_SELECT })), created: false };
+      } catch (error) {
+        if (!isRecordMissing(error)) throw error; // deleted in between: create it
+      }
+    }
   }
 
   async list(): Promise<FlavorRecord[]> {
-    const { rows } = await this.db.pool.query<FlavorRow>(`SELECT ${COLUMNS} FROM flavors ORDER BY name`);
-    return rows.map(toRecord);
+    return (await this.db.prisma.flavor.findMany({ select: FLAVOR_SELECT, orderBy: { name: 'asc' } })).map(toRecord);
   }
 
   async get(name: string): Promise<FlavorRecord | null> {
-    const { rows } = await this.db.pool.query<FlavorRow>(`SELECT ${COLUMNS} FROM flavors WHERE name = $1`, [name]);
-    return rows[0] ? toRecord(rows[0]) : null;
+    const row = await this.db.prisma.flavor.findUnique({ where: { name }, select: FLAVOR_SELECT });
+    return row ? toRecord(row) : null;
   }
 
   /** Names among `names` that are not flavors. */
   async missing(names: readonly string[]): Promise<string[]> {
-    const { rows } = await this.db.pool.query<{ name: string }>(
-      'SELECT n AS name FROM unnest($1::text[]) AS n WHERE NOT EXISTS (SELECT 1 FROM flavors f WHERE f.name = n)',
-      [names],
-    );
-    return rows.map((r) => r.name);
+    const found = await this.db.prisma.flavor.findMany({ where: { name: { in: [...names] } }, select: { name: true } });
+    const known = new Set(found.map((f) => f.name));
+    return names.filter((n) => !known.has(n));
   }
 
   async use(name: string): Promise<FlavorUse> {
-    const { rows } = await this.db.pool.query<FlavorUse>(
-      `SELECT (SELECT count(*)::int FROM nodes WHERE flavor = $1) AS nodes,
-              (SELECT count(*)::int FROM quotas WHERE flavor = $1) AS quotas,
-              (SELECT count(*)::int FROM jobs WHERE state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
-                 AND ($1 = ANY(flavors) OR flavor = $1)) AS "activeJobs"`,
-      [name],
-    );
-    return rows[0]!;
+    const [nodes, quotas, activeJobs] = await this.db.prisma.$transaction([
+      this.db.prisma.node.count({ where: { flavor: name } }),
+      this.db.prisma.quota.count({ where: { flavor: name } }),
+      this.db.prisma.job.count({ where: this.activeJobsOf(name) }),
+    ]);
+    return { nodes, quotas, activeJobs };
   }
 
   /**
-   * Deletes the flavor only if nothing uses it, in one statement. Returns 'deleted', 'in-use' or 'missing'.
+   * Deletes the flavor only if no node, quota or unfinished job refers to it. Nodes and quotas are checked
+   * by the DELETE itself (and their foreign keys); a write racing it that the foreign key refuses is in-use too.
    */
   async deleteIfUnused(name: string): Promise<'deleted' | 'in-use' | 'missing'> {
-    const { rowCount } = await this.db.pool.query(
-      `DELETE FROM flavors f WHERE f.name = $1
-         AND NOT EXISTS (SELECT 1 FROM nodes WHERE flavor = $1)
-         AND NOT EXISTS (SELECT 1 FROM quotas WHERE flavor = $1)
-         AND NOT EXISTS (SELECT 1 FROM jobs WHERE state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
-                           AND ($1 = ANY(flavors) OR flavor = $1))`,
-      [name],
-    );
-    if (rowCount === 1) return 'deleted';
+    try {
+      const deleted = await this.db.prisma.$transaction(async (tx) => {
+        if ((await tx.job.count({ where: this.activeJobsOf(name) })) > 0) return 0;
+        return (await tx.flavor.deleteMany({ where: { name, nodes: { none: {} }, quotas: { none: {} } } })).count;
+      }, TX_OPTIONS);
+      if (deleted === 1) return 'deleted';
+    } catch (error) {
+      if (!isForeignKeyViolation(error)) throw error;
+    }
     return (await this.get(name)) ? 'in-use' : 'missing';
+  }
+
+  private activeJobsOf(name: string): Prisma.JobWhereInput {
+    return { state: { notIn: [...FINISHED] }, OR: [{ flavors: { has: name } }, { flavor: name }] };
   }
 }

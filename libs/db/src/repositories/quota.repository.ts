@@ -1,6 +1,6 @@
-import { inTransaction, type DbHandle } from './db-handle.js';
-import type { QuotaRecord } from './tenancy.records.js';
-import { toQuotaRecord, type QuotaRow } from './team.repository.js';
+import type { DbHandle } from './db-handle.js';
+import { isForeignKeyViolation, lockQuotaRow, TX_OPTIONS, writeTenancyEvent, type Tx } from './prisma-helpers.js';
+import { MissingReferenceError, QUOTA_SELECT, type QuotaRecord } from './tenancy.records.js';
 
 export interface QuotaChange {
   before: QuotaRecord | null;
@@ -9,80 +9,65 @@ export interface QuotaChange {
   eventId: string;
 }
 
-const SELECT_FOR_UPDATE =
-  'SELECT team, flavor, nominal, borrowing_limit, lending_limit FROM quotas WHERE team = $1 AND flavor = $2 FOR UPDATE';
-
 const limit = (n: number | null): string => (n === null ? 'unlimited' : String(n));
 const describe = (q: QuotaRecord | null): string =>
   q === null ? 'none' : `nominal ${q.nominal}, borrowing ${limit(q.borrowingLimit)}, lending ${limit(q.lendingLimit)}`;
 
+/** The quota locked (FOR UPDATE) and read, or null when there is none. */
+async function lockedQuota(tx: Tx, team: string, flavor: string): Promise<QuotaRecord | null> {
+  if (!(await lockQuotaRow(tx, team, flavor))) return null;
+  return tx.quota.findUnique({ where: { team_flavor: { team, flavor } }, select: QUOTA_SELECT });
+}
+
 /**
- * Quotas. Every change writes an audit Event (kind quota.created / quota.updated / quota.deleted) with
- * who, when, before and after, in the same transaction as the change.
+ * Quotas (Prisma client). Every change writes an audit Event (kind quota.created / quota.updated /
+ * quota.deleted) with who, when, before and after, in the same transaction as the change.
  */
 export class QuotaRepository {
   constructor(private readonly db: DbHandle) {}
 
-  /** Throws the pg foreign-key error (23503) when the team or flavor does not exist. */
+  /** Throws MissingReferenceError (field `team` or `flavor`) when the team or flavor does not exist. */
   async put(q: QuotaRecord, actor: string): Promise<QuotaChange> {
-    return inTransaction(this.db.pool, async (client) => {
-      // Insert first: a SELECT … FOR UPDATE locks nothing while the row does not exist, so concurrent
-      // creations each saw "none" and each wrote quota.created. A concurrent INSERT waits for the first
-      // to commit and then finds the row, which it locks and reads as its true `before`.
-      const values = [q.team, q.flavor, q.nominal, q.borrowingLimit, q.lendingLimit];
-      let before: QuotaRecord | null = null;
-      let rows: QuotaRow[] = [];
-      // Loops only when the row is deleted between the two statements.
-      while (rows.length === 0) {
-        ({ rows } = await client.query<QuotaRow>(
-          `INSERT INTO quotas (team, flavor, nominal, borrowing_limit, lending_limit, updated_at) VALUES ($1, $2, $3, $4, $5, now())
-           ON CONFLICT (team, flavor) DO NOTHING
-           RETURNING team, flavor, nominal, borrowing_limit, lending_limit`,
-          values,
-        ));
-        if (rows.length > 0) break;
-        const prior = await client.query<QuotaRow>(SELECT_FOR_UPDATE, [q.team, q.flavor]);
-        if (!prior.rows[0]) continue;
-        before = toQuotaRecord(prior.rows[0]);
-        ({ rows } = await client.query<QuotaRow>(
-          `UPDATE quotas SET nominal = $3, borrowing_limit = $4, lending_limit = $5, updated_at = now() WHERE team = $1 AND flavor = $2
-           RETURNING team, flavor, nominal, borrowing_limit, lending_limit`,
-          values,
-        ));
-      }
-      const after = toQuotaRecord(rows[0]!);
-      const kind = before === null ? 'quota.created' : 'quota.updated';
-      const message = `quota of team ${q.team} for ${q.flavor} set by ${actor}: ${describe(before)} → ${describe(after)}`;
-      const eventId = await insertEvent(client, kind, q.team, actor, message, { flavor: q.flavor, before, after });
-      return { before, after, eventId };
-    });
+    try {
+      return await this.db.prisma.$transaction(async (tx) => {
+        // Insert first: a lock taken while the row does not exist locks nothing, so concurrent creations
+        // each saw "none" and each wrote quota.created. A concurrent INSERT waits for the first to commit
+        // and then finds the row, which it locks and reads as its true `before`.
+        let before: QuotaRecord | null = null;
+        let after: QuotaRecord | undefined;
+        // Loops only when the row is deleted between the two statements.
+        while (after === undefined) {
+          [after] = await tx.quota.createManyAndReturn({ data: [q], skipDuplicates: true, select: QUOTA_SELECT });
+          if (after !== undefined) break;
+          before = await lockedQuota(tx, q.team, q.flavor);
+          if (before === null) continue;
+          after = await tx.quota.update({
+            where: { team_flavor: { team: q.team, flavor: q.flavor } },
+            data: { nominal: q.nominal, borrowingLimit: q.borrowingLimit, lendingLimit: q.lendingLimit },
+            select: QUOTA_SELECT,
+          });
+        }
+        const kind = before === null ? 'quota.created' : 'quota.updated';
+        const message = `quota of team ${q.team} for ${q.flavor} set by ${actor}: ${describe(before)} → ${describe(after)}`;
+        const eventId = await writeTenancyEvent(tx, kind, q.team, actor, message, { flavor: q.flavor, before, after });
+        return { before, after, eventId };
+      }, TX_OPTIONS);
+    } catch (error) {
+      if (!isForeignKeyViolation(error)) throw error;
+      const teams = await this.db.prisma.team.count({ where: { name: q.team } });
+      throw teams === 0 ? new MissingReferenceError('team', q.team) : new MissingReferenceError('flavor', q.flavor);
+    }
   }
 
   /** Null when there was no such quota (nothing written). */
   async delete(team: string, flavor: string, actor: string): Promise<QuotaChange | null> {
-    return inTransaction(this.db.pool, async (client) => {
-      const prior = await client.query<QuotaRow>(SELECT_FOR_UPDATE, [team, flavor]);
-      if (!prior.rows[0]) return null;
-      const before = toQuotaRecord(prior.rows[0]);
-      await client.query('DELETE FROM quotas WHERE team = $1 AND flavor = $2', [team, flavor]);
+    return this.db.prisma.$transaction(async (tx) => {
+      const before = await lockedQuota(tx, team, flavor);
+      if (before === null) return null;
+      await tx.quota.delete({ where: { team_flavor: { team, flavor } } });
       const message = `quota of team ${team} for ${flavor} deleted by ${actor}: ${describe(before)} → none`;
-      const eventId = await insertEvent(client, 'quota.deleted', team, actor, message, { flavor, before, after: null });
+      const eventId = await writeTenancyEvent(tx, 'quota.deleted', team, actor, message, { flavor, before, after: null });
       return { before, after: null, eventId };
-    });
+    }, TX_OPTIONS);
   }
-}
-
-async function insertEvent(
-  client: { query: (sql: string, values: unknown[]) => Promise<{ rows: { id: string }[] }> },
-  kind: string,
-  team: string,
-  actor: string,
-  message: string,
-  data: unknown,
-): Promise<string> {
-  const { rows } = await client.query(
-    'INSERT INTO events (kind, team, actor, message, data) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING id::text AS id',
-    [kind, team, actor, message, JSON.stringify(data)],
-  );
-  return rows[0]!.id;
 }

@@ -1,44 +1,6 @@
-import { inTransaction, pgCode, PG_FOREIGN_KEY_VIOLATION, type DbHandle } from './db-handle.js';
-import { writeTenancyEvent, type Deletion, type QuotaRecord, type TeamRecord, type Upserted } from './tenancy.records.js';
-
-interface TeamRow {
-  name: string;
-  cohort: string | null;
-  fair_share_weight: number;
-  within_team: TeamRecord['withinTeam'];
-  reclaim_within_cohort: TeamRecord['reclaimWithinCohort'];
-  created_at: Date;
-  updated_at: Date;
-  created?: boolean;
-}
-
-const COLUMNS = 'name, cohort, fair_share_weight, within_team, reclaim_within_cohort, created_at, updated_at';
-
-const toRecord = (r: TeamRow): TeamRecord => ({
-  name: r.name,
-  cohort: r.cohort,
-  fairShareWeight: r.fair_share_weight,
-  withinTeam: r.within_team,
-  reclaimWithinCohort: r.reclaim_within_cohort,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-export interface QuotaRow {
-  team: string;
-  flavor: string;
-  nominal: number;
-  borrowing_limit: number | null;
-  lending_limit: number | null;
-}
-
-export const toQuotaRecord = (r: QuotaRow): QuotaRecord => ({
-  team: r.team,
-  flavor: r.flavor,
-  nominal: r.nominal,
-  borrowingLimit: r.borrowing_limit,
-  lendingLimit: r.lending_limit,
-});
+import type { DbHandle } from './db-handle.js';
+import { isForeignKeyViolation, isRecordMissing, lockTenancyRow, TX_OPTIONS, writeTenancyEvent, type Tx } from './prisma-helpers.js';
+import { MissingReferenceError, QUOTA_SELECT, TEAM_SELECT, type Deletion, type QuotaRecord, type TeamRecord, type Upserted } from './tenancy.records.js';
 
 export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt'>;
 
@@ -56,69 +18,65 @@ export interface TeamUse {
 
 export const teamInUse = (u: TeamUse): boolean => u.unfinishedJobs > 0 || u.quotas.length > 0 || u.budgets.length > 0 || u.pendingSideEffects > 0;
 
+const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+
+/** Throws MissingReferenceError('cohort') for a write the cohort foreign key refused. */
+function cohortMissing(error: unknown, cohort: string | null | undefined): never {
+  if (isForeignKeyViolation(error)) throw new MissingReferenceError('cohort', String(cohort));
+  throw error;
+}
+
+/** Teams (Prisma client). */
 export class TeamRepository {
   constructor(private readonly db: DbHandle) {}
 
-  /** Throws the pg foreign-key error (23503) when the cohort does not exist. */
+  /** Creates or replaces a team. Throws MissingReferenceError('cohort') when the cohort does not exist. */
   async upsert(name: string, t: TeamInput): Promise<Upserted<TeamRecord>> {
-    const { rows } = await this.db.pool.query<TeamRow>(
-      `INSERT INTO teams (name, cohort, fair_share_weight, within_team, reclaim_within_cohort, updated_at)
-       VALUES ($1, $2, $3, $4::within_team_policy, $5::reclaim_policy, now())
-       ON CONFLICT (name) DO UPDATE SET cohort = EXCLUDED.cohort, fair_share_weight = EXCLUDED.fair_share_weight,
-         within_team = EXCLUDED.within_team, reclaim_within_cohort = EXCLUDED.reclaim_within_cohort, updated_at = now()
-       RETURNING ${COLUMNS}, (xmax = 0) AS created`,
-      [name, t.cohort, t.fairShareWeight, t.withinTeam, t.reclaimWithinCohort],
-    );
-    const row = rows[0]!;
-    return { record: toRecord(row), created: row.created === true };
+    try {
+      for (;;) {
+        // INSERT … ON CONFLICT DO NOTHING RETURNING: a row back means it was created.
+        const [created] = await this.db.prisma.team.createManyAndReturn({ data: [{ name, ...t }], skipDuplicates: true, select: TEAM_SELECT });
+        if (created) return { record: created, created: true };
+        const replaced = await this.patch(name, t);
+        if (replaced) return { record: replaced, created: false };
+        // deleted in between: create it
+      }
+    } catch (error) {
+      return cohortMissing(error, t.cohort);
+    }
   }
 
   /**
    * Changes only the fields given (merge), in one statement, so concurrent patches of different fields both
-   * stay. Null when there is no such team. Throws the pg foreign-key error (23503) when the cohort does not exist.
+   * stay. Null when there is no such team. Throws MissingReferenceError('cohort') when the cohort does not exist.
    */
   async patch(name: string, t: Partial<TeamInput>): Promise<TeamRecord | null> {
-    const { rows } = await this.db.pool.query<TeamRow>(
-      `UPDATE teams SET
-         cohort = CASE WHEN $2 THEN $3 ELSE cohort END,
-         fair_share_weight = COALESCE($4, fair_share_weight),
-         within_team = COALESCE($5::within_team_policy, within_team),
-         reclaim_within_cohort = COALESCE($6::reclaim_policy, reclaim_within_cohort),
-         updated_at = now()
-       WHERE name = $1
-       RETURNING ${COLUMNS}`,
-      [name, t.cohort !== undefined, t.cohort ?? null, t.fairShareWeight ?? null, t.withinTeam ?? null, t.reclaimWithinCohort ?? null],
-    );
-    return rows[0] ? toRecord(rows[0]) : null;
+    try {
+      return await this.db.prisma.team.update({ where: { name }, data: t, select: TEAM_SELECT });
+    } catch (error) {
+      if (isRecordMissing(error)) return null;
+      return cohortMissing(error, t.cohort);
+    }
   }
 
   async list(names?: readonly string[]): Promise<TeamRecord[]> {
-    const { rows } = names
-      ? await this.db.pool.query<TeamRow>(`SELECT ${COLUMNS} FROM teams WHERE name = ANY($1::text[]) ORDER BY name`, [names])
-      : await this.db.pool.query<TeamRow>(`SELECT ${COLUMNS} FROM teams ORDER BY name`);
-    return rows.map(toRecord);
+    return this.db.prisma.team.findMany({ ...(names ? { where: { name: { in: [...names] } } } : {}), select: TEAM_SELECT, orderBy: { name: 'asc' } });
   }
 
   async get(name: string): Promise<TeamRecord | null> {
-    const { rows } = await this.db.pool.query<TeamRow>(`SELECT ${COLUMNS} FROM teams WHERE name = $1`, [name]);
-    return rows[0] ? toRecord(rows[0]) : null;
+    return this.db.prisma.team.findUnique({ where: { name }, select: TEAM_SELECT });
   }
 
   /** Names among `names` that are not teams. */
   async missing(names: readonly string[]): Promise<string[]> {
-    const { rows } = await this.db.pool.query<{ name: string }>(
-      'SELECT n AS name FROM unnest($1::text[]) AS n WHERE NOT EXISTS (SELECT 1 FROM teams t WHERE t.name = n)',
-      [names],
-    );
-    return rows.map((r) => r.name);
+    if (names.length === 0) return [];
+    const found = await this.db.prisma.team.findMany({ where: { name: { in: [...names] } }, select: { name: true } });
+    const known = new Set(found.map((t) => t.name));
+    return names.filter((n) => !known.has(n));
   }
 
   async quotasOf(teams: readonly string[]): Promise<QuotaRecord[]> {
-    const { rows } = await this.db.pool.query<QuotaRow>(
-      'SELECT team, flavor, nominal, borrowing_limit, lending_limit FROM quotas WHERE team = ANY($1::text[]) ORDER BY team, flavor',
-      [teams],
-    );
-    return rows.map(toQuotaRecord);
+    return this.db.prisma.quota.findMany({ where: { team: { in: [...teams] } }, select: QUOTA_SELECT, orderBy: [{ team: 'asc' }, { flavor: 'asc' }] });
   }
 
   /**
@@ -135,47 +93,49 @@ export class TeamRepository {
     } catch (error) {
       // Defence in depth: a job the lock did not hold back makes the team row undeletable (foreign key);
       // the second pass sees it and answers in-use instead of failing.
-      if (pgCode(error) === PG_FOREIGN_KEY_VIOLATION) return this.deleteOnce(name, actor);
+      if (isForeignKeyViolation(error)) return this.deleteOnce(name, actor);
       throw error;
     }
   }
 
   private async deleteOnce(name: string, actor: string): Promise<Deletion<TeamUse>> {
-    return inTransaction(this.db.pool, async (client) => {
-      const team = await client.query('SELECT 1 FROM teams WHERE name = $1 FOR UPDATE', [name]);
-      if (team.rowCount !== 1) return { outcome: 'missing' };
-      const { rows } = await client.query<TeamUse>(
-        `SELECT (SELECT count(*)::int FROM jobs WHERE team = $1 AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')) AS "unfinishedJobs",
-                ARRAY(SELECT flavor FROM quotas WHERE team = $1 ORDER BY flavor) AS quotas,
-                ARRAY(SELECT period::text FROM budgets WHERE team = $1 ORDER BY period) AS budgets,
-                (SELECT count(*)::int FROM outbox o WHERE o.status <> 'done'
-                   AND (o.payload->>'jobId') IN (SELECT id::text FROM jobs WHERE team = $1)) AS "pendingSideEffects"`,
-        [name],
-      );
-      const use = rows[0]!;
+    return this.db.prisma.$transaction(async (tx): Promise<Deletion<TeamUse>> => {
+      if (!(await lockTenancyRow(tx, 'teams', name))) return { outcome: 'missing' };
+      const use = await teamUse(tx, name);
       if (teamInUse(use)) return { outcome: 'in-use', use };
-      const jobs = await client.query(`DELETE FROM jobs WHERE team = $1 AND state IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`, [name]);
-      await client.query('DELETE FROM teams WHERE name = $1', [name]);
+      const jobs = await tx.job.deleteMany({ where: { team: name, state: { in: [...FINISHED] } } });
+      await tx.team.delete({ where: { name } });
       // Tokens lose the team (a team of that name made later is someone else's); a member or executor
-      // token left without any team is revoked.
-      const tokens = await client.query<{ id: string; revoked: boolean }>(
-        `UPDATE api_tokens SET teams = array_remove(teams, $1),
-           revoked_at = CASE WHEN role <> 'admin' AND teams = ARRAY[$1]::text[] THEN COALESCE(revoked_at, now()) ELSE revoked_at END
-         WHERE $1 = ANY(teams)
-         RETURNING id::text AS id, (revoked_at IS NOT NULL AND teams = '{}') AS revoked`,
-        [name],
-      );
-      const revokedTokens = tokens.rows.filter((t) => t.revoked).map((t) => t.id);
-      const finished = jobs.rowCount ?? 0;
+      // token left without any team is revoked. One statement (array_remove has no Prisma form), so two
+      // teams deleted at once never write a token's team list from stale reads.
+      const tokens = await tx.$queryRaw<{ id: string; revoked: boolean }[]>`
+        UPDATE api_tokens SET teams = array_remove(teams, ${name}),
+          revoked_at = CASE WHEN role <> 'admin' AND teams = ARRAY[${name}]::text[] THEN COALESCE(revoked_at, now()) ELSE revoked_at END
+        WHERE ${name} = ANY(teams)
+        RETURNING id::text AS id, (revoked_at IS NOT NULL AND teams = '{}') AS revoked`;
+      const revokedTokens = tokens.filter((t) => t.revoked).map((t) => t.id);
+      const finished = jobs.count;
       const eventId = await writeTenancyEvent(
-        client,
+        tx,
         'team.deleted',
         name,
         actor,
-        `team ${name} deleted by ${actor} (with ${finished} finished job(s); removed from ${tokens.rows.length} token(s), ${revokedTokens.length} of them revoked)`,
-        { finishedJobsDeleted: finished, tokensChanged: tokens.rows.map((t) => t.id), tokensRevoked: revokedTokens },
+        `team ${name} deleted by ${actor} (with ${finished} finished job(s); removed from ${tokens.length} token(s), ${revokedTokens.length} of them revoked)`,
+        { finishedJobsDeleted: finished, tokensChanged: tokens.map((t) => t.id), tokensRevoked: revokedTokens },
       );
       return { outcome: 'deleted', eventId };
-    });
+    }, TX_OPTIONS);
   }
+}
+
+async function teamUse(tx: Tx, name: string): Promise<TeamUse> {
+  const [unfinishedJobs, quotas, budgets, sideEffects] = [
+    await tx.job.count({ where: { team: name, state: { notIn: [...FINISHED] } } }),
+    await tx.quota.findMany({ where: { team: name }, select: { flavor: true }, orderBy: { flavor: 'asc' } }),
+    await tx.budget.findMany({ where: { team: name }, select: { period: true }, orderBy: { period: 'asc' } }),
+    // Outbox payloads name jobs by id (JSON): the one read Prisma's filters cannot express.
+    await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox o WHERE o.status <> 'done'
+      AND (o.payload->>'jobId') IN (SELECT id::text FROM jobs WHERE team = ${name})`,
+  ];
+  return { unfinishedJobs, quotas: quotas.map((q) => q.flavor), budgets: budgets.map((b) => b.period), pendingSideEffects: sideEffects[0]?.n ?? 0 };
 }

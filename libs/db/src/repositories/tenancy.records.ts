@@ -1,58 +1,97 @@
-/** Rows of the tenancy tables as the repositories return them (API spellings of enums). */
-export type FlavorKindName = 'nvidia-gpu' | 'aws-trainium' | 'intel-gaudi' | 'google-tpu';
+/**
+ * Rows of the tenancy tables as the repositories return them: the Prisma models' own fields (selected
+ * columns), with the API's spelling of enums and the JSON columns typed.
+ */
+import type { FlavorKind as CoreFlavorKind } from '#core';
+import type { Prisma } from '../generated/prisma/client.js';
 
-export interface FlavorRecord {
-  name: string;
+export type FlavorKindName = CoreFlavorKind;
+
+export const TEAM_SELECT = {
+  name: true,
+  cohort: true,
+  fairShareWeight: true,
+  withinTeam: true,
+  reclaimWithinCohort: true,
+  createdAt: true,
+  updatedAt: true,
+} as const satisfies Prisma.TeamSelect;
+export type TeamRecord = Prisma.TeamGetPayload<{ select: typeof TEAM_SELECT }>;
+
+export const QUOTA_SELECT = { team: true, flavor: true, nominal: true, borrowingLimit: true, lendingLimit: true } as const satisfies Prisma.QuotaSelect;
+export type QuotaRecord = Prisma.QuotaGetPayload<{ select: typeof QUOTA_SELECT }>;
+
+export const COHORT_SELECT = {
+  name: true,
+  description: true,
+  createdAt: true,
+  updatedAt: true,
+  teams: { select: { name: true }, orderBy: { name: 'asc' } },
+} as const satisfies Prisma.CohortSelect;
+export type CohortRecord = Omit<Prisma.CohortGetPayload<{ select: typeof COHORT_SELECT }>, 'teams'> & { members: string[] };
+
+export const FLAVOR_SELECT = {
+  name: true,
+  kind: true,
+  resourceName: true,
+  nodeLabels: true,
+  topologyLabels: true,
+  memoryGiB: true,
+  relativeSpeed: true,
+  costPerHour: true,
+  createdAt: true,
+  updatedAt: true,
+} as const satisfies Prisma.FlavorSelect;
+export type FlavorRecord = Omit<Prisma.FlavorGetPayload<{ select: typeof FLAVOR_SELECT }>, 'kind' | 'nodeLabels' | 'topologyLabels'> & {
   kind: FlavorKindName;
-  resourceName: string;
   nodeLabels: Record<string, string>;
   /** Node label keys this flavor's topology is read from, per level, where they differ from the kind's defaults. */
   topologyLabels: Partial<Record<'zone' | 'block' | 'domain' | 'tpuShape', string>>;
-  memoryGiB: number | null;
-  relativeSpeed: number;
-  costPerHour: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
+};
 
-export interface CohortRecord {
-  name: string;
-  description: string;
-  members: string[];
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface TeamRecord {
-  name: string;
-  cohort: string | null;
-  fairShareWeight: number;
-  withinTeam: 'Never' | 'LowerPriority' | 'LowerOrNewerEqualPriority';
-  reclaimWithinCohort: 'Never' | 'LowerPriority' | 'Any';
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface QuotaRecord {
-  team: string;
-  flavor: string;
-  nominal: number;
-  borrowingLimit: number | null;
-  lendingLimit: number | null;
-}
-
-export interface NodeRecord {
-  name: string;
-  flavor: string;
-  accelerators: number;
-  cpuMillis: number;
-  memoryMiB: number;
+export const NODE_SELECT = {
+  name: true,
+  flavor: true,
+  accelerators: true,
+  cpuMillis: true,
+  memoryMiB: true,
+  zone: true,
+  block: true,
+  domain: true,
+  tpuShape: true,
+  schedulable: true,
+  source: true,
+  externalAccelerators: true,
+  externalCpuMillis: true,
+  externalMemoryMiB: true,
+  createdAt: true,
+  updatedAt: true,
+} as const satisfies Prisma.NodeSelect;
+type NodeRow = Prisma.NodeGetPayload<{ select: typeof NODE_SELECT }>;
+export type NodeRecord = Pick<NodeRow, 'name' | 'flavor' | 'accelerators' | 'cpuMillis' | 'memoryMiB' | 'schedulable' | 'source' | 'createdAt' | 'updatedAt'> & {
   topology: { zone?: string; block?: string; domain?: string; tpuShape?: string };
-  schedulable: boolean;
-  source: 'api' | 'kubernetes';
   external: { accelerators: number; cpuMillis: number; memoryMiB: number };
-  createdAt: Date;
-  updatedAt: Date;
+};
+
+export function toNodeRecord(r: NodeRow): NodeRecord {
+  const topology: NodeRecord['topology'] = {};
+  if (r.zone !== null) topology.zone = r.zone;
+  if (r.block !== null) topology.block = r.block;
+  if (r.domain !== null) topology.domain = r.domain;
+  if (r.tpuShape !== null) topology.tpuShape = r.tpuShape;
+  return {
+    name: r.name,
+    flavor: r.flavor,
+    accelerators: r.accelerators,
+    cpuMillis: r.cpuMillis,
+    memoryMiB: r.memoryMiB,
+    topology,
+    schedulable: r.schedulable,
+    source: r.source,
+    external: { accelerators: r.externalAccelerators, cpuMillis: r.externalCpuMillis, memoryMiB: r.externalMemoryMiB },
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
 }
 
 /** Result of an upsert: the row after, and whether it was created (201) or replaced (200). */
@@ -67,16 +106,13 @@ export interface Upserted<T> {
  */
 export type Deletion<Use> = { outcome: 'deleted'; eventId: string } | { outcome: 'missing' } | { outcome: 'in-use'; use: Use };
 
-/** What an event-writing query needs from a pg client or pool. */
-export interface EventWriter {
-  query: (sql: string, values: unknown[]) => Promise<{ rows: { id: string }[] }>;
-}
-
-/** Writes one audit event (who did what to which team) and returns its id. */
-export async function writeTenancyEvent(client: EventWriter, kind: string, team: string | null, actor: string, message: string, data: unknown): Promise<string> {
-  const { rows } = await client.query(
-    'INSERT INTO events (kind, team, actor, message, data) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING id::text AS id',
-    [kind, team, actor, message, JSON.stringify(data)],
-  );
-  return rows[0]!.id;
+/** A write refused because a row it names does not exist (its foreign key said so): `field` names it. */
+export class MissingReferenceError extends Error {
+  constructor(
+    readonly field: string,
+    readonly value: string,
+  ) {
+    super(`unknown ${field}: ${value}`);
+    this.name = 'MissingReferenceError';
+  }
 }

@@ -1,0 +1,112 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { TeamFlavorUsage } from '#core';
+import type { QuotaRecord, TeamRecord } from '#db';
+import { TimeProperty } from '../response.doc.js';
+import { RECLAIM, WITHIN_TEAM } from './team.dto.js';
+
+/** A team's quota for one flavor with its live usage (libs/core teamUsage). */
+export class QuotaUsageView {
+  @ApiProperty({ example: 'h100-80gb' })
+  flavor!: string;
+  @ApiProperty({ example: 32 })
+  nominal!: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'null = no limit' })
+  borrowingLimit!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'null = no limit' })
+  lendingLimit!: number | null;
+  @ApiProperty({ description: 'Accelerators held by its admitted and running jobs.' })
+  used!: number;
+  @ApiProperty({ description: 'Of `used`, above nominal (from the cohort).' })
+  borrowed!: number;
+  @ApiProperty({ description: 'Of its nominal, used by other teams of the cohort.' })
+  lent!: number;
+  @ApiProperty({ description: 'Accelerators its pending jobs ask for.' })
+  pendingDemand!: number;
+}
+
+export class PreemptionView {
+  @ApiProperty({ enum: WITHIN_TEAM })
+  withinTeam!: (typeof WITHIN_TEAM)[number];
+  @ApiProperty({ enum: RECLAIM })
+  reclaimWithinCohort!: (typeof RECLAIM)[number];
+}
+
+export class TeamView {
+  @ApiProperty({ example: 'vision' })
+  name!: string;
+  @ApiProperty({ type: String, nullable: true, example: 'research' })
+  cohort!: string | null;
+  @ApiProperty({ example: 1 })
+  fairShareWeight!: number;
+  @ApiProperty({ type: () => PreemptionView })
+  preemption!: PreemptionView;
+  @ApiProperty({ type: [QuotaUsageView] })
+  quotas!: QuotaUsageView[];
+  @TimeProperty()
+  createdAt!: string;
+  @TimeProperty()
+  updatedAt!: string;
+}
+
+export class TeamListView {
+  @ApiProperty({ type: [TeamView] })
+  items!: TeamView[];
+}
+
+export class QuotaView {
+  @ApiProperty({ example: 'vision' })
+  team!: string;
+  @ApiProperty({ example: 'h100-80gb' })
+  flavor!: string;
+  @ApiProperty({ example: 32 })
+  nominal!: number;
+  @ApiProperty({ type: Number, nullable: true })
+  borrowingLimit!: number | null;
+  @ApiProperty({ type: Number, nullable: true })
+  lendingLimit!: number | null;
+}
+
+/** A quota set: the quota after, the one before (null when created), and the audit event. */
+export class QuotaSetView extends QuotaView {
+  @ApiProperty({ type: () => QuotaView, nullable: true })
+  before!: QuotaView | null;
+  @ApiProperty({ example: '42', description: 'Id of the audit event (GET /v1/audit).' })
+  eventId!: string;
+}
+
+/** A quota deleted: the one before, and the audit event. */
+export class QuotaDeletedView {
+  @ApiProperty({ example: 'vision' })
+  team!: string;
+  @ApiProperty({ example: 'h100-80gb' })
+  flavor!: string;
+  @ApiProperty({ type: () => QuotaView })
+  before!: QuotaView;
+  @ApiProperty({ type: Object, nullable: true, description: 'Always null.' })
+  after!: null;
+  @ApiProperty({ example: '43' })
+  eventId!: string;
+}
+
+export const usageView = (u: TeamFlavorUsage): QuotaUsageView => ({
+  flavor: u.flavor,
+  nominal: u.nominal,
+  borrowingLimit: u.borrowingLimit,
+  lendingLimit: u.lendingLimit,
+  used: u.used,
+  borrowed: u.borrowed,
+  lent: u.lent,
+  pendingDemand: u.pendingDemand,
+});
+
+export const teamView = (t: TeamRecord, usage: readonly TeamFlavorUsage[]): TeamView => ({
+  name: t.name,
+  cohort: t.cohort,
+  fairShareWeight: t.fairShareWeight,
+  preemption: { withinTeam: t.withinTeam, reclaimWithinCohort: t.reclaimWithinCohort },
+  quotas: usage.map(usageView),
+  createdAt: t.createdAt.toISOString(),
+  updatedAt: t.updatedAt.toISOString(),
+});
+
+export const quotaView = (q: QuotaRecord): QuotaView => ({ team: q.team, flavor: q.flavor, nominal: q.nominal, borrowingLimit: q.borrowingLimit, lendingLimit: q.lendingLimit });

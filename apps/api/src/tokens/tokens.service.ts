@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { AppError, sha256Hex, unknownReference } from '#common';
+import { TeamRepository, TokenRepository } from '#db';
+import type { Principal } from '../auth/principal.js';
+import type { CreateTokenDto } from './token.dto.js';
+import type { CreatedTokenView, TokenView } from './token.view.js';
+
+/** API tokens: created with a fresh secret (kept only as its hash), listed, revoked. */
+@Injectable()
+export class TokensService {
+  constructor(
+    @Inject(TokenRepository) private readonly tokens: TokenRepository,
+    @Inject(TeamRepository) private readonly teams: TeamRepository,
+  ) {}
+
+  async create(dto: CreateTokenDto): Promise<CreatedTokenView> {
+    const teams = dto.teams ?? [];
+    const article = dto.role === 'executor' ? 'an' : 'a';
+    if (dto.role !== 'admin' && teams.length === 0) {
+      throw new AppError('VALIDATION_FAILED', `${article} ${dto.role} token needs at least one team`, [{ field: 'teams', message: `must list at least 1 team for ${article} ${dto.role}` }]);
+    }
+    if (dto.role === 'admin' && teams.length > 0) {
+      throw new AppError('VALIDATION_FAILED', 'an admin token acts for every team', [{ field: 'teams', message: 'must be empty for an admin' }]);
+    }
+    const missing = await this.teams.missing(teams);
+    if (missing.length > 0) throw unknownReference('teams', `unknown team${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
+    const secret = `qm_${randomBytes(24).toString('base64url')}`;
+    const record = await this.tokens.create({ subject: dto.subject, role: dto.role, teams, tokenHash: sha256Hex(secret) });
+    return { token: secret, id: record.id, subject: record.subject, role: record.role, teams: record.teams, createdAt: record.createdAt.toISOString() };
+  }
+
+  async list(): Promise<TokenView[]> {
+    return (await this.tokens.list()).map((t) => ({
+      id: t.id,
+      subject: t.subject,
+      role: t.role,
+      teams: t.teams,
+      createdAt: t.createdAt.toISOString(),
+      revokedAt: t.revokedAt?.toISOString() ?? null,
+    }));
+  }
+
+  /** Idempotent; 409 for the token of the request itself, 404 for an unknown id. */
+  async revoke(id: string, caller: Principal): Promise<void> {
+    if (caller.tokenId !== null && caller.tokenId.toLowerCase() === id.toLowerCase()) {
+      throw new AppError('CONFLICT', 'this request is authenticated with that token: revoke it with another admin token');
+    }
+    if ((await this.tokens.revoke(id)) === 'missing') throw new AppError('NOT_FOUND', `no token ${id.slice(0, 80)}`);
+  }
+}
