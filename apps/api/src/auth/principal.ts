@@ -29,3 +29,12 @@ export function canReadTeam(p: Principal, team: string): boolean {
 export function canReportForTeam(p: Principal, team: string): boolean {
   return p.role === 'admin' || (p.role === 'executor' && p.teams.includes(team));
 }
+
+/**
+ * Whose Idempotency-Keys a caller's are among: its token's unique id (the QM_ADMIN_TOKEN has none and a
+ * scope of its own). Never the subject, a free-text name two tokens may share: tokens named "sam" in two
+ * teams shared keys, and the 409 named the other team's job.
+ */
+export function idempotencyScope(p: Principal): string {
+  return p.tokenId === null ? 'bootstrap-admin' : `token:${p.tokenId}`;
+}

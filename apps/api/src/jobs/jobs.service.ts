@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { AppError, forbidden, notFound, type FieldError } from '#common';
 import { FlavorRepository, JobRepository, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
 import type { JobState } from '#core';
-import { canActForTeam, canReadTeam, canReportForTeam, type Principal } from '../auth/principal.js';
+import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CreateJobDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
@@ -35,7 +35,7 @@ export class JobsService {
     }
     if (!canActForTeam(caller, dto.team)) throw forbidden(`${caller.subject} may not submit jobs for team ${dto.team}`);
     const job = normalize(dto);
-    const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job) };
+    const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job), scope: idempotencyScope(caller) };
     const result = await this.jobs.submit(job, caller.subject, idempotency).catch((error: unknown) => {
       if (error instanceof SubmissionQueueFullError) throw new AppError('UNAVAILABLE', `the API is overloaded (${error.message}); retry shortly`);
       throw error;
@@ -48,7 +48,7 @@ export class JobsService {
       case 'key-reused':
         throw new AppError(
           'IDEMPOTENCY_KEY_REUSED',
-          `Idempotency-Key ${idempotencyKey} was already used for another request (job ${result.jobId}); use a new key for a new job`,
+          `Idempotency-Key ${idempotencyKey} was already used by this token for another request (job ${result.jobId}); use a new key for a new job`,
         );
       case 'unknown-references':
         throw await this.unknownReferences(job);

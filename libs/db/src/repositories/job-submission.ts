@@ -20,10 +20,10 @@ WITH input AS (
   SELECT i.*, ARRAY(SELECT jsonb_array_elements_text(i.flavors_json::jsonb)) AS flavors
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bool[], $7::int[], $8::int[], $9::int[],
               $10::int[], $11::int[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::int[],
-              $18::text[], $19::text[], $20::text[], $21::text[], $22::text[])
+              $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[])
        WITH ORDINALITY AS i(id, team, name, kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
                             cpu_millis, memory_mib, flavors_json, flavor_selection, speeds, topology_level, tpu_shape,
-                            expected_runtime_seconds, template, key, subject, request_hash, checkpoint, ord)
+                            expected_runtime_seconds, template, key, subject, request_hash, checkpoint, key_scope, ord)
 ), ok AS (
   SELECT input.*,
          EXISTS (SELECT 1 FROM teams t WHERE t.name = input.team) AS team_ok,
@@ -31,7 +31,7 @@ WITH input AS (
   FROM input
 ), k AS (
   INSERT INTO idempotency_keys (key, subject, request_hash, job_id)
-  SELECT key, subject, request_hash, id FROM ok WHERE team_ok AND flavors_ok AND key IS NOT NULL ORDER BY ord
+  SELECT key, key_scope, request_hash, id FROM ok WHERE team_ok AND flavors_ok AND key IS NOT NULL ORDER BY ord
   ON CONFLICT (subject, key) DO NOTHING
   RETURNING job_id
 ), j AS (
@@ -49,10 +49,21 @@ WITH input AS (
 )
 SELECT ok.ord, ok.team_ok, ok.flavors_ok, j.id, j.submitted_at, j.queued_at FROM ok LEFT JOIN j ON j.id = ok.id ORDER BY ok.ord`;
 
+/**
+ * An Idempotency-Key and the hash of its request. `scope` is whose keys it is among (the column
+ * idempotency_keys.subject holds it): the API passes the caller's token id, never its free-text subject,
+ * which two tokens may share; without it the actor is the scope (the Kubernetes importers' 'kubernetes').
+ */
+export interface IdempotencyClaim {
+  key: string;
+  requestHash: string;
+  scope?: string;
+}
+
 interface Submission {
   job: NewJob;
   actor: string;
-  idempotency: { key: string; requestHash: string } | null;
+  idempotency: IdempotencyClaim | null;
 }
 
 /** Only what the database decided is read back; the rest of the new job is what was sent. */
@@ -106,7 +117,7 @@ export class SubmissionBatcher {
   private async insert(group: readonly Submission[]): Promise<GroupRow[]> {
     const col = <T>(f: (s: Submission) => T): T[] => group.map(f);
     // A named statement: Postgres parses and plans the CTE once per connection, not per group.
-    const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v3', text: GROUP_SQL, values: [
+    const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v4', text: GROUP_SQL, values: [
       col(() => randomUUID()),
       col((s) => s.job.team),
       col((s) => s.job.name),
@@ -129,6 +140,7 @@ export class SubmissionBatcher {
       col((s) => s.actor),
       col((s) => s.idempotency?.requestHash ?? null),
       col((s) => (s.job.checkpoint === undefined || s.job.checkpoint === null ? null : JSON.stringify(s.job.checkpoint))),
+      col((s) => keyScope(s)),
     ] });
     return rows;
   }
@@ -146,7 +158,7 @@ export class SubmissionBatcher {
     const key = s.idempotency!;
     const prior = await this.db.pool.query<{ request_hash: string; job_id: string }>(
       'SELECT request_hash, job_id FROM idempotency_keys WHERE subject = $1 AND key = $2',
-      [s.actor, key.key],
+      [keyScope(s), key.key],
     );
     const found = prior.rows[0];
     if (!found) throw new Error('an Idempotency-Key vanished between its claim and its read');
@@ -156,6 +168,8 @@ export class SubmissionBatcher {
     return { kind: 'replayed', job: existing };
   }
 }
+
+const keyScope = (s: Submission): string | null => (s.idempotency === null ? null : (s.idempotency.scope ?? s.actor));
 
 /** The stored row of a job just inserted: the submission plus the column defaults of `jobs`. */
 function newRecord(id: string, s: Submission, submittedAt: Date, queuedAt: Date): JobRecord {

@@ -2,7 +2,7 @@ import type { JobState } from '#core';
 import type { DbHandle } from './db-handle.js';
 import { moveJobs } from '../lifecycle/transition-writer.js';
 import type { EventRecord, JobDetail, JobListFilter, JobRecord, NewJob, StateChange, SubmitResult } from './job.records.js';
-import { type BatcherOptions, SubmissionBatcher } from './job-submission.js';
+import { type BatcherOptions, type IdempotencyClaim, SubmissionBatcher } from './job-submission.js';
 import { DETAIL_SELECT, JOB_COLUMNS, toDetail, toRecord, type DetailRow, type JobRow } from './job.rows.js';
 import { UUID } from '../uuid.js';
 
@@ -18,7 +18,7 @@ export class JobRepository {
   private readonly submitter: SubmissionBatcher;
 
   /** Submission: one statement, grouped with concurrent submissions (see job-submission.ts). */
-  submit(job: NewJob, actor: string, idempotency: { key: string; requestHash: string } | null): Promise<SubmitResult> {
+  submit(job: NewJob, actor: string, idempotency: IdempotencyClaim | null): Promise<SubmitResult> {
     return this.submitter.submit(job, actor, idempotency);
   }
 
