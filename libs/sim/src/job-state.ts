@@ -1,0 +1,80 @@
+import type { PendingJob, RunningJob } from '#core';
+import type { JobOutcome, SimJob } from './types.js';
+
+const MS = 1000;
+
+/** One job of a simulation: what the core sees of it, its remaining work, its current run and its outcome so far. */
+export interface JobState {
+  job: SimJob;
+  spec: PendingJob;
+  /** Work units left (decreases at preemption only by what was checkpointed). */
+  remaining: number;
+  /** Incremented at each admission; a completion event of an older run is stale. */
+  run: number;
+  running: RunningJob | null;
+  runStartMs: number;
+  outcome: JobOutcome;
+}
+
+/** A job of the trace before its arrival: all of its work left, never started. */
+export function newJobState(job: SimJob, epochMs: number, checkpointIntervalSeconds: number): JobState {
+  const submitMs = Math.round(job.submitSeconds * MS);
+  return {
+    job,
+    spec: toPendingSpec(job, submitMs + epochMs, job.work, checkpointIntervalSeconds),
+    remaining: job.work,
+    run: 0,
+    running: null,
+    runStartMs: 0,
+    outcome: {
+      id: job.id,
+      team: job.team,
+      accelerators: job.replicas * job.acceleratorsPerReplica,
+      submitSeconds: submitMs / MS,
+      firstStartSeconds: null,
+      endSeconds: null,
+      preemptions: 0,
+      flavor: null,
+      acceleratorSeconds: 0,
+      lostAcceleratorSeconds: 0,
+    },
+  };
+}
+
+/** Whether a completion event belongs to a run that no longer exists (it was preempted). */
+export function isStale(state: JobState, run: number): boolean {
+  return run !== state.run || state.running === null;
+}
+
+/** The job's rate on its fastest acceptable flavor. */
+export function bestRate(job: SimJob): number {
+  let best = 0;
+  for (const f of job.flavors) best = Math.max(best, job.rates[f]!);
+  return best;
+}
+
+/** The core's view of a job waiting with `remaining` units of work left. */
+export function toPendingSpec(job: SimJob, submittedAt: number, remaining: number, checkpointSeconds = 0): PendingJob {
+  return {
+    // Jobs checkpoint every `checkpointSeconds` (SimConfig): the core then picks victims by the work they would lose.
+    ...(checkpointSeconds > 0 ? { checkpoint: { intervalSeconds: checkpointSeconds, gracePeriodSeconds: 0 } } : {}),
+    id: job.id,
+    name: job.id,
+    team: job.team,
+    kind: 'training',
+    priority: job.priority,
+    preemptible: job.preemptible,
+    replicas: job.replicas,
+    minReplicas: job.replicas,
+    acceleratorsPerReplica: job.acceleratorsPerReplica,
+    cpuMillisPerReplica: 0,
+    memoryMiBPerReplica: 0,
+    flavors: job.flavors,
+    flavorSelection: 'fastest',
+    speeds: job.rates,
+    topology: { level: 'none' },
+    // Oracle runtime on the fastest acceptable flavor; the core scales it by the job's speed on each flavor.
+    expectedRuntimeSeconds: Math.max(1, Math.ceil(remaining / bestRate(job))),
+    submittedAt,
+  };
+}
