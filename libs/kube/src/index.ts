@@ -6,6 +6,7 @@ export * from './pod-resources.js';
 export * from './node-mapping.js';
 export * from './node-capacity.js';
 export * from './pod-manifest.js';
+export * from './pod-progress.js';
 export * from './rendezvous.js';
 export * from './gang-import.js';
 export * from './lease.js';

@@ -89,6 +89,12 @@ describe('podManifestForReplica', () => {
     expect(container?.args).toBeUndefined();
   });
 
+  it("a job that checkpoints gets its grace period as the pod's termination grace period; others keep Kubernetes' default", () => {
+    expect(podManifestForReplica({ ...job, terminationGracePeriodSeconds: 45 }, 0).spec?.terminationGracePeriodSeconds).toBe(45);
+    expect(podManifestForReplica(job, 0).spec).not.toHaveProperty('terminationGracePeriodSeconds');
+    expect(() => podManifestForReplica({ ...job, terminationGracePeriodSeconds: -1 }, 0)).toThrow('job.terminationGracePeriodSeconds');
+  });
+
   it("carries the template's volumes, mounts, pull secrets, tolerations and service account into the pod", () => {
     const withPodParts: PodJob = {
       ...job,

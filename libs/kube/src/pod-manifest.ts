@@ -64,6 +64,8 @@ export interface PodJob {
   replicas: number;
   acceleratorsPerReplica: number;
   template: JobPodTemplate;
+  /** Seconds the kubelet waits between SIGTERM and SIGKILL (the job's checkpoint grace period); absent = Kubernetes' default. */
+  terminationGracePeriodSeconds?: number;
   /** The admitted flavor: its name, extended resource, and node labels (used as nodeSelector). */
   flavor: { name: string; resourceName: string; nodeLabels?: Record<string, string> };
 }
@@ -115,6 +117,7 @@ function validate(job: PodJob, replica: number, namespace: string): void {
   requireInteger('job.acceleratorsPerReplica', job.acceleratorsPerReplica, 0);
   requireInteger('job.template.cpuMillis', job.template.cpuMillis, 0);
   requireInteger('job.template.memoryMiB', job.template.memoryMiB, 0);
+  requireInteger('job.terminationGracePeriodSeconds', job.terminationGracePeriodSeconds, 0);
   if (job.priority !== undefined && !Number.isInteger(job.priority)) {
     throw new PodManifestError('job.priority', 'must be an integer');
   }
@@ -146,7 +149,8 @@ function validate(job: PodJob, replica: number, namespace: string): void {
  * `QM_REPLICA_INDEX`, `QM_GANG_SIZE`) for distributed launchers; with `options.rendezvous` the pod gets the
  * hostname `<job name>-<replica>` in the gang's headless Service and torchrun's variables (rendezvous.ts);
  * the template's env wins on a clash. The template's volumes, mounts, pull secrets, tolerations and service
- * account are carried over as given.
+ * account are carried over as given. A job that checkpoints gets its grace period as the pod's
+ * `terminationGracePeriodSeconds`, so any deletion (a node drain too) leaves it time to checkpoint.
  */
 export function podManifestForReplica(
   job: PodJob,
@@ -202,6 +206,7 @@ export function podManifestForReplica(
     spec: {
       schedulerName: options.schedulerName ?? DEFAULT_SCHEDULER_NAME,
       restartPolicy: 'Never',
+      ...(job.terminationGracePeriodSeconds === undefined ? {} : { terminationGracePeriodSeconds: job.terminationGracePeriodSeconds }),
       ...(node === undefined ? {} : { nodeName: node }),
       ...(Object.keys(nodeSelector).length > 0 ? { nodeSelector: { ...nodeSelector } } : {}),
       ...(options.rendezvous ? { hostname: replicaHostname(job.name, replica), subdomain: options.rendezvous.service } : {}),

@@ -19,6 +19,8 @@ export interface BindTarget {
   state: JobState;
   acceleratorsPerReplica: number;
   template: JobPodTemplate;
+  /** Seconds the job's checkpoint policy gives it to checkpoint when evicted; null when it does not checkpoint. */
+  checkpointGraceSeconds: number | null;
   importedFrom: ImportedFrom | null;
   /** The Kubernetes workload (Job, JobSet, …) the job stands for, when it was imported from one. */
   workload: WorkloadRef | null;
@@ -155,6 +157,7 @@ function bindTargetOf(row: BindTargetRow): BindTarget {
     state: row.state,
     acceleratorsPerReplica: row.accelerators_per_replica,
     template: podTemplateOf(template),
+    checkpointGraceSeconds: row.checkpoint_grace,
     importedFrom: imported && typeof imported.namespace === 'string' ? imported : null,
     workload: workloadOfTemplate(template),
     flavor: row.flavor && row.resource_name ? { name: row.flavor, resourceName: row.resource_name, nodeLabels: row.node_labels ?? {} } : null,

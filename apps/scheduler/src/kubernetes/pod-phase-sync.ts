@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, LABEL_REPLICA, failedByNode, type KubeCluster, type ResourceWatch } from '#kube';
+import { LABEL_JOB_ID, LABEL_REPLICA, failedByNode, progressOfPod, type KubeCluster, type PodProgress, type ResourceWatch } from '#kube';
 import { lostGangReason } from './bind-checks.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { ReplicaFailurePolicy } from './kubernetes-settings.js';
@@ -65,6 +65,9 @@ export class PodPhaseSync {
   private readonly disrupted = new Set<string>();
   /** Keys of deleted pods kept in byJob because they had Succeeded: their replica is done, not lost. */
   private readonly finished = new Set<string>();
+  /** Progress annotated on a job's pods (its executor's checkpoints), not yet written; and the last one written, per job. */
+  private readonly progress = new Map<string, PodProgress & { key: string }>();
+  private readonly reported = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -96,6 +99,7 @@ export class PodPhaseSync {
         if (!pods) this.byJob.set(jobId, (pods = new Map<string, V1Pod>()));
         pods.set(key, pod);
         this.finished.delete(key); // a new pod of that name (a later admission) is live
+        this.noteProgress(jobId, pod);
       }
       this.dirty.add(jobId);
       this.schedule();
@@ -139,7 +143,40 @@ export class PodPhaseSync {
     }, 20);
   }
 
+  /** An executor reports its checkpoints by annotating its pod (pod-progress.ts): the same report as the REST one. */
+  private noteProgress(jobId: string, pod: V1Pod): void {
+    const progress = progressOfPod(pod, Date.now());
+    if (progress === null) return;
+    if ('problem' in progress) {
+      const key = `problem:${progress.problem}`;
+      if (this.reported.get(jobId) !== key) this.logger.warn({ jobId, pod: pod.metadata?.name, problem: progress.problem }, 'pod progress annotation ignored');
+      this.reported.set(jobId, key);
+      return;
+    }
+    const key = `${progress.lastCheckpointAt?.toISOString() ?? ''}|${progress.completedFraction ?? ''}`;
+    if (this.reported.get(jobId) === key || this.progress.get(jobId)?.key === key) return;
+    this.progress.set(jobId, { ...progress, key });
+  }
+
+  private async reportProgress(): Promise<void> {
+    const reports = [...this.progress];
+    this.progress.clear();
+    for (const [jobId, report] of reports) {
+      try {
+        const r = await this.store.submitter().reportProgress(jobId, report);
+        this.reported.set(jobId, report.key);
+        if (this.reported.size > 10_000) this.reported.delete(this.reported.keys().next().value!);
+        if (r.kind !== 'updated') this.logger.info({ jobId, result: r.kind }, 'pod progress annotation: job does not hold accelerators, not recorded');
+      } catch (error) {
+        this.logger.warn({ err: error, jobId }, 'pod progress annotation: cannot record, will retry');
+        if (!this.progress.has(jobId)) this.progress.set(jobId, report);
+      }
+    }
+  }
+
   private async flush(): Promise<void> {
+    // Progress first: a checkpoint reported before a pod's end counts for the job it ends.
+    await this.reportProgress();
     const jobs = [...this.dirty];
     this.dirty.clear();
     for (const jobId of jobs) {
@@ -151,7 +188,7 @@ export class PodPhaseSync {
         this.disrupted.add(jobId); // evaluate again even if its pods look undecided
       }
     }
-    if (this.dirty.size > 0 && !this.stopped) setTimeout(() => this.schedule(), 500).unref();
+    if ((this.dirty.size > 0 || this.progress.size > 0) && !this.stopped) setTimeout(() => this.schedule(), 500).unref();
   }
 
   private async evaluate(jobId: string): Promise<void> {

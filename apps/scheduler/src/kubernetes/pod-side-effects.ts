@@ -83,14 +83,14 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
   const objects = new WorkloadObjects(cluster.kubeConfig);
   /** Admissions whose Admitted Events this process recorded (retries of a bind do not repeat them). */
   const announced = new Set<string>();
-  const removeAll = async (jobId: string, how: 'evict' | 'delete', before?: (pod: V1Pod) => Promise<void>): Promise<number> => {
+  const removeAll = async (jobId: string, how: 'evict' | 'delete', before?: (pod: V1Pod) => Promise<void>, period = grace): Promise<number> => {
     const pods = await listJobPods(cluster, jobId);
     const results = await Promise.all(
       pods.map(async (pod) => {
         const namespace = pod.metadata?.namespace ?? cluster.namespace;
         const name = pod.metadata!.name!;
         await before?.(pod);
-        return how === 'evict' ? cluster.evictPod(name, { namespace, ...grace }) : cluster.deletePod(name, { namespace, ...grace });
+        return how === 'evict' ? cluster.evictPod(name, { namespace, ...period }) : cluster.deletePod(name, { namespace, ...period });
       }),
     );
     return results.filter((r) => r !== 'not-found').length;
@@ -175,8 +175,10 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           return;
         }
         const why = (await store.preemptionMessage(jobId)) ?? `preempted by job ${preemptorJobId}`;
+        // A job that checkpoints is evicted with its checkpoint grace period: the time it asked for to save its work.
+        const period = evictionGrace(target, grace);
         if (target?.workload) {
-          const how = await stopWorkload(cluster, objects, jobId, target.workload, 'evict', grace);
+          const how = await stopWorkload(cluster, objects, jobId, target.workload, 'evict', period);
           const done =
             how === 'suspended'
               ? 'suspends it (its controller removes the pods)'
@@ -187,11 +189,17 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, preemptorJobId, workload: target.workload, how }, 'evict: victim workload stopped');
           return;
         }
-        const evicted = await removeAll(jobId, 'evict', async (pod) => {
-          if (!pod.metadata?.deletionTimestamp && !isTerminal(pod)) await events.record(involvedPod(pod), 'Warning', 'Preempted', `Quartermaster evicts the whole gang: ${why}`);
-        });
+        const checkpoint = target?.checkpointGraceSeconds ? ` (given ${target.checkpointGraceSeconds} s to checkpoint)` : '';
+        const evicted = await removeAll(
+          jobId,
+          'evict',
+          async (pod) => {
+            if (!pod.metadata?.deletionTimestamp && !isTerminal(pod)) await events.record(involvedPod(pod), 'Warning', 'Preempted', `Quartermaster evicts the whole gang${checkpoint}: ${why}`);
+          },
+          period,
+        );
         if (!target?.importedFrom) await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
-        logger.info({ jobId, preemptorJobId, evicted }, 'evict: victim gang evicted');
+        logger.info({ jobId, preemptorJobId, evicted, gracePeriodSeconds: period.gracePeriodSeconds }, 'evict: victim gang evicted');
         if (target?.importedFrom && target.state === 'PENDING') {
           await store.transition(jobId, 'FAILED', importedGangEnded(target, `was preempted (${why}) and its pods evicted`));
         }
@@ -223,6 +231,15 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
     },
     { name: 'notify', handle: () => Promise.resolve() },
   ];
+}
+
+/**
+ * The grace period a victim is evicted with: its checkpoint policy's, when it declares one (the kubelet sends
+ * SIGTERM and waits that long before SIGKILL, so the job can write its checkpoint), else the configured one.
+ */
+export function evictionGrace(target: Pick<BindTarget, 'checkpointGraceSeconds'> | null, fallback: { gracePeriodSeconds?: number }): { gracePeriodSeconds?: number } {
+  const declared = target?.checkpointGraceSeconds;
+  return declared !== null && declared !== undefined && declared > 0 ? { gracePeriodSeconds: declared } : fallback;
 }
 
 /**
@@ -317,6 +334,7 @@ async function bindReplicas(
             acceleratorsPerReplica: target.acceleratorsPerReplica,
             template: target.template,
             flavor,
+            ...(target.checkpointGraceSeconds ? { terminationGracePeriodSeconds: target.checkpointGraceSeconds } : {}),
           },
           replica,
           undefined,

@@ -12,6 +12,8 @@ export interface BindTargetRow {
   state: JobState;
   accelerators_per_replica: number;
   template: Record<string, unknown>;
+  /** Seconds the job's checkpoint policy gives it to checkpoint when evicted (null: it does not checkpoint). */
+  checkpoint_grace: number | null;
   flavor: string | null;
   resource_name: string | null;
   node_labels: Record<string, string> | null;
@@ -50,7 +52,7 @@ export class KubeJobsRepository {
   private readonly targets = new GroupBatcher<string, BindTargetRow | null>(async (ids) => {
     const { rows } = await this.db.pool.query<BindTargetRow>(
       `SELECT j.id, j.name, j.team, j.priority, j.state::text AS state, j.accelerators_per_replica, j.template, j.flavor,
-              f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
+              (j.checkpoint ->> 'gracePeriodSeconds')::int AS checkpoint_grace, f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
               (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission,
               COALESCE((SELECT json_agg(json_build_object('replica', a.replica, 'node', a.node, 'accelerators', a.accelerators,
                                                           'cpuMillis', a.cpu_millis, 'memoryMiB', a.memory_mib) ORDER BY a.replica)
