@@ -69,6 +69,37 @@ describe('qm flavor / cohort / team / node set: create, then change only what is
     expect(await json('team', 'set', 'vision', '--fair-share-weight', '3')).toMatchObject({ name: 'vision', cohort: 'research', fairShareWeight: 3, preemption: { withinTeam: 'Never' }, quotas: [{ flavor: 'h100', nominal: 8 }] });
   });
 
+  it('flavor topology label keys: set per level, kept by other changes, reset to the kind\'s default, refused when not a label key', async () => {
+    expect(
+      await qm('flavor', 'set', 'v5p', '--kind', 'google-tpu', '--topology-label', 'domain=example.com/slice', '--topology-label', 'tpu-shape=example.com/slice-shape'),
+    ).toEqual({
+      code: 0,
+      stdout:
+        'flavor v5p created: google-tpu (google.com/tpu), memory unknown, speed 1, 0 per accelerator-hour\n' +
+        'topology from node labels: zone topology.kubernetes.io/zone, block cloud.google.com/gce-topology-block, domain example.com/slice, tpuShape example.com/slice-shape\n',
+      stderr: '',
+    });
+    const topologyOf = async (): Promise<unknown> => (await h.request('GET', '/v1/flavors/v5p')).body.topologyLabels;
+    // Another change keeps them (the PUT sends them back); one level changes, the others stay.
+    expect((await qm('flavor', 'set', 'v5p', '--cost-per-hour', '9')).code).toBe(0);
+    expect((await qm('flavor', 'set', 'v5p', '--topology-label', 'zone=example.com/region')).code).toBe(0);
+    expect(await topologyOf()).toEqual({ zone: 'example.com/region', block: 'cloud.google.com/gce-topology-block', domain: 'example.com/slice', tpuShape: 'example.com/slice-shape' });
+    // default: back to the kind's key.
+    expect((await json('flavor', 'set', 'v5p', '--topology-label', 'domain=default')).topologyLabels).toEqual({
+      zone: 'example.com/region',
+      block: 'cloud.google.com/gce-topology-block',
+      domain: 'cloud.google.com/gke-nodepool',
+      tpuShape: 'example.com/slice-shape',
+    });
+    const before = await h.counts();
+    failed(await qm('flavor', 'set', 'v5p', '--topology-label', 'rack=example.com/rack'), 2, /^qm: --topology-label 'rack=example.com\/rack': expected level=key with level one of zone, block, domain, tpuShape/);
+    failed(await qm('flavor', 'set', 'v5p', '--topology-label', 'domain='), 2, "--topology-label 'domain=': give a node label key, or default for the kind's");
+    failed(await qm('flavor', 'set', 'v5p', '--topology-label', 'domain=not a key!'), 1, /^qm: invalid request: topologyLabels\.domain: must be a Kubernetes label key/);
+    expect(await topologyOf()).toMatchObject({ domain: 'cloud.google.com/gke-nodepool' });
+    expect(await h.counts()).toEqual(before);
+    expect((await qm('flavor', 'rm', 'v5p')).code).toBe(0);
+  });
+
   it('bad input: exit 2 with one line, and nothing written', async () => {
     const before = await h.counts();
     failed(await qm('flavor', 'set', 'a100'), 2, 'flavor a100 does not exist yet: --kind is required (nvidia-gpu, aws-trainium, intel-gaudi, google-tpu)');

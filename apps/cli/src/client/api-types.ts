@@ -69,10 +69,14 @@ export interface Flavor {
   kind: string;
   resourceName: string;
   nodeLabels: Record<string, string>;
+  /** Node label key each topology level is read from (the kind's defaults filled in). */
+  topologyLabels: Partial<Record<TopologyLevelName, string>>;
   memoryGiB: number | null;
   relativeSpeed: number;
   costPerHour: number;
 }
+
+export type TopologyLevelName = 'zone' | 'block' | 'domain' | 'tpuShape';
 
 export interface Cohort {
   name: string;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ApiError, type ApiClient } from '../client/api-client.js';
-import type { ClusterNode, Cohort, Flavor, List, Team } from '../client/api-types.js';
+import type { ClusterNode, Cohort, Flavor, List, Team, TopologyLevelName } from '../client/api-types.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';
@@ -59,6 +59,29 @@ function labels(pairs: string[]): Record<string, string> {
   return out;
 }
 
+const TOPOLOGY_LEVELS: readonly TopologyLevelName[] = ['zone', 'block', 'domain', 'tpuShape'];
+
+/**
+ * `--topology-label level=key` pairs: the node label key a topology level is read from; `level=default`
+ * gives the level back to the kind's default. Returns the keys to set and the levels to reset.
+ */
+function topologyLabels(pairs: string[]): { set: Partial<Record<TopologyLevelName, string>>; reset: TopologyLevelName[] } {
+  const set: Partial<Record<TopologyLevelName, string>> = {};
+  const reset: TopologyLevelName[] = [];
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    const level = at <= 0 ? undefined : TOPOLOGY_LEVELS.find((l) => l.toLowerCase() === pair.slice(0, at).replace(/-/g, '').toLowerCase());
+    if (level === undefined) {
+      throw new UsageError(`--topology-label '${pair}': expected level=key with level one of ${TOPOLOGY_LEVELS.join(', ')}, e.g. domain=cloud.google.com/gke-nodepool`);
+    }
+    const key = pair.slice(at + 1).trim();
+    if (key === '') throw new UsageError(`--topology-label '${pair}': give a node label key, or default for the kind's`);
+    if (key === 'default') reset.push(level);
+    else set[level] = key;
+  }
+  return { set, reset };
+}
+
 /** `qm X rm NAME`: DELETE, one line on success; 409 (still in use) and 404 come back as one-line errors, exit 1. */
 function registerRemove(parent: Command, ctx: CommandContext, what: string, path: string, example_: string, description: string): void {
   parent
@@ -88,30 +111,48 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
     .option('--kind <kind>', 'nvidia-gpu | aws-trainium | intel-gaudi | google-tpu (required for a new flavor)')
     .option('--resource-name <name>', 'extended resource it is counted in (default by kind: nvidia.com/gpu, aws.amazon.com/neuron, habana.ai/gaudi, google.com/tpu)')
     .option('--node-label <key=value>', 'a node label that selects it; repeat for several (replaces the current labels)', collect)
+    .option(
+      '--topology-label <level=key>',
+      "the node label key a topology level (zone, block, domain, tpuShape) is read from; level=default for the kind's default; repeat for several (the levels not given keep theirs)",
+      collect,
+    )
     .option('--memory-gib <n>', 'accelerator memory in GiB; none to clear')
     .option('--relative-speed <x>', 'speed relative to the others (1 = baseline)')
     .option('--cost-per-hour <x>', 'price of one accelerator-hour (the unit of currency budgets)')
     .option('-o, --output <format>', 'text | json | yaml')
-    .addHelpText('after', example('qm flavor set h100-80gb --kind nvidia-gpu --node-label nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --memory-gib 80 --cost-per-hour 4', 'qm flavor set h100-80gb --cost-per-hour 3.5'))
-    .action(async (name: string, opts: { kind?: string; resourceName?: string; nodeLabel?: string[]; memoryGib?: string; relativeSpeed?: string; costPerHour?: string; output?: string }) => {
+    .addHelpText(
+      'after',
+      example(
+        'qm flavor set h100-80gb --kind nvidia-gpu --node-label nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --memory-gib 80 --cost-per-hour 4',
+        'qm flavor set h100-80gb --cost-per-hour 3.5',
+        'qm flavor set v5p --kind google-tpu --topology-label domain=cloud.google.com/gke-nodepool --topology-label tpuShape=cloud.google.com/gke-tpu-topology',
+      ),
+    )
+    .action(async (name: string, opts: { kind?: string; resourceName?: string; nodeLabel?: string[]; topologyLabel?: string[]; memoryGib?: string; relativeSpeed?: string; costPerHour?: string; output?: string }) => {
       const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
       const kind = opts.kind === undefined ? undefined : oneOf('--kind', opts.kind, KINDS);
       const memoryGiB = opts.memoryGib === undefined ? undefined : NONE.test(opts.memoryGib) ? null : wholeNumber('--memory-gib', opts.memoryGib);
       const relativeSpeed = opts.relativeSpeed === undefined ? undefined : nonNegative('--relative-speed', opts.relativeSpeed);
       const costPerHour = opts.costPerHour === undefined ? undefined : nonNegative('--cost-per-hour', opts.costPerHour);
       const nodeLabels = opts.nodeLabel === undefined ? undefined : labels(opts.nodeLabel);
+      const topology = opts.topologyLabel === undefined ? undefined : topologyLabels(opts.topologyLabel);
       const client = ctx.connect().client;
       const was = await current<Flavor>(client, `/v1/flavors/${seg(name)}`);
       if (was === undefined && kind === undefined) throw new UsageError(`flavor ${name} does not exist yet: --kind is required (${KINDS.join(', ')})`);
-      if (was !== undefined && [kind, opts.resourceName, nodeLabels, memoryGiB, relativeSpeed, costPerHour].every((v) => v === undefined)) {
+      if (was !== undefined && [kind, opts.resourceName, nodeLabels, topology, memoryGiB, relativeSpeed, costPerHour].every((v) => v === undefined)) {
         throw new UsageError('give at least one setting to change (see qm flavor set --help)');
       }
       const sameKind = was !== undefined && (kind === undefined || kind === was.kind);
+      // The PUT replaces the flavor: its topology label keys are sent back as they are (a new kind starts from its
+      // own defaults), with the levels given changed and those reset left out (the kind's default then).
+      const topologyKeys: Partial<Record<TopologyLevelName, string>> = { ...(sameKind ? (was.topologyLabels ?? {}) : {}), ...(topology?.set ?? {}) };
+      for (const level of topology?.reset ?? []) delete topologyKeys[level];
       const body = {
         kind: kind ?? was!.kind,
         // A new kind takes its own default resource unless one is given.
         ...(opts.resourceName !== undefined ? { resourceName: opts.resourceName } : sameKind ? { resourceName: was.resourceName } : {}),
         nodeLabels: nodeLabels ?? was?.nodeLabels ?? {},
+        topologyLabels: topologyKeys,
         memoryGiB: memoryGiB !== undefined ? memoryGiB : (was?.memoryGiB ?? null),
         relativeSpeed: relativeSpeed ?? was?.relativeSpeed ?? 1,
         costPerHour: costPerHour ?? was?.costPerHour ?? 0,
@@ -121,7 +162,8 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
       if (m !== undefined) return ctx.out(m);
       ctx.out(
         `flavor ${name} ${was === undefined ? 'created' : 'updated'}: ${saved.kind} (${saved.resourceName}), ` +
-          `${saved.memoryGiB === null ? 'memory unknown' : `${saved.memoryGiB} GiB`}, speed ${saved.relativeSpeed}, ${saved.costPerHour} per accelerator-hour\n`,
+          `${saved.memoryGiB === null ? 'memory unknown' : `${saved.memoryGiB} GiB`}, speed ${saved.relativeSpeed}, ${saved.costPerHour} per accelerator-hour\n` +
+          (topology === undefined ? '' : `topology from node labels: ${TOPOLOGY_LEVELS.filter((l) => saved.topologyLabels?.[l]).map((l) => `${l} ${saved.topologyLabels[l]}`).join(', ')}\n`),
       );
     });
   registerRemove(flavor, ctx, 'flavor', '/v1/flavors', 'qm flavor rm v100', 'delete a flavor (admin); refused while nodes, quotas or unfinished jobs use it');
