@@ -9,7 +9,7 @@ import type { CycleState } from './cycle-state.js';
 import { type GangFit, type GangRequest, type ReplicaShape, placeGang } from './gang-placer.js';
 import type { PendingJob } from './model.js';
 import { maxAddable, quotaCeiling } from './quota.js';
-import { groupingLabelsHint, groupingOf } from './topology.js';
+import { groupingLabelsHint, groupingOf, splitGrouping } from './topology.js';
 import {
   type FlavorFailure,
   capacityMessage,
@@ -17,6 +17,7 @@ import {
   fleetMessage,
   groupTooSmallMessage,
   noQuotaMessage,
+  selectorMessage,
   quotaMessage,
   reservationBlockMessage,
 } from './reasons.js';
@@ -46,6 +47,14 @@ export function neverFits(st: CycleState, job: PendingJob, flavor: string): FitO
   }
   const grouping = groupingOf(job.topology);
   if (grouping !== 'none') {
+    const { base, selector } = splitGrouping(grouping);
+    if (selector.length > 0) {
+      // Its node selector: the matching nodes (one group under level none) must hold the gang.
+      const matching = st.cluster.largestGroup(flavor, base === 'none' ? grouping : groupingOf({ level: 'none', nodeSelector: job.topology.nodeSelector }));
+      if (need > matching) return fail(flavor, 'UNSATISFIABLE', selectorMessage(flavor, need, selector, matching));
+    }
+  }
+  if (grouping !== 'none' && splitGrouping(grouping).base !== 'none') {
     const largest = st.cluster.largestGroup(flavor, grouping);
     if (need > largest) {
       const hint = groupingLabelsHint(grouping, st.flavors.get(flavor)?.topologyLabels);
@@ -99,7 +108,7 @@ function capacityFailure(st: CycleState, job: PendingJob, flavor: string, fit: G
   if (fit.ok) throw new Error('capacityFailure called with a fit');
   const fl = st.cluster.flavor(flavor)!;
   const code =
-    fit.grouping === 'none' || job.acceleratorsPerReplica * job.minReplicas > fl.totalFree
+    splitGrouping(fit.grouping).base === 'none' || job.acceleratorsPerReplica * job.minReplicas > fl.totalFree
       ? 'INSUFFICIENT_CAPACITY'
       : 'TOPOLOGY_UNSATISFIABLE';
   const hint = groupingLabelsHint(fit.grouping, st.flavors.get(flavor)?.topologyLabels);

@@ -55,6 +55,7 @@ export type ViolationCode =
   | 'NODE_UNKNOWN'
   | 'NODE_UNSCHEDULABLE'
   | 'NODE_FLAVOR_MISMATCH'
+  | 'NODE_SELECTOR_MISMATCH'
   | 'FLAVOR_NOT_ACCEPTED'
   | 'TOPOLOGY_BROKEN'
   // rule 2
@@ -314,7 +315,15 @@ function checkAdmissionShape(ix: SnapshotIndex, a: Admission, out: Violation[]):
 }
 
 function checkTopology(ix: SnapshotIndex, job: PendingJob, a: Admission, out: Violation[]): void {
-  const { level, tpuShape } = job.topology;
+  const { level, tpuShape, nodeSelector } = job.topology;
+  for (const p of a.placement) {
+    const node = ix.nodes.get(p.node);
+    const wrong = node && Object.entries(nodeSelector ?? {}).find(([k, v]) => node.labels?.[k] !== v);
+    if (wrong) {
+      violation(out, 1, 'NODE_SELECTOR_MISMATCH', `job ${job.id} selects nodes labelled ${wrong[0]}=${wrong[1]} but replica ${p.replica} is on ${node.name}, which is not`, job.id);
+      return;
+    }
+  }
   const effective = tpuShape !== undefined ? 'domain' : level;
   if (effective === 'none') return;
   let first: string | undefined;

@@ -51,6 +51,8 @@ export interface ClusterNode {
    * Counted as used. Defaults to zero.
    */
   external?: { accelerators: number; cpuMillis: number; memoryMiB: number };
+  /** The node's labels (a Kubernetes Node's, or as given over REST); read only for jobs with a `nodeSelector`. */
+  labels?: Record<string, string>;
 }
 
 export interface Cohort {
@@ -91,6 +93,11 @@ export interface TopologyRequirement {
   level: TopologyLevel;
   /** TPU slice shape: all replicas inside one domain whose nodes carry this `tpuShape`. Implies level `domain`. */
   tpuShape?: string;
+  /**
+   * Only nodes carrying every one of these labels (the job's pod template `nodeSelector`), combined with the
+   * level: e.g. all replicas in one block, among the nodes labelled `topology.kubernetes.io/zone=us-east-1a`.
+   */
+  nodeSelector?: Record<string, string>;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { GangFit } from './gang-placer.js';
 import type { JobSpec, PendingCode } from './model.js';
 import type { QuotaEntry } from './quota.js';
 import { cohortIdle } from './quota.js';
-import { describeGrouping } from './topology.js';
+import { describeGrouping, describeSelector, splitGrouping } from './topology.js';
 
 /** Why a job could not start on one flavor. */
 export interface FlavorFailure {
@@ -46,14 +46,27 @@ export function fleetMessage(flavor: string, replicas: number, perReplica: numbe
 
 export function groupTooSmallMessage(flavor: string, need: number, grouping: string, largest: number, labelsHint = ''): string {
   const level = describeGrouping(grouping);
-  if (largest === 0) return `needs ${need} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}${labelsHint}`;
+  if (largest === 0) {
+    const { base, selector } = splitGrouping(grouping);
+    const labelled = selector.length === 0 ? '' : ` labelled ${describeSelector(selector)}`;
+    return `needs ${need} ${flavor} in one ${level}; no schedulable ${flavor} node${labelled} has a ${describeGrouping(base)}${labelsHint}`;
+  }
   return `needs ${need} ${flavor} in one ${level}; the largest ${level} has ${largest}`;
+}
+
+/** The job's node selector leaves too few of the flavor's nodes (`matching`: their allocatable accelerators). */
+export function selectorMessage(flavor: string, need: number, selector: readonly (readonly [string, string])[], matching: number): string {
+  const labels = describeSelector(selector);
+  if (matching === 0) return `needs ${need} ${flavor} on nodes labelled ${labels} (its nodeSelector); no schedulable ${flavor} node carries ${selector.length === 1 ? 'that label' : 'those labels'}`;
+  return `needs ${need} ${flavor} on nodes labelled ${labels} (its nodeSelector); the schedulable ${flavor} nodes labelled so have ${matching} in all`;
 }
 
 export function capacityMessage(flavor: string, replicas: number, perReplica: number, fit: GangFit & { ok: false }, totalFree: number, labelsHint = ''): string {
   if (fit.grouping === 'none') {
     return `needs ${replicas} × ${perReplica} free ${flavor}; room for ${fit.best} now (${totalFree} ${flavor} free in total)`;
   }
+  const { base, selector } = splitGrouping(fit.grouping);
+  if (base === 'none') return `needs ${replicas} × ${perReplica} free ${flavor} on nodes labelled ${describeSelector(selector)}; room for ${fit.best} there now`;
   const level = describeGrouping(fit.grouping);
   if (fit.groups === 0) return `needs ${replicas} × ${perReplica} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}${labelsHint}`;
   return `needs ${replicas} × ${perReplica} free ${flavor} in one ${level}; best ${level} has room for ${fit.best}`;

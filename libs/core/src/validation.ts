@@ -35,5 +35,9 @@ export function invalidReason(st: CycleState, job: PendingJob): string | null {
   if (level !== 'none' && level !== 'zone' && level !== 'block' && level !== 'domain') {
     return `unknown topology level ${String(level)}`;
   }
+  const selector: unknown = job.topology.nodeSelector;
+  if (selector !== undefined && (selector === null || typeof selector !== 'object' || Array.isArray(selector) || Object.values(selector).some((v) => typeof v !== 'string'))) {
+    return 'nodeSelector must map label keys to string values';
+  }
   return null;
 }

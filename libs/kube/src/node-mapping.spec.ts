@@ -61,6 +61,7 @@ describe('nodeFromKube', () => {
       topology: { zone: 'us-east-1a', block: 'b3', domain: 'nvl-7' },
       schedulable: true,
       external: { accelerators: 0, cpuMillis: 0, memoryMiB: 0 },
+      labels: h100Labels,
     });
   });
 

@@ -104,5 +104,6 @@ export function nodeFromKube(
     topology: topologyOfNode(node, flavor.topologyKeys),
     schedulable: isNodeSchedulable(node),
     external,
+    labels: { ...(node.metadata?.labels ?? {}) },
   };
 }

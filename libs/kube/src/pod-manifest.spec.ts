@@ -89,6 +89,11 @@ describe('podManifestForReplica', () => {
     expect(container?.args).toBeUndefined();
   });
 
+  it("selects the template's nodeSelector with the flavor's node labels", () => {
+    const pod = podManifestForReplica({ ...job, template: { ...job.template, nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1a' } } }, 0);
+    expect(pod.spec?.nodeSelector).toEqual({ 'topology.kubernetes.io/zone': 'us-east-1a', 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3' });
+  });
+
   it("a job that checkpoints gets its grace period as the pod's termination grace period; others keep Kubernetes' default", () => {
     expect(podManifestForReplica({ ...job, terminationGracePeriodSeconds: 45 }, 0).spec?.terminationGracePeriodSeconds).toBe(45);
     expect(podManifestForReplica(job, 0).spec).not.toHaveProperty('terminationGracePeriodSeconds');
@@ -179,6 +184,7 @@ describe('podManifestForReplica', () => {
       imagePullSecrets: ['creds'],
       tolerations: [{ operator: 'Exists' }],
       serviceAccountName: 'trainer',
+      nodeSelector: { 'topology.kubernetes.io/zone': 'a' },
       importedFrom: { namespace: 'ns', gang: 'g' },
     };
     expect(podTemplateOf(stored)).toEqual({
@@ -191,8 +197,9 @@ describe('podManifestForReplica', () => {
       imagePullSecrets: ['creds'],
       tolerations: stored.tolerations,
       serviceAccountName: 'trainer',
+      nodeSelector: { 'topology.kubernetes.io/zone': 'a' },
     });
-    expect(podTemplateOf({ image: 7, env: ['x'], volumes: 'none', serviceAccountName: 1 })).toEqual({ image: '' });
+    expect(podTemplateOf({ image: 7, env: ['x'], volumes: 'none', serviceAccountName: 1, nodeSelector: { zone: 1 } })).toEqual({ image: '' });
   });
 
   it('names pods within Kubernetes limits from any job name and id', () => {

@@ -30,6 +30,8 @@ export interface JobPodTemplate {
   /** Added to the toleration of the flavor's resource taint. */
   tolerations?: V1Toleration[];
   serviceAccountName?: string;
+  /** Node labels the pods need, besides the flavor's (the core placed the job only on nodes carrying them). */
+  nodeSelector?: Record<string, string>;
 }
 
 const isArray = <T>(value: unknown): value is T[] => Array.isArray(value);
@@ -51,6 +53,10 @@ export function podTemplateOf(stored: Record<string, unknown>): JobPodTemplate {
   if (isArray<string>(stored['imagePullSecrets'])) template.imagePullSecrets = stored['imagePullSecrets'];
   if (isArray<V1Toleration>(stored['tolerations'])) template.tolerations = stored['tolerations'];
   if (typeof stored['serviceAccountName'] === 'string') template.serviceAccountName = stored['serviceAccountName'];
+  const selector = stored['nodeSelector'];
+  if (typeof selector === 'object' && selector !== null && !Array.isArray(selector) && Object.values(selector).every((v) => typeof v === 'string')) {
+    template.nodeSelector = selector as Record<string, string>;
+  }
   return template;
 }
 
@@ -145,7 +151,7 @@ function validate(job: PodJob, replica: number, namespace: string): void {
  * created already bound (`spec.nodeName`), for callers that place pods without a separate binding step.
  * Accelerators are requested (and limited, as Kubernetes requires for extended resources) in the flavor's
  * resourceName; the pod tolerates the taint GPU/accelerator node pools conventionally carry for it and
- * selects the flavor's node labels. Replica identity is also in the environment (`QM_JOB_ID`,
+ * selects the flavor's node labels and the template's nodeSelector. Replica identity is also in the environment (`QM_JOB_ID`,
  * `QM_REPLICA_INDEX`, `QM_GANG_SIZE`) for distributed launchers; with `options.rendezvous` the pod gets the
  * hostname `<job name>-<replica>` in the gang's headless Service and torchrun's variables (rendezvous.ts);
  * the template's env wins on a clash. The template's volumes, mounts, pull secrets, tolerations and service
@@ -198,7 +204,7 @@ export function podManifestForReplica(
     limits[job.flavor.resourceName] = String(job.acceleratorsPerReplica);
   }
 
-  const nodeSelector = job.flavor.nodeLabels ?? {};
+  const nodeSelector = { ...(template.nodeSelector ?? {}), ...(job.flavor.nodeLabels ?? {}) };
   return {
     apiVersion: 'v1',
     kind: 'Pod',

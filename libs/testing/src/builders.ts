@@ -108,6 +108,10 @@ export class NodeBuilder {
     this.n = { ...this.n, topology: { ...this.n.topology, tpuShape } };
     return this;
   }
+  labels(labels: Record<string, string>): this {
+    this.n = { ...this.n, labels: { ...this.n.labels, ...labels } };
+    return this;
+  }
   unschedulable(): this {
     this.n = { ...this.n, schedulable: false };
     return this;
@@ -240,7 +244,12 @@ export class JobBuilder {
     return this.set({ speeds });
   }
   topology(level: TopologyLevel, tpuShape?: string): this {
-    return this.set({ topology: tpuShape === undefined ? { level } : { level, tpuShape } });
+    const { nodeSelector } = this.j.topology;
+    return this.set({ topology: { level, ...(tpuShape === undefined ? {} : { tpuShape }), ...(nodeSelector === undefined ? {} : { nodeSelector }) } });
+  }
+  /** Only nodes with these labels (the pod template's nodeSelector). */
+  nodeSelector(nodeSelector: Record<string, string>): this {
+    return this.set({ topology: { ...this.j.topology, nodeSelector } });
   }
   /** Expected runtime in seconds (null = unknown). */
   runtime(seconds: number | null): this {

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { TPU_SHAPE } from '../nodes/node.dto.js';
-import { ArrayOf, NameList, ObjectName, TEMPLATE_LIMITS, TolerationDto, VolumeDto, VolumeMountDto } from './pod-template.dto.js';
+import { ArrayOf, NameList, NodeSelector, ObjectName, TEMPLATE_LIMITS, TolerationDto, VolumeDto, VolumeMountDto } from './pod-template.dto.js';
 import { AtMost, IntIn, IsBool, IsName, IsNameList, IsSpeedMap, IsStringMap, IsText, NumberIn, OneOf, Optional, Required } from '../validation/validators.js';
 
 export const JOB_KINDS = ['training', 'eval', 'batch-inference'] as const;
@@ -81,6 +81,13 @@ export class JobTemplateDto {
   @ApiPropertyOptional({ example: 'trainer', description: 'ServiceAccount of the pods (in the job namespace).' })
   @ObjectName()
   serviceAccountName?: string;
+
+  @ApiPropertyOptional({
+    example: { 'topology.kubernetes.io/zone': 'us-east-1a' },
+    description: "Node labels the pods need (added to the flavor's): the scheduler places the job only on nodes carrying all of them, and says so when none do.",
+  })
+  @NodeSelector()
+  nodeSelector?: Record<string, string>;
 }
 
 export class JobTopologyDto {

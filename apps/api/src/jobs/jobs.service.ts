@@ -160,7 +160,7 @@ export function normalize(dto: CreateJobDto): NewJob {
   if (t.env !== undefined) template.env = t.env;
   const problems = podTemplateProblems(t);
   if (problems.length > 0) throw validationFailed(problems);
-  for (const field of ['volumes', 'volumeMounts', 'imagePullSecrets', 'tolerations', 'serviceAccountName'] as const) {
+  for (const field of ['volumes', 'volumeMounts', 'imagePullSecrets', 'tolerations', 'serviceAccountName', 'nodeSelector'] as const) {
     if (t[field] !== undefined) template[field] = plainPodTemplate(t[field]);
   }
   const cpuMillis = t.cpuMillis ?? TEMPLATE_DEFAULTS.cpuMillis;

@@ -7,7 +7,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, Matches, MaxLength, ValidateNested } from 'class-validator';
 import type { FieldError } from '#common';
 import { LABEL_KEY, LABEL_VALUE } from '../flavors/flavor.dto.js';
-import { IntIn, IsBool, IsName, IsText, OneOf, Optional, Required } from '../validation/validators.js';
+import { IntIn, IsBool, IsName, IsStringMap, IsText, OneOf, Optional, Required } from '../validation/validators.js';
 
 /** DNS-1123 subdomain (Secret, ConfigMap, PVC and ServiceAccount names). */
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -17,7 +17,7 @@ const IsObjectName = (): PropertyDecorator =>
 /** A Kubernetes quantity such as `64Gi` or `500M`. */
 const QUANTITY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
 
-export const TEMPLATE_LIMITS = { volumes: 64, volumeMounts: 64, imagePullSecrets: 16, tolerations: 32 } as const;
+export const TEMPLATE_LIMITS = { volumes: 64, volumeMounts: 64, imagePullSecrets: 16, tolerations: 32, nodeSelector: 32 } as const;
 
 export class PersistentVolumeClaimSourceDto {
   @ApiProperty({ example: 'datasets' })
@@ -188,6 +188,13 @@ export const NameList = (max: number): PropertyDecorator =>
   );
 
 export const ObjectName = (): PropertyDecorator => applyDecorators(Optional(), IsObjectName());
+
+/** A nodeSelector: label key → value, as Kubernetes checks them. */
+export const NodeSelector = (): PropertyDecorator =>
+  applyDecorators(
+    Optional(),
+    IsStringMap({ maxEntries: TEMPLATE_LIMITS.nodeSelector, keyPattern: LABEL_KEY, keyHint: 'is not a Kubernetes label key', maxKeyLength: 317, maxValueLength: 63, valuePattern: LABEL_VALUE }),
+  );
 
 /** What the pod template needs beyond each field's own rules; every problem with its field. */
 export function podTemplateProblems(t: {

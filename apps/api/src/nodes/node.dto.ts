@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsObject, Matches, ValidateNested } from 'class-validator';
-import { IntIn, IsBool, IsName, IsText, Optional, Required } from '../validation/validators.js';
+import { LABEL_KEY, LABEL_VALUE } from '../flavors/flavor.dto.js';
+import { IntIn, IsBool, IsName, IsStringMap, IsText, Optional, Required } from '../validation/validators.js';
 
 export const TPU_SHAPE = /^[1-9]\d{0,3}(x[1-9]\d{0,3}){1,2}$/;
 const TPU_SHAPE_MESSAGE = "must look like '2x4' or '4x4x4'";
@@ -61,4 +62,9 @@ export class PutNodeDto {
   @Optional()
   @IsBool()
   schedulable?: boolean;
+
+  @ApiPropertyOptional({ example: { 'topology.kubernetes.io/zone': 'us-east-1a' }, description: "The node's labels: jobs whose template has a nodeSelector are placed only on nodes carrying all of its labels." })
+  @Optional()
+  @IsStringMap({ maxEntries: 64, keyPattern: LABEL_KEY, keyHint: 'is not a Kubernetes label key', maxKeyLength: 317, maxValueLength: 63, valuePattern: LABEL_VALUE })
+  labels?: Record<string, string>;
 }

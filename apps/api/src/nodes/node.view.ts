@@ -36,6 +36,8 @@ export class NodeView {
   memoryMiB!: number;
   @ApiProperty({ type: () => NodeTopologyView })
   topology!: NodeTopologyView;
+  @ApiProperty({ example: { 'topology.kubernetes.io/zone': 'us-east-1a' }, description: "Its labels (a Kubernetes Node's, or as given): jobs' nodeSelector matches them." })
+  labels!: Record<string, string>;
   @ApiProperty({ description: 'False when cordoned or NotReady: keeps its running work, receives none.' })
   schedulable!: boolean;
   @ApiProperty({ enum: ['api', 'kubernetes'] })
@@ -60,6 +62,7 @@ export const nodeView = (n: NodeRecord): NodeView => ({
   cpuMillis: n.cpuMillis,
   memoryMiB: n.memoryMiB,
   topology: n.topology,
+  labels: n.labels,
   schedulable: n.schedulable,
   source: n.source,
   external: n.external,

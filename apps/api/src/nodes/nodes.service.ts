@@ -27,6 +27,7 @@ export class NodesService {
         cpuMillis: dto.cpuMillis,
         memoryMiB: dto.memoryMiB,
         topology: { ...dto.topology },
+        labels: { ...(dto.labels ?? {}) },
         schedulable: dto.schedulable ?? true,
       })
       .catch((error: unknown) => {

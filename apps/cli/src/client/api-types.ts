@@ -112,6 +112,8 @@ export interface ClusterNode {
   cpuMillis: number;
   memoryMiB: number;
   topology: { zone?: string; block?: string; domain?: string; tpuShape?: string };
+  /** Jobs' node selectors match these. */
+  labels?: Record<string, string>;
   schedulable: boolean;
   source: string;
 }

@@ -49,11 +49,11 @@ function yesNo(flag: string, text: string): boolean {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-function labels(pairs: string[]): Record<string, string> {
+function labels(pairs: string[], flag = '--node-label'): Record<string, string> {
   const out: Record<string, string> = {};
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`--node-label '${pair}': expected key=value, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3`);
+    if (at <= 0) throw new UsageError(`${flag} '${pair}': expected key=value, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3`);
     out[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return out;
@@ -261,9 +261,10 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
     .option('--domain <domain>', 'NVLink/ICI domain; none to clear')
     .option('--tpu-shape <shape>', 'TPU slice shape such as 2x4; none to clear')
     .option('--schedulable <yes|no>', 'whether it takes new work')
+    .option('--label <key=value>', "a node label (jobs' nodeSelector matches them); repeat for several (replaces the current labels)", collect)
     .option('-o, --output <format>', 'text | json | yaml')
-    .addHelpText('after', example('qm node set gpu-1 --flavor h100-80gb --accelerators 8 --cpu-millis 96000 --memory-mib 1048576 --zone z1 --block b1', 'qm node set gpu-1 --schedulable no'))
-    .action(async (name: string, opts: Record<string, string | undefined>) => {
+    .addHelpText('after', example('qm node set gpu-1 --flavor h100-80gb --accelerators 8 --cpu-millis 96000 --memory-mib 1048576 --zone z1 --block b1', 'qm node set gpu-1 --schedulable no', 'qm node set gpu-1 --label pool=reserved'))
+    .action(async (name: string, opts: Record<string, string | undefined> & { label?: string[] }) => {
       const format = outputFormat(opts['output'], ['text', 'json', 'yaml'], 'text');
       const int = (flag: string, key: string): number | undefined => (opts[key] === undefined ? undefined : wholeNumber(flag, opts[key]));
       const given = {
@@ -274,13 +275,14 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
         schedulable: opts['schedulable'] === undefined ? undefined : yesNo('--schedulable', opts['schedulable']),
       };
       const topologyFlags = { zone: opts['zone'], block: opts['block'], domain: opts['domain'], tpuShape: opts['tpuShape'] };
+      const nodeLabels = opts.label === undefined ? undefined : labels(opts.label, '--label');
       const client = ctx.connect().client;
       const was = await current<ClusterNode>(client, `/v1/nodes/${seg(name)}`);
       if (was === undefined) {
         const missing = (['flavor', 'accelerators', 'cpuMillis', 'memoryMiB'] as const).filter((k) => given[k] === undefined);
         const flag = { flavor: '--flavor', accelerators: '--accelerators', cpuMillis: '--cpu-millis', memoryMiB: '--memory-mib' };
         if (missing.length > 0) throw new UsageError(`node ${name} does not exist yet: ${missing.map((k) => flag[k]).join(', ')} required`);
-      } else if ([...Object.values(given), ...Object.values(topologyFlags)].every((v) => v === undefined)) {
+      } else if ([...Object.values(given), ...Object.values(topologyFlags), nodeLabels].every((v) => v === undefined)) {
         throw new UsageError('give at least one setting to change (see qm node set --help)');
       }
       const topology: Record<string, string> = { ...(was?.topology ?? {}) };
@@ -295,6 +297,7 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
         cpuMillis: given.cpuMillis ?? was!.cpuMillis,
         memoryMiB: given.memoryMiB ?? was!.memoryMiB,
         topology,
+        labels: nodeLabels ?? was?.labels ?? {},
         schedulable: given.schedulable ?? was?.schedulable ?? true,
       };
       const saved = (await client.request<ClusterNode>('PUT', `/v1/nodes/${seg(name)}`, { body })).body;

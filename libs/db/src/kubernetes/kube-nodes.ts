@@ -6,15 +6,15 @@ export async function upsertKubeNodes(db: SqlHandle, nodes: readonly ClusterNode
   const col = <T>(f: (n: ClusterNode) => T): T[] => nodes.map(f);
   await db.pool.query(
     `INSERT INTO nodes (name, flavor, accelerators, cpu_millis, memory_mib, zone, block, domain, tpu_shape, schedulable, source,
-                        external_accelerators, external_cpu_millis, external_memory_mib, updated_at)
-     SELECT n.name, n.flavor, n.acc, n.cpu, n.mem, n.zone, n.block, n.domain, n.tpu, n.sched, 'kubernetes', n.xacc, n.xcpu, n.xmem, now()
+                        external_accelerators, external_cpu_millis, external_memory_mib, labels, updated_at)
+     SELECT n.name, n.flavor, n.acc, n.cpu, n.mem, n.zone, n.block, n.domain, n.tpu, n.sched, 'kubernetes', n.xacc, n.xcpu, n.xmem, n.labels::jsonb, now()
      FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
-                 $11::int[], $12::int[], $13::int[]) AS n(name, flavor, acc, cpu, mem, zone, block, domain, tpu, sched, xacc, xcpu, xmem)
+                 $11::int[], $12::int[], $13::int[], $14::text[]) AS n(name, flavor, acc, cpu, mem, zone, block, domain, tpu, sched, xacc, xcpu, xmem, labels)
      ON CONFLICT (name) DO UPDATE SET flavor = EXCLUDED.flavor, accelerators = EXCLUDED.accelerators, cpu_millis = EXCLUDED.cpu_millis,
        memory_mib = EXCLUDED.memory_mib, zone = EXCLUDED.zone, block = EXCLUDED.block, domain = EXCLUDED.domain,
        tpu_shape = EXCLUDED.tpu_shape, schedulable = EXCLUDED.schedulable, source = 'kubernetes',
        external_accelerators = EXCLUDED.external_accelerators, external_cpu_millis = EXCLUDED.external_cpu_millis,
-       external_memory_mib = EXCLUDED.external_memory_mib, updated_at = now()`,
+       external_memory_mib = EXCLUDED.external_memory_mib, labels = EXCLUDED.labels, updated_at = now()`,
     [
       col((n) => n.name),
       col((n) => n.flavor),
@@ -29,6 +29,7 @@ export async function upsertKubeNodes(db: SqlHandle, nodes: readonly ClusterNode
       col((n) => n.external?.accelerators ?? 0),
       col((n) => n.external?.cpuMillis ?? 0),
       col((n) => n.external?.memoryMiB ?? 0),
+      col((n) => JSON.stringify(n.labels ?? {})),
     ],
   );
 }

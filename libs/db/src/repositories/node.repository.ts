@@ -13,6 +13,7 @@ export interface NodeInput {
   cpuMillis: number;
   memoryMiB: number;
   topology: NodeRecord['topology'];
+  labels: Record<string, string>;
   schedulable: boolean;
 }
 
@@ -32,6 +33,7 @@ export class NodeRepository {
       domain: n.topology.domain ?? null,
       tpuShape: n.topology.tpuShape ?? null,
       schedulable: n.schedulable,
+      labels: n.labels,
     };
     try {
       for (;;) {

@@ -64,14 +64,20 @@ export const NODE_SELECT = {
   externalAccelerators: true,
   externalCpuMillis: true,
   externalMemoryMiB: true,
+  labels: true,
   createdAt: true,
   updatedAt: true,
 } as const satisfies Prisma.NodeSelect;
 type NodeRow = Prisma.NodeGetPayload<{ select: typeof NODE_SELECT }>;
 export type NodeRecord = Pick<NodeRow, 'name' | 'flavor' | 'accelerators' | 'cpuMillis' | 'memoryMiB' | 'schedulable' | 'source' | 'createdAt' | 'updatedAt'> & {
   topology: { zone?: string; block?: string; domain?: string; tpuShape?: string };
+  /** Its labels: a Kubernetes Node's, or as given over REST (jobs' node selectors match them). */
+  labels: Record<string, string>;
   external: { accelerators: number; cpuMillis: number; memoryMiB: number };
 };
+
+const isStringMap = (value: unknown): value is Record<string, string> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 
 export function toNodeRecord(r: NodeRow): NodeRecord {
   const topology: NodeRecord['topology'] = {};
@@ -86,6 +92,7 @@ export function toNodeRecord(r: NodeRow): NodeRecord {
     cpuMillis: r.cpuMillis,
     memoryMiB: r.memoryMiB,
     topology,
+    labels: isStringMap(r.labels) ? r.labels : {},
     schedulable: r.schedulable,
     source: r.source,
     external: { accelerators: r.externalAccelerators, cpuMillis: r.externalCpuMillis, memoryMiB: r.externalMemoryMiB },

@@ -117,9 +117,11 @@ async function readNodes(client: PoolClient): Promise<ClusterNode[]> {
     external_accelerators: number;
     external_cpu_millis: number;
     external_memory_mib: number;
+    labels: Record<string, string> | null;
   }>(
     `SELECT name, flavor, accelerators, cpu_millis, memory_mib, zone, block, domain, tpu_shape, schedulable,
-            external_accelerators, external_cpu_millis, external_memory_mib
+            external_accelerators, external_cpu_millis, external_memory_mib,
+            CASE WHEN labels <> '{}'::jsonb THEN labels END AS labels
      FROM nodes ORDER BY name`,
   );
   return rows.map((r) => {
@@ -136,6 +138,7 @@ async function readNodes(client: PoolClient): Promise<ClusterNode[]> {
     if (r.block !== null) node.topology.block = r.block;
     if (r.domain !== null) node.topology.domain = r.domain;
     if (r.tpu_shape !== null) node.topology.tpuShape = r.tpu_shape;
+    if (r.labels !== null) node.labels = r.labels;
     if (r.external_accelerators !== 0 || r.external_cpu_millis !== 0 || r.external_memory_mib !== 0) {
       node.external = {
         accelerators: r.external_accelerators,
@@ -202,7 +205,8 @@ const JOB_COLUMNS = `j.id::text AS id, j.name, j.team, j.kind::text AS kind, j.p
   j.min_replicas, j.accelerators_per_replica, j.cpu_millis_per_replica, j.memory_mib_per_replica, j.flavors,
   j.flavor_selection::text AS flavor_selection, j.speeds, j.topology_level::text AS topology_level, j.tpu_shape,
   j.expected_runtime_seconds, ${epochMs('j.submitted_at')} AS submitted_at, ${epochMs('j.queued_at')} AS queued_at, j.version,
-  j.checkpoint, ${epochMs('j.last_checkpoint_at')} AS last_checkpoint_at, j.completed_fraction`;
+  j.checkpoint, ${epochMs('j.last_checkpoint_at')} AS last_checkpoint_at, j.completed_fraction,
+  CASE WHEN jsonb_typeof(j.template -> 'nodeSelector') = 'object' THEN j.template -> 'nodeSelector' END AS node_selector`;
 
 interface JobColumns {
   id: string;
@@ -231,6 +235,8 @@ interface JobColumns {
   /** Epoch ms. */
   last_checkpoint_at: number | null;
   completed_fraction: number | null;
+  /** The pod template's nodeSelector (validated by the API). */
+  node_selector: Record<string, string> | null;
 }
 
 function jobSpec(r: JobColumns): JobSpec {
@@ -254,6 +260,7 @@ function jobSpec(r: JobColumns): JobSpec {
   };
   if (r.speeds !== null) spec.speeds = r.speeds;
   if (r.checkpoint !== null) spec.checkpoint = r.checkpoint;
+  if (r.node_selector !== null && Object.keys(r.node_selector).length > 0) spec.topology.nodeSelector = r.node_selector;
   return spec;
 }
 
