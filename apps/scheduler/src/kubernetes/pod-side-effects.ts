@@ -96,13 +96,30 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
     return results.filter((r) => r !== 'not-found').length;
   };
 
+  /**
+   * A cancel, failure or requeue committed while a bind ran: that job's `delete` may have run before the pods and
+   * the Service the bind made existed, and nothing else would remove them. Re-read after making them (the
+   * commit came first, so this read sees it): a job that no longer holds loses them here. One held again (a
+   * new admission) keeps its Service; its bind replaces pods of the old admission.
+   */
+  const releasedMeanwhile = async (jobId: string): Promise<boolean> => {
+    const now = await store.bindTarget(jobId);
+    if (now && HOLDING.has(now.state)) return false;
+    const deleted = await removeAll(jobId, 'delete');
+    const service = await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
+    logger.info({ jobId, state: now?.state, deleted, service }, 'bind: job released while its pods were made; pods and Service removed');
+    return true;
+  };
+
   return [
     {
       name: 'bind',
       handle: async ({ jobId }) => {
         const target = await store.bindTarget(jobId);
         if (!target || !HOLDING.has(target.state) || target.allocations.length === 0) {
-          logger.info({ jobId, state: target?.state }, 'bind: job no longer holds an allocation, nothing to bind');
+          // An earlier attempt may have made the gang's Service after the job's `delete` ran: it goes now.
+          const service = target && !target.importedFrom && !target.workload ? await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace) : 'not-found';
+          logger.info({ jobId, state: target?.state, service }, 'bind: job no longer holds an allocation, nothing to bind');
           return;
         }
         if (target.preemptedJobs.length > 0) await waitForVictims(cluster, target);
@@ -156,6 +173,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           return;
         }
         const { refused } = await bindReplicas(cluster, target, settings, grace, events, announced, existing);
+        if (await releasedMeanwhile(jobId)) return;
         if (refused) {
           // Retrying cannot help: the job ends with the API server's reason (its other pods and Service go with it).
           await store.transition(jobId, 'FAILED', `Kubernetes refused a pod of the job: ${refused}`);
@@ -224,6 +242,12 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         // Its rendezvous Service goes with its pods (a requeued job gets it again at its next bind).
         const service = target?.importedFrom ? 'not-found' : await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
         logger.info({ jobId, deleted, service }, 'delete: pods removed');
+        // Admitted again while this ran: its new bind may have found the Service just deleted. Make it again.
+        const again = service === 'deleted' ? await store.bindTarget(jobId) : null;
+        if (again && HOLDING.has(again.state) && !again.importedFrom && !again.workload && again.allocations.length > 1) {
+          await ensureRendezvousService(cluster.kubeConfig, jobId, rendezvousOf(again, settings.namespace));
+          logger.info({ jobId }, 'delete: job admitted again meanwhile, its rendezvous Service made again');
+        }
         if (target?.importedFrom && target.state === 'PENDING') {
           await store.transition(jobId, 'FAILED', importedGangEnded(target, 'was requeued and its pods deleted'));
         }
