@@ -64,6 +64,15 @@ describe('gang import from annotated foreign pods', () => {
     ]);
   });
 
+  it("carries the node selector its pods share into the job's template (the core places the gang only on nodes with those labels)", () => {
+    const zone = 'topology.kubernetes.io/zone';
+    const pods = [foreign('w0', gang), foreign('w1', gang)];
+    pods[0]!.spec!.nodeSelector = { [zone]: 'us-east-1a', pool: 'reserved', 'only-w0': 'x' };
+    pods[1]!.spec!.nodeSelector = { [zone]: 'us-east-1a', pool: 'reserved' };
+    expect(gangImportsFromPods(pods, flavors).gangs[0]!.template.nodeSelector).toEqual({ [zone]: 'us-east-1a', pool: 'reserved' });
+    expect(gangImportsFromPods([foreign('w0', gang), foreign('w1', gang)], flavors).gangs[0]!.template).not.toHaveProperty('nodeSelector');
+  });
+
   it('narrows to the annotated flavor, and reports a gang still being created as incomplete', () => {
     const { gangs } = gangImportsFromPods([foreign('w0', { ...gang, 'quartermaster.io/flavor': 'a100-80gb' })], flavors);
     expect(gangs[0]).toMatchObject({ flavors: ['a100-80gb'], complete: false, priority: 0 });

@@ -158,7 +158,13 @@ function resolveFlavors(
   return { ok: true, value: { flavors: matching.map((f) => f.name), resourceName: resources[0]! } };
 }
 
-function templateOf(pod: V1Pod, cpu: number, memory: number): JobPodTemplate {
+/** The nodeSelector entries every pod of the gang has (the core then places the gang only on nodes carrying them). */
+function commonNodeSelector(pods: readonly V1Pod[]): Record<string, string> {
+  const [first, ...rest] = pods;
+  return Object.fromEntries(Object.entries(first?.spec?.nodeSelector ?? {}).filter(([key, value]) => rest.every((pod) => pod.spec?.nodeSelector?.[key] === value)));
+}
+
+function templateOf(pod: V1Pod, cpu: number, memory: number, nodeSelector: Record<string, string> = {}): JobPodTemplate {
   const container = pod.spec?.containers?.[0];
   const env: Record<string, string> = {};
   for (const variable of container?.env ?? []) {
@@ -171,6 +177,7 @@ function templateOf(pod: V1Pod, cpu: number, memory: number): JobPodTemplate {
     env,
     cpuMillis: cpu,
     memoryMiB: memory,
+    ...(Object.keys(nodeSelector).length > 0 ? { nodeSelector } : {}),
   };
 }
 
@@ -228,7 +235,12 @@ function buildGang(members: ParsedPod[], flavors: readonly KubeFlavor[]): ParseR
       flavors: resolved.value.flavors,
       topology: { level: 'none' },
       expectedRuntimeSeconds: null,
-      template: templateOf(first.pod, Math.max(...requests.map((r) => r.cpuMillis)), Math.max(...requests.map((r) => r.memoryMiB))),
+      template: templateOf(
+        first.pod,
+        Math.max(...requests.map((r) => r.cpuMillis)),
+        Math.max(...requests.map((r) => r.memoryMiB)),
+        commonNodeSelector(sorted.map((m) => m.pod)),
+      ),
       pods: sorted.map(({ pod }) => ({
         namespace,
         name: pod.metadata?.name ?? '',
