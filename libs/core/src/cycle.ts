@@ -12,7 +12,8 @@
  *      c. preempt    — the same flavors again, with the cheapest sufficient victims (preemptor.ts)
  *      d. reserve    — the earliest start from expected end times, within reservationDepth (reservations.ts)
  *      e. explain    — code, message, position, estimated start (reasons.ts)
- *   4. result
+ *   4. move         — running jobs that checkpoint, to faster flavors left free (moves.ts)
+ *   5. result
  */
 import { CycleState, type Holding, expectedEnd } from './cycle-state.js';
 import { FifoGate } from './backfill.js';
@@ -35,6 +36,7 @@ import {
 import { type ActiveReservation, computeReservation } from './reservations.js';
 import { type RelativePlan, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
+import { planMoves } from './moves.js';
 
 /** Failures that more capacity (freed by preemption, or by time) could cure. */
 const CURABLE: ReadonlySet<PendingCode> = new Set([
@@ -85,11 +87,15 @@ export function runCycle(snapshot: Snapshot): CycleResult {
     touched.clear();
   }
 
-  // 4. Result.
+  // 4. Move.
+  const moves = planMoves(st);
+
+  // 5. Result.
   return {
     admissions,
     preemptions,
     reservations: st.reservations.active.map((r) => r.reservation),
+    ...(moves.length > 0 ? { moves } : {}),
     pending: undecided.map((d, i) => {
       const why = d.forced ?? explain(d.failures, d.reservation && summary(d.reservation));
       const estimatedStartAt = d.reservation?.startAt ?? d.forced?.estimatedStartAt ?? null;

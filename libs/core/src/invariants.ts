@@ -108,8 +108,9 @@ export interface InvariantContext {
 }
 
 /** Checks one cycle's result against its snapshot. Returns every violation found (empty = all rules hold). */
-export function checkInvariants(snapshot: Snapshot, result: CycleResult, context: InvariantContext = {}): Violation[] {
+export function checkInvariants(given: Snapshot, givenResult: CycleResult, context: InvariantContext = {}): Violation[] {
   const out: Violation[] = [];
+  const { snapshot, result } = movesAsAdmissions(given, givenResult, out);
   const ix = indexSnapshot(snapshot);
   const decided = checkDecisionLists(ix, result, out);
   for (const admission of result.admissions) checkAdmissionShape(ix, admission, out);
@@ -129,14 +130,58 @@ export function checkInvariants(snapshot: Snapshot, result: CycleResult, context
  * checked by the property tests on every core change (checkInvariants); at run time they would cost
  * more than the cycle itself on preemption-heavy cycles (bench:core `checkMs` against `guardMs`).
  */
-export function checkSafetyInvariants(snapshot: Snapshot, result: CycleResult): Violation[] {
+export function checkSafetyInvariants(given: Snapshot, givenResult: CycleResult): Violation[] {
   const out: Violation[] = [];
+  const { snapshot, result } = movesAsAdmissions(given, givenResult, out);
   const ix = indexSnapshot(snapshot);
   const decided = checkDecisionLists(ix, result, out);
   for (const admission of result.admissions) checkAdmissionShape(ix, admission, out);
   checkNodeCapacity(ix, result, decided.victims, out);
   checkQuotas(ix, result, decided.victims, out);
   return out;
+}
+
+/**
+ * Moves (moves.ts) checked as what they are: the moved job gives up its running placement and is admitted
+ * again on its new flavor. So every rule on admissions (shape, nodes, capacity, quota) applies to the new
+ * placement, with the old one released. A move must name a running job that checkpoints and may be
+ * preempted, on another flavor it accepts, once, and not also be admitted or preempted.
+ */
+function movesAsAdmissions(snapshot: Snapshot, result: CycleResult, out: Violation[]): { snapshot: Snapshot; result: CycleResult } {
+  const moves = result.moves ?? [];
+  if (moves.length === 0) return { snapshot, result };
+  const running = new Map(snapshot.running.map((j) => [j.id, j]));
+  const decided = new Set([...result.admissions.map((a) => a.jobId), ...result.preemptions.map((p) => p.victimJobId)]);
+  const moved = new Map<string, RunningJob>();
+  const admissions: Admission[] = [];
+  for (const m of moves) {
+    const job = running.get(m.jobId);
+    if (job === undefined) {
+      violation(out, 5, 'UNKNOWN_JOB', `move of ${m.jobId}, which is not a running job of the snapshot`, m.jobId);
+      continue;
+    }
+    if (moved.has(m.jobId) || decided.has(m.jobId)) {
+      violation(out, 5, 'DUPLICATE_DECISION', `job ${m.jobId} is moved twice, or moved and also admitted or preempted, in one cycle`, m.jobId);
+      continue;
+    }
+    if (m.from !== job.flavor || m.to === job.flavor) {
+      violation(out, 1, 'FLAVOR_NOT_ACCEPTED', `job ${m.jobId} runs on ${job.flavor} but is moved from ${m.from} to ${m.to}`, m.jobId);
+    }
+    if (job.checkpoint === undefined || !job.preemptible) {
+      violation(out, 4, 'VICTIM_NOT_PREEMPTIBLE', `job ${m.jobId} is moved but ${job.checkpoint === undefined ? 'does not checkpoint' : 'is not preemptible'}`, m.jobId);
+    }
+    moved.set(m.jobId, job);
+    admissions.push({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] });
+  }
+  const pending = [...snapshot.pending, ...[...moved.values()].map((j) => ({ ...j, replicas: j.placement.length, minReplicas: j.placement.length }))];
+  return {
+    snapshot: { ...snapshot, running: snapshot.running.filter((j) => !moved.has(j.id)), pending },
+    result: {
+      ...result,
+      admissions: [...result.admissions, ...admissions],
+      stats: { ...result.stats, considered: result.stats.considered + moved.size, admitted: result.stats.admitted + admissions.length },
+    },
+  };
 }
 
 /** Readable one-line-per-violation summary, for logs and test failure messages. */

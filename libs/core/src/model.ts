@@ -215,6 +215,23 @@ export interface SchedulerOptions {
   flavorSelectionOverride?: FlavorSelection | 'random';
   /** Seed for `random` flavor selection, so that even that policy is deterministic. */
   seed?: number;
+  /** Moves of running checkpointing jobs to faster flavors (moves.ts); absent = the defaults, `maxPerCycle: 0` = off. */
+  moves?: Partial<MoveOptions>;
+}
+
+/**
+ * When a running job that checkpoints moves to a faster flavor (moves.ts). Defaults: 4 per cycle, at
+ * least 30 min and 20 % of its remaining time earlier, 300 s to restart.
+ */
+export interface MoveOptions {
+  /** Most moves per cycle (0 = no moves). */
+  maxPerCycle: number;
+  /** A move must be expected to finish the job at least this many seconds earlier… */
+  minGainSeconds: number;
+  /** …and at least this fraction of its remaining time on its current flavor earlier. */
+  minGainFraction: number;
+  /** Seconds a moved job needs to start again from its checkpoint (image pull, loading), added to its grace period. */
+  restartSeconds: number;
 }
 
 export interface Snapshot {
@@ -260,6 +277,32 @@ export interface Admission {
   preempts: string[];
   /** Why this flavor, when relative-speed placement chose it (e.g. `on k80 at 95% of its best speed: …`). */
   reason?: string;
+}
+
+/**
+ * A running job moved to a faster flavor: preempted (given its grace period to checkpoint) and admitted
+ * again on `to` in the same cycle, resuming from its checkpoint.
+ */
+export interface Move {
+  jobId: string;
+  team: string;
+  /** Flavor it runs on now, and the one it moves to. */
+  from: string;
+  to: string;
+  replicas: number;
+  /** Its new nodes, replica 0..replicas-1. */
+  placement: ReplicaPlacement[];
+  /** Accelerators of the new placement taken above the team's nominal quota. */
+  borrowed: number;
+  /** Accelerator-seconds of work done since its last checkpoint, done again after the move. */
+  lostAcceleratorSeconds: number;
+  /** Its checkpoint grace period (seconds) to evict it with. */
+  gracePeriodSeconds: number;
+  /** Expected end (epoch ms) where it is, and on `to` after the move (restart cost included). */
+  expectedEndBefore: number;
+  expectedEndAfter: number;
+  /** e.g. `moved from k80 to v100: expected to finish 40 h earlier; redoes 0.3 accelerator-hours since its last checkpoint`. */
+  message: string;
 }
 
 export type PreemptionKind = 'WithinTeam' | 'ReclaimWithinCohort';
@@ -333,6 +376,8 @@ export interface CycleResult {
   /** In the order they were decided. */
   preemptions: Preemption[];
   reservations: Reservation[];
+  /** Running jobs moved to a faster flavor, in the order decided (absent or empty: none). */
+  moves?: Move[];
   /** One entry for every pending job not admitted, in queue order. */
   pending: PendingReason[];
   stats: CycleStats;

@@ -112,6 +112,17 @@ export function declinedMessage(home: string, here: number, there: number): stri
   return `fits now, but would finish at ${when(here)}; waits for ${home}, expected to finish by ${when(there)}`;
 }
 
+const duration = (ms: number): string => {
+  const h = ms / 3_600_000;
+  return h >= 1 ? `${h >= 10 ? Math.round(h) : Math.round(h * 10) / 10} h` : `${Math.max(1, Math.round(ms / 60_000))} min`;
+};
+
+/** Why a running job moved (moves.ts). */
+export function moveMessage(from: string, to: string, earlierMs: number, lostAcceleratorSeconds: number): string {
+  const lost = lostAcceleratorSeconds >= 180 ? `; redoes ${(lostAcceleratorSeconds / 3600).toFixed(1)} accelerator-hours since its last checkpoint` : '';
+  return `moved from ${from} to ${to}: expected to finish ${duration(earlierMs)} earlier${lost}`;
+}
+
 /** Most actionable first: what is closest to starting. */
 const RANK: Record<PendingCode, number> = {
   BLOCKED_BY_RESERVATION: 0,

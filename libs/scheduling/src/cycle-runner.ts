@@ -171,6 +171,7 @@ function isEmpty(result: CycleResult): boolean {
   return (
     result.admissions.length === 0 &&
     result.preemptions.length === 0 &&
+    (result.moves?.length ?? 0) === 0 &&
     result.reservations.length === 0 &&
     result.pending.length === 0
   );

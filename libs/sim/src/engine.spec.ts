@@ -198,3 +198,31 @@ describe('checkpoint-aware preemption (with the real core)', () => {
     expect(outcome(r, 'j1').endSeconds).toBe(1130);
   });
 });
+
+describe('moves (with the real core)', () => {
+  /** One fast and one slow 8-GPU node; a job 10× faster on the fast one. */
+  function hetero(checkpointIntervalSeconds: number): SimInput {
+    const flavors = [
+      { name: 'fast', kind: 'nvidia-gpu' as const, resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 1 },
+      { name: 'slow', kind: 'nvidia-gpu' as const, resourceName: 'nvidia.com/gpu', relativeSpeed: 0.1, costPerHour: 1 },
+    ];
+    const cluster = buildCluster(flavors, [{ flavor: 'fast', count: 1, acceleratorsPerNode: 8 }, { flavor: 'slow', count: 1, acceleratorsPerNode: 8 }]);
+    // `blocker` holds the fast node for 950 h; `mover` (100 h on the fast node, 1,000 h on the slow one) starts on
+    // the slow node (sooner than waiting), and moves to the fast one when the blocker ends with nothing pending.
+    const jobs = [
+      job('j1-blocker', 0, 950 * 3600, { flavors: ['fast'], rates: { fast: 1 } }),
+      job('j2-mover', 1, 3_600_000, { flavors: ['fast', 'slow'], rates: { fast: 10, slow: 1 } }),
+    ];
+    return { ...input(jobs), cluster, tenancy: deriveTenancy(['a'], { a: 1 }, cluster), config: { ...input(jobs).config, cycleIntervalSeconds: 10, checkpointIntervalSeconds } };
+  }
+
+  it('a job that checkpoints moves to the faster flavor once it frees, though nothing is pending, and finishes sooner', () => {
+    const moved = runSimulation(hetero(1800), runCycle).jobs.find((j) => j.id === 'j2-mover')!;
+    expect([moved.moves, moved.preemptions, moved.flavor]).toEqual([1, 0, 'fast']);
+    // 950 h on the slow node (95 % of its work, checkpointed), then the last 5 % in 5 h on the fast one.
+    expect(moved.endSeconds!).toBeLessThan(960 * 3600);
+    const stayed = runSimulation(hetero(0), runCycle).jobs.find((j) => j.id === 'j2-mover')!;
+    expect([stayed.moves, stayed.flavor]).toEqual([0, 'slow']);
+    expect(stayed.endSeconds!).toBeGreaterThanOrEqual(1000 * 3600);
+  });
+});

@@ -154,19 +154,38 @@ class Simulation {
     this.requestCycle(this.now);
   }
 
-  /** A scheduling cycle: the core decides on a snapshot of the whole state; preemptions are applied first, then admissions. */
+  /**
+   * A scheduling cycle: the core decides on a snapshot of the whole state; preemptions are applied first,
+   * then admissions, then moves. With nothing pending a cycle still runs while a running job may move.
+   */
   private cycle(): void {
     this.nextCycleAt = null;
-    if (this.pending.size === 0) return;
+    if (this.pending.size === 0 && !this.anyMayMove()) return;
     const snapshot = this.snapshot();
     const started = this.wall();
     const result = this.scheduler(snapshot);
     this.stats.cycleTook(this.wall() - started, this.pending.size);
     for (const p of result.preemptions) this.preempt(p.victimJobId);
     for (const a of result.admissions) this.admit(a);
+    // A move: the job is preempted (keeping its last checkpoint) and admitted again on the faster flavor.
+    for (const m of result.moves ?? []) {
+      this.preempt(m.jobId, true);
+      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] });
+    }
     this.lastPending = result.pending;
     this.stats.recordAllocation(this.now, this.allocated);
     this.requestFollowUps(result);
+  }
+
+  /** Whether a running job could move to a faster flavor (it checkpoints and accepts a faster one): moves.ts decides. */
+  private anyMayMove(): boolean {
+    if ((this.input.config.options.moves?.maxPerCycle ?? 1) <= 0) return false;
+    for (const r of this.running.values()) {
+      if (r.checkpoint === undefined || !r.preemptible || r.flavors.length < 2) continue;
+      const here = r.speeds?.[r.flavor] ?? 0;
+      if (r.flavors.some((f) => (r.speeds?.[f] ?? 0) > here)) return true;
+    }
+    return false;
   }
 
   private snapshot(): Snapshot {
@@ -215,8 +234,8 @@ class Simulation {
     state.outcome.acceleratorSeconds += ((this.now - state.runStartMs) / MS) * run.replicas * run.acceleratorsPerReplica;
   }
 
-  /** The victim loses the progress since its last checkpoint and waits again, keeping its submission time. */
-  private preempt(jobId: string): void {
+  /** The victim (or a moved job) loses the progress since its last checkpoint and waits again, keeping its submission time. */
+  private preempt(jobId: string, move = false): void {
     const state = this.states.get(jobId);
     if (state?.running === undefined || state.running === null) throw new Error(`the core preempted ${jobId}, which is not running`);
     const flavor = state.running.flavor;
@@ -226,12 +245,13 @@ class Simulation {
     this.release(state);
     state.remaining = Math.max(0, state.remaining - (keptMs / MS) * state.job.rates[flavor]!);
     state.outcome.lostAcceleratorSeconds += ((elapsedMs - keptMs) / MS) * accelerators;
-    state.outcome.preemptions += 1;
+    if (move) state.outcome.moves += 1;
+    else state.outcome.preemptions += 1;
     state.run += 1;
     const checkpointSeconds = this.input.config.checkpointIntervalSeconds;
     state.spec = { ...toPendingSpec(state.job, state.spec.submittedAt, state.remaining, checkpointSeconds), queuedAt: this.now + this.input.epochMs };
     this.pending.set(state.spec);
-    this.stats.preemptionTimes.push(this.now / MS);
+    if (!move) this.stats.preemptionTimes.push(this.now / MS);
   }
 
   /** The job starts on the decided flavor and nodes; its completion is at now + remaining work ÷ the flavor's rate. */

@@ -34,6 +34,7 @@ export function newJobState(job: SimJob, epochMs: number, checkpointIntervalSeco
       firstStartSeconds: null,
       endSeconds: null,
       preemptions: 0,
+      moves: 0,
       flavor: null,
       acceleratorSeconds: 0,
       lostAcceleratorSeconds: 0,

@@ -41,6 +41,8 @@ export interface Metrics {
     /** Allocated fraction while at least one job waited (see SimResult.utilizationWhileQueued). */
     utilizationWhileQueued: number;
     preemptions: number;
+    /** Running jobs moved to a faster flavor (moves.ts in libs/core). */
+    moves: number;
     lostAcceleratorHours: number;
     largeGang: { minAccelerators: number; jobs: number; longestWaitSeconds: number; meanWaitSeconds: number };
     /** Jain's index of (usage share ÷ quota share) over teams with a non-zero quota; 1 = perfectly proportional. */
@@ -94,12 +96,14 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
   const heldByFlavor: Record<string, number> = {};
   let lost = 0;
   let preemptions = 0;
+  let moves = 0;
   for (const j of jobs) {
     heldTotal += j.acceleratorSeconds;
     lost += j.lostAcceleratorSeconds;
     preemptions += j.preemptions;
+    moves += j.moves ?? 0;
   }
-  // Per-flavor use is attributed to the flavor of each job's last run (exact unless a job moved flavor after preemption).
+  // Per-flavor use is attributed to the flavor of each job's last run (exact unless a job changed flavor after a preemption or a move).
   for (const j of jobs) if (j.flavor !== null) heldByFlavor[j.flavor] = (heldByFlavor[j.flavor] ?? 0) + j.acceleratorSeconds;
   const utilizationByFlavor: Record<string, number> = {};
   for (const [flavor, cap] of Object.entries(result.capacityByFlavor)) {
@@ -176,6 +180,7 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
       utilizationByFlavor,
       utilizationWhileQueued: result.utilizationWhileQueued,
       preemptions,
+      moves,
       lostAcceleratorHours: lost / 3600,
       largeGang: { minAccelerators: LARGE_GANG, jobs: large.length, longestWaitSeconds: largeDist.max, meanWaitSeconds: largeDist.mean },
       jainFairness: jainIndex(ratios),

@@ -87,6 +87,8 @@ export interface JobOutcome {
   /** null = did not finish (see `unfinished`). */
   endSeconds: number | null;
   preemptions: number;
+  /** Times it was moved to a faster flavor (not counted in `preemptions`). */
+  moves: number;
   /** Flavor of the run that completed (or of the last run). */
   flavor: string | null;
   /** Accelerator-seconds held, including runs that were preempted. */

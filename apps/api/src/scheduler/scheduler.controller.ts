@@ -64,6 +64,7 @@ export class SchedulerController {
         stats: r.stats,
         admissions: r.admissions,
         preemptions: r.preemptions,
+        moves: (r.moves ?? []).map((m) => ({ ...m, expectedEndBefore: iso(m.expectedEndBefore), expectedEndAfter: iso(m.expectedEndAfter) })),
         reservations: r.reservations.map((x) => ({ ...x, startAt: iso(x.startAt) })),
         pending: r.pending.map((p) => ({ ...p, estimatedStartAt: iso(p.estimatedStartAt) })),
       };

@@ -21,8 +21,8 @@ import { OUTBOX_DEDUPE_SQL, OUTBOX_KINDS, type OutboxEffect, type OutboxKind } f
 
 export type Sql = Pool | PoolClient;
 
-/** Event kinds of job moves: `job.<target state>`, or `job.requeued` for a requeue. */
-export type JobEventKind = `job.${Lowercase<JobState>}` | 'job.requeued';
+/** Event kinds of job moves: `job.<target state>`, `job.requeued` for a requeue, `job.moved` for a move to a faster flavor. */
+export type JobEventKind = `job.${Lowercase<JobState>}` | 'job.requeued' | 'job.moved';
 
 export interface Placement {
   replica: number;

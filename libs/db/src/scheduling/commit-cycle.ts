@@ -1,4 +1,4 @@
-import type { Admission, CycleResult, PendingReason, Preemption, Reservation } from '#core';
+import type { Admission, CycleResult, Move, PendingReason, Preemption, Reservation } from '#core';
 import type { PoolClient } from 'pg';
 import { moveJobs, type JobMove } from '../lifecycle/transition-writer.js';
 import { OUTBOX_KINDS, type OutboxKind } from '../lifecycle/outbox-kinds.js';
@@ -34,6 +34,8 @@ export interface CommitCycleOutcome {
   admitted: string[];
   /** Jobs preempted and requeued (→ PREEMPTED → PENDING). */
   preempted: string[];
+  /** Jobs moved to a faster flavor (→ PREEMPTED → PENDING → ADMITTED on the new flavor). */
+  moved: string[];
   /**
    * Decisions not written because their job moved on since the snapshot (cancelled, already admitted,
    * finished, version changed); the preemptions made for a skipped admission are skipped with it.
@@ -55,6 +57,8 @@ export interface CommitCycleOutcome {
  *                (2 and 3 go through the transition writer, libs/db/src/lifecycle: with the state change
  *                it writes the job_transitions, the events and the outbox entries, `bind` per admission,
  *                `evict` + `notify` per victim)
+ *   3b. move     running jobs moved to a faster flavor: → PREEMPTED → PENDING (`evict` with their grace
+ *                period), then PENDING → ADMITTED on the new flavor (`bind`), two moves of the transition writer
  *   4. queue     pending reasons, positions, estimated starts and reservations of the jobs left waiting
  *                (only rows that changed; an event when a job's pending code changes)
  *   5. cycle     the scheduler_cycles row
@@ -113,12 +117,27 @@ async function writeCycle(client: PoolClient, input: CommitCycleInput): Promise<
   }
   const preemptions = wanted.filter((p) => preemptedSet.has(p.victimJobId));
 
+  // 3b. move (transition writer: requeue with `evict`, then admission on the new flavor with `bind`)
+  const moves = result.moves ?? [];
+  let movedOutbox: { id: string; kind: OutboxKind }[] = [];
+  let moved: string[] = [];
+  if (moves.length > 0) {
+    const requeued = await moveJobs(client, moves.map((m) => moveOutMove(m, cycleNumber)), { at, actor });
+    const out = new Set(requeued.results.filter((r) => r.moved).map((r) => r.jobId));
+    for (const m of moves) if (!out.has(m.jobId)) skipped.push({ jobId: m.jobId, reason: 'no longer holds an allocation' });
+    const landing = moves.filter((m) => out.has(m.jobId));
+    if (landing.length > 0) await client.query('DELETE FROM allocations WHERE job_id = ANY($1::uuid[])', [landing.map((m) => m.jobId)]);
+    const readmitted = await moveJobs(client, landing.map((m) => moveInMove(m, cycleNumber)), { at, actor });
+    moved = readmitted.results.filter((r) => r.moved).map((r) => r.jobId);
+    movedOutbox = [...requeued.outbox, ...readmitted.outbox];
+  }
+
   // 4. queue
   await updateQueue(client, result.pending, result.reservations, at, actor, cycleNumber);
 
   // The outbox entries written with the moves, evictions first (a preemptor's bind waits for its victims).
   const rank = (kind: OutboxKind): number => OUTBOX_KINDS.indexOf(kind);
-  const outbox = [...admittedMoves.outbox, ...preemptedMoves.outbox]
+  const outbox = [...admittedMoves.outbox, ...preemptedMoves.outbox, ...movedOutbox]
     .map(({ id, kind }) => ({ id, kind }))
     .sort((x, y) => rank(x.kind) - rank(y.kind) || (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
 
@@ -144,6 +163,7 @@ async function writeCycle(client: PoolClient, input: CommitCycleInput): Promise<
     outbox,
     admitted: admissions.map((a) => a.jobId),
     preempted: preemptions.map((p) => p.victimJobId),
+    moved,
     skipped,
     cycleId: cycle.rows[0]!.id,
   };
@@ -182,6 +202,29 @@ function preemptionMove(p: Preemption, at: Date, cycleNumber: number): JobMove {
     event: { kind: 'job.preempted', message: p.message, data: { cycle: cycleNumber, preemptorJobId: p.preemptorJobId, kind: p.kind } },
     effects: [{ kind: 'evict', payload: { preemptorJobId: p.preemptorJobId } }, { kind: 'notify', payload: { event: 'requeued' } }],
   };
+}
+
+/** A move's first half: the job leaves its flavor as a preemption does (its grace period to checkpoint). */
+function moveOutMove(m: Move, cycleNumber: number): JobMove {
+  const data = { cycle: cycleNumber, from: m.from, to: m.to, expectedEndBefore: new Date(m.expectedEndBefore).toISOString(), expectedEndAfter: new Date(m.expectedEndAfter).toISOString(), lostAcceleratorSeconds: m.lostAcceleratorSeconds };
+  return {
+    jobId: m.jobId,
+    to: 'PENDING',
+    via: 'PREEMPTED',
+    from: ['ADMITTED', 'BINDING', 'RUNNING'],
+    reason: `cycle ${cycleNumber}: ${m.message}`,
+    viaReason: `cycle ${cycleNumber}: moving to ${m.to}`,
+    requeue: { pendingMessage: m.message },
+    event: { kind: 'job.moved', message: m.message, data },
+    effects: [{ kind: 'evict' }],
+  };
+}
+
+/** A move's second half: admitted again, on the faster flavor, in the same commit. */
+function moveInMove(m: Move, cycleNumber: number): JobMove {
+  const admission: Admission = { jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] };
+  const move = admissionMove(admission, undefined, cycleNumber);
+  return { ...move, from: ['PENDING'], reason: `cycle ${cycleNumber}: moved from ${m.from}, admitted ${m.replicas} replica(s) on ${m.to}`, event: { ...move.event, message: `${move.event!.message} (moved from ${m.from})` } };
 }
 
 async function updateQueue(
@@ -282,6 +325,11 @@ function validate(result: CycleResult): void {
     if (seen.has(p.victimJobId)) throw new InvalidCycleResultError(`job ${p.victimJobId} is both admitted and preempted`);
     if (victims.has(p.victimJobId)) throw new InvalidCycleResultError(`job ${p.victimJobId} is preempted twice`);
     victims.add(p.victimJobId);
+  }
+  for (const m of result.moves ?? []) {
+    if (!UUID.test(m.jobId)) throw new InvalidCycleResultError(`move jobId ${JSON.stringify(m.jobId)} is not a uuid`);
+    if (seen.has(m.jobId) || victims.has(m.jobId)) throw new InvalidCycleResultError(`job ${m.jobId} is moved and also admitted or preempted`);
+    if (m.placement.length !== m.replicas) throw new InvalidCycleResultError(`move of ${m.jobId}: ${m.placement.length} placements for ${m.replicas} replicas`);
   }
   for (const r of result.pending) {
     if (!UUID.test(r.jobId)) throw new InvalidCycleResultError(`pending jobId ${JSON.stringify(r.jobId)} is not a uuid`);
