@@ -78,4 +78,27 @@ describe('races on one object', () => {
     expect(rows[0]!.data.before).toBeNull();
     for (let i = 1; i < rows.length; i++) expect(rows[i]!.data.before?.nominal).toBe(rows[i - 1]!.data.after.nominal);
   });
+
+  it('20 concurrent PUTs creating one budget: exactly one 201 and budget.created, every later change with its true before', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => h.request('PUT', '/v1/teams/nlp/budgets/month', { body: { limit: i + 1, unit: 'accelerator-hours', onExhausted: 'warn' } })),
+    );
+    expect(replies.map((r) => r.status).sort()).toEqual([...Array<number>(19).fill(200), 201].sort());
+    const { rows } = await h.pg.query<{ kind: string; data: { before: { limit: number } | null; after: { limit: number } } }>(
+      `SELECT kind, data FROM events WHERE kind LIKE 'budget.%' AND team = 'nlp' ORDER BY id`,
+    );
+    expect(rows.map((r) => r.kind)).toEqual(['budget.created', ...Array<string>(19).fill('budget.updated')]);
+    expect(rows[0]!.data.before).toBeNull();
+    for (let i = 1; i < rows.length; i++) expect(rows[i]!.data.before?.limit).toBe(rows[i - 1]!.data.after.limit);
+  });
+
+  it.each([
+    ['flavor', '/v1/flavors/race', (i: number) => ({ kind: 'nvidia-gpu', costPerHour: i })],
+    ['cohort', '/v1/cohorts/race', (i: number) => ({ description: `take ${i}` })],
+    ['team', '/v1/teams/race', (i: number) => ({ cohort: 'research', fairShareWeight: i + 1, preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } })],
+    ['node', '/v1/nodes/race', (i: number) => ({ flavor: 'h100-80gb', accelerators: i + 1, cpuMillis: 1000, memoryMiB: 1000 })],
+  ])('20 concurrent PUTs creating one %s: exactly one 201', async (_, path, body) => {
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => h.request('PUT', path, { body: body(i) })));
+    expect(replies.map((r) => r.status).sort()).toEqual([...Array<number>(19).fill(200), 201].sort());
+  });
 });

@@ -32,16 +32,32 @@ export class BudgetRepository {
   /** Throws the pg foreign-key error (23503) when the team does not exist. */
   async put(b: BudgetInput, actor: string): Promise<BudgetChange> {
     return inTransaction(this.db.pool, async (client) => {
-      const prior = await client.query<BudgetRow>(`SELECT ${BUDGET_COLUMNS} FROM budgets WHERE team = $1 AND period = $2::budget_period FOR UPDATE`, [b.team, b.period]);
-      const before = prior.rows[0] ? toBudgetRecord(prior.rows[0]) : null;
-      const { rows } = await client.query<BudgetRow>(
-        `INSERT INTO budgets (team, period, limit_amount, unit, on_exhausted, updated_at)
-         VALUES ($1, $2::budget_period, $3, $4::budget_unit, $5::budget_action, now())
-         ON CONFLICT (team, period) DO UPDATE SET limit_amount = EXCLUDED.limit_amount, unit = EXCLUDED.unit,
-           on_exhausted = EXCLUDED.on_exhausted, updated_at = now()
-         RETURNING ${BUDGET_COLUMNS}`,
-        [b.team, b.period, b.limit, b.unit, b.onExhausted],
-      );
+      // Insert first, as for quotas: a SELECT … FOR UPDATE locks nothing while the row does not exist, so
+      // concurrent creations each saw "none", each answered 201 and wrote budget.created with before null.
+      // A concurrent INSERT waits for the first to commit, then finds the row, locks it and reads its true `before`.
+      const values = [b.team, b.period, b.limit, b.unit, b.onExhausted];
+      let before: BudgetRecord | null = null;
+      let rows: BudgetRow[] = [];
+      // Loops only when the row is deleted between the two statements.
+      while (rows.length === 0) {
+        ({ rows } = await client.query<BudgetRow>(
+          `INSERT INTO budgets (team, period, limit_amount, unit, on_exhausted, updated_at)
+           VALUES ($1, $2::budget_period, $3, $4::budget_unit, $5::budget_action, now())
+           ON CONFLICT (team, period) DO NOTHING
+           RETURNING ${BUDGET_COLUMNS}`,
+          values,
+        ));
+        if (rows.length > 0) break;
+        const prior = await client.query<BudgetRow>(`SELECT ${BUDGET_COLUMNS} FROM budgets WHERE team = $1 AND period = $2::budget_period FOR UPDATE`, [b.team, b.period]);
+        if (!prior.rows[0]) continue;
+        before = toBudgetRecord(prior.rows[0]);
+        ({ rows } = await client.query<BudgetRow>(
+          `UPDATE budgets SET limit_amount = $3, unit = $4::budget_unit, on_exhausted = $5::budget_action, updated_at = now()
+           WHERE team = $1 AND period = $2::budget_period
+           RETURNING ${BUDGET_COLUMNS}`,
+          values,
+        ));
+      }
       const after = toBudgetRecord(rows[0]!);
       const kind = before === null ? 'budget.created' : 'budget.updated';
       const message = `${b.period} budget of team ${b.team} set by ${actor}: ${describe(before)} → ${describe(after)}`;
