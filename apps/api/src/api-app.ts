@@ -5,7 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl, sendProblem } from '#common';
+import { answerClientError, Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl, sendProblem } from '#common';
 import { runCycle } from '#core';
 import { Database, migrateDatabase } from '#db';
 import { CycleTriggerPublisher, ManualCycle, registerCycleTriggerHook, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
@@ -142,6 +142,8 @@ async function buildNestApp(config: Config, infra: Infrastructure, imports: Dyna
     trustProxy: true,
     routerOptions: { maxParamLength: 512 },
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => sendProblem(error, request, reply, infra.logger),
+    // Node's parser refusals (a URL or headers over 16 KiB, a malformed request line) too.
+    clientErrorHandler: answerClientError,
   });
   // bodyParser false: the JSON parser is installJsonBodyCheck's (a nesting limit before parsing).
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, { imports }), adapter, {

@@ -4,5 +4,6 @@ export * from './error-codes.js';
 export * from './problem.js';
 export * from './database-unavailable.js';
 export * from './problem.filter.js';
+export * from './client-error.js';
 export * from './logger.js';
 export * from './names.js';

@@ -40,6 +40,10 @@ export function httpStatusOf(code: ErrorCode): number {
       return 413;
     case 'URI_TOO_LONG':
       return 414;
+    case 'HEADERS_TOO_LARGE':
+      return 431;
+    case 'REQUEST_TIMEOUT':
+      return 408;
     case 'UNSUPPORTED_MEDIA_TYPE':
       return 415;
     case 'UNKNOWN_REFERENCE':
@@ -70,6 +74,8 @@ const TITLES: Record<ErrorCode, string> = {
   UNKNOWN_REFERENCE: 'Unknown referenced object',
   PAYLOAD_TOO_LARGE: 'Request body too large',
   URI_TOO_LONG: 'Path too long',
+  HEADERS_TOO_LARGE: 'Request headers too large',
+  REQUEST_TIMEOUT: 'Request timed out',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
   UNAVAILABLE: 'Service unavailable',
   DATABASE_UNAVAILABLE: 'Database unavailable',

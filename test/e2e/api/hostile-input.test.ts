@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connect } from 'node:net';
 import { type Harness, jobBody, seedTenancy, startHarness } from './harness.js';
 
 /** `place`'s body with JSON text nested `depth` deep (arrays or objects) where it says "__DEEP__". */
@@ -52,6 +53,23 @@ describe('hostile input never answers 5xx', () => {
     expectProblem(await h.request('GET', '/v1/nope'), 404);
     expectProblem(await h.request('PATCH', '/v1/jobs'), 404);
     expectProblem(await h.request('POST', '/v1/jobs', { raw: `{"name":"${'x'.repeat(2_000_000)}"}` }), 413);
+  });
+
+  it("what Node's HTTP parser refuses is problem+json too: a URL or headers over 16 KiB (431), a request that is not HTTP (400)", async () => {
+    const longUrl = await h.request('GET', `/v1/jobs/${'a'.repeat(200_000)}`);
+    expectProblem(longUrl, 431);
+    expect(longUrl.body.code).toBe('HEADERS_TOO_LARGE');
+    expectProblem(await h.request('GET', '/v1/jobs', { headers: { 'x-padding': 'p'.repeat(20_000) } }), 431);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(h.url).port), '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(raw).toContain('Content-Type: application/problem+json');
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400, code: 'MALFORMED_REQUEST' });
   });
 });
 
