@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, Config, notFound, unknownReference } from '#common';
-import { FlavorRepository, MissingReferenceError, NodeRepository } from '#db';
+import { FlavorRepository, MissingReferenceError, NodeOverAllocatedError, NodeRepository } from '#db';
 import type { Principal } from '../auth/principal.js';
 import type { PutNodeDto } from './node.dto.js';
 import { nodeView, type NodeView } from './node.view.js';
@@ -33,6 +33,14 @@ export class NodesService {
       .catch((error: unknown) => {
         // The flavor was deleted between the check and the write.
         if (error instanceof MissingReferenceError) throw unknownReference('flavor', `unknown flavor: ${dto.flavor}`);
+        if (error instanceof NodeOverAllocatedError) {
+          const shown = error.jobs.slice(0, 5).map((j) => `${j.team}/${j.name} (${j.id})`);
+          throw new AppError(
+            'IN_USE',
+            `node ${name} holds more than this change leaves it (${error.shortfalls.join('; ')}) for ${error.jobs.length} job(s): ` +
+              `${shown.join(', ')}${error.jobs.length > shown.length ? ', …' : ''}; cordon it with {"schedulable": false, …} and let them finish, or cancel them, then shrink it`,
+          );
+        }
         throw error;
       });
     return { created, node: nodeView(record) };

@@ -7,6 +7,22 @@ export interface NodeUse {
   jobs: { id: string; name: string; team: string }[];
 }
 
+/**
+ * A change to a node that would leave it holding more than it has (fewer accelerators, CPU or memory than
+ * its jobs' allocations, or another flavor than theirs): refused, naming the jobs, rather than leaving the
+ * node silently over-allocated.
+ */
+export class NodeOverAllocatedError extends Error {
+  constructor(
+    readonly node: string,
+    readonly shortfalls: string[],
+    readonly jobs: { id: string; name: string; team: string }[],
+  ) {
+    super(`node ${node} would hold more than it has: ${shortfalls.join('; ')}`);
+    this.name = 'NodeOverAllocatedError';
+  }
+}
+
 export interface NodeInput {
   flavor: string;
   accelerators: number;
@@ -41,7 +57,26 @@ export class NodeRepository {
         const [created] = await this.db.prisma.node.createManyAndReturn({ data: [{ name, ...data, source: 'api' }], skipDuplicates: true, select: NODE_SELECT });
         if (created) return { record: toNodeRecord(created), created: true };
         try {
-          return { record: toNodeRecord(await this.db.prisma.node.update({ where: { name }, data, select: NODE_SELECT })), created: false };
+          const updated = await this.db.prisma.$transaction(async (tx) => {
+            // Locked, so no admission commits onto the node between the check and the change.
+            if (!(await lockTenancyRow(tx, 'nodes', name))) return null;
+            const held = await tx.allocation.findMany({
+              where: { node: name },
+              select: { flavor: true, accelerators: true, cpuMillis: true, memoryMiB: true, job: { select: { id: true, name: true, team: true } } },
+            });
+            const sum = (f: (a: (typeof held)[number]) => number): number => held.reduce((t, a) => t + f(a), 0);
+            const short: string[] = [];
+            if (held.some((a) => a.flavor !== n.flavor)) short.push(`its jobs hold ${held[0]!.flavor} accelerators, not ${n.flavor}`);
+            if (sum((a) => a.accelerators) > n.accelerators) short.push(`accelerators ${sum((a) => a.accelerators)} held > ${n.accelerators}`);
+            if (sum((a) => a.cpuMillis) > n.cpuMillis) short.push(`cpuMillis ${sum((a) => a.cpuMillis)} held > ${n.cpuMillis}`);
+            if (sum((a) => a.memoryMiB) > n.memoryMiB) short.push(`memoryMiB ${sum((a) => a.memoryMiB)} held > ${n.memoryMiB}`);
+            if (short.length > 0) {
+              const jobs = [...new Map(held.map((a) => [a.job.id, a.job])).values()].sort((a, b) => (a.name === b.name ? (a.id < b.id ? -1 : 1) : a.name < b.name ? -1 : 1));
+              throw new NodeOverAllocatedError(name, short, jobs);
+            }
+            return tx.node.update({ where: { name }, data, select: NODE_SELECT });
+          }, TX_OPTIONS);
+          if (updated) return { record: toNodeRecord(updated), created: false };
         } catch (error) {
           if (!isRecordMissing(error)) throw error; // deleted in between: create it
         }
