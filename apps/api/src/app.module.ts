@@ -14,6 +14,7 @@ import { JobsService } from './jobs/jobs.service.js';
 import { NodesController } from './nodes/nodes.controller.js';
 import { NodesService } from './nodes/nodes.service.js';
 import { SchedulerController } from './scheduler/scheduler.controller.js';
+import { SchedulerService } from './scheduler/scheduler.service.js';
 import { TeamsController } from './teams/teams.controller.js';
 import { TeamsService } from './teams/teams.service.js';
 import { UsageService } from './teams/usage.service.js';
@@ -46,6 +47,7 @@ export class ApiModule {
         CohortsService,
         TeamsService,
         NodesService,
+        SchedulerService,
       ],
     };
   }

@@ -1,7 +1,7 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiProperty, ApiResponse, type ApiPropertyOptions } from '@nestjs/swagger';
 
-const DESCRIPTIONS: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted' };
+const DESCRIPTIONS: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 503: 'Service unavailable' };
 
 /**
  * The success answers of a handler, with the class that documents their body (the OpenAPI document shows
@@ -17,3 +17,7 @@ export const MapProperty = (values: 'string' | 'number', options: ApiPropertyOpt
 /** An ISO 8601 time (as every time of the API is sent). */
 export const TimeProperty = (options: ApiPropertyOptions = {}): PropertyDecorator =>
   ApiProperty({ type: String, format: 'date-time', example: '2026-12-02T11:25:00.000Z', ...options });
+
+/** A property holding a free-form JSON object (a pod template, an event's data). */
+export const ObjectProperty = (options: ApiPropertyOptions = {}): PropertyDecorator =>
+  ApiProperty({ type: 'object', additionalProperties: true, ...options } as ApiPropertyOptions);

@@ -3,6 +3,7 @@ import { BudgetRepository, Database, UsageLedgerRepository } from '#db';
 import { AccountingMetrics } from './accounting-metrics.js';
 import { AccountingService } from './accounting.service.js';
 import { BudgetWatcher } from './budget-watcher.js';
+import { BudgetsService } from './budgets.service.js';
 import { BudgetsController } from './budgets.controller.js';
 import { UsageController } from './usage.controller.js';
 
@@ -13,6 +14,7 @@ import { UsageController } from './usage.controller.js';
     { provide: UsageLedgerRepository, useFactory: (db: Database) => new UsageLedgerRepository(db), inject: [Database] },
     { provide: BudgetRepository, useFactory: (db: Database) => new BudgetRepository(db), inject: [Database] },
     AccountingService,
+    BudgetsService,
     BudgetWatcher,
     AccountingMetrics,
   ],

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { forbidden } from '#common';
-import { BudgetRepository, periodOf, TeamRepository, UsageLedgerRepository, type BudgetStatus, type QuotaRecord, type UsageDimension, type UsageRow } from '#db';
+import { forbidden, notFound } from '#common';
+import { BudgetRepository, FlavorRepository, periodOf, TeamRepository, UsageLedgerRepository, type BudgetStatus, type QuotaRecord, type UsageDimension, type UsageRow } from '#db';
 import { canActForTeam, type Principal } from '../auth/principal.js';
 import type { UsageQuery } from './accounting.dto.js';
+import type { PriceView } from './accounting.view.js';
 import { parseUsageWindow } from './usage-window.js';
 
 /** One line of GET /v1/usage (and the `total`). Hours are derived from the exact seconds. */
@@ -40,7 +41,15 @@ export class AccountingService {
     @Inject(UsageLedgerRepository) private readonly ledger: UsageLedgerRepository,
     @Inject(BudgetRepository) private readonly budgets: BudgetRepository,
     @Inject(TeamRepository) private readonly teams: TeamRepository,
+    @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
   ) {}
+
+  /** The flavor's price history, oldest first; kept after the flavor is deleted (404 when it never had one). */
+  async prices(flavor: string): Promise<PriceView[]> {
+    const prices = await this.ledger.prices(flavor);
+    if (prices.length === 0 && (await this.flavors.get(flavor)) === null) throw notFound(`flavor ${flavor}`);
+    return prices.map((p) => ({ costPerHour: p.costPerHour, effectiveFrom: p.effectiveFrom.toISOString() }));
+  }
 
   /** Members see their teams only (403 for another); admins every team. */
   private scope(caller: Principal, team: string | undefined): string[] | undefined {
@@ -121,26 +130,4 @@ export function usageCsv(r: UsageReport): string {
   const line = (i: UsageItem): string =>
     [...dims.map((d) => cell(i[d as 'team' | 'flavor' | 'period'])), i.acceleratorHours, i.wastedAcceleratorHours, i.cost, i.jobsCompleted, cell(i.nominalShare)].join(',');
   return [head.join(','), ...r.items.map(line)].join('\r\n') + '\r\n';
-}
-
-export function budgetView(b: BudgetStatus): Record<string, unknown> {
-  return {
-    team: b.team,
-    period: b.period,
-    limit: b.limit,
-    unit: b.unit,
-    onExhausted: b.onExhausted,
-    current: {
-      period: b.periodLabel,
-      periodStart: b.periodStart.toISOString(),
-      periodEnd: b.periodEnd.toISOString(),
-      used: round(b.used, 6),
-      acceleratorHours: round(b.acceleratorHours, 6),
-      cost: round(b.cost, 6),
-      ratio: Number.isFinite(b.ratio) ? round(b.ratio, 6) : null,
-      state: b.state,
-    },
-    createdAt: b.createdAt.toISOString(),
-    updatedAt: b.updatedAt.toISOString(),
-  };
 }

@@ -4,6 +4,8 @@ import { AuditRepository } from '#db';
 import { Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiProblems } from '../problem.doc.js';
+import { Answers } from '../response.doc.js';
+import { AuditView } from './console.view.js';
 import { AuditQuery } from './console.dto.js';
 import { visibleTeams } from './scope.js';
 
@@ -16,7 +18,8 @@ export class AuditController {
 
   /** Quota and budget changes (who, when, before → after), newest first; members see their teams' entries. */
   @Get()
-  async list(@Query() q: AuditQuery, @Caller() caller: Principal): Promise<unknown> {
+  @Answers(AuditView)
+  async list(@Query() q: AuditQuery, @Caller() caller: Principal): Promise<AuditView> {
     const limit = q.limit ?? 50;
     const rows = await this.audit.list({
       teams: visibleTeams(caller, q.team),

@@ -4,6 +4,8 @@ import { CycleHistoryRepository, FleetRepository } from '#db';
 import { Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiProblems } from '../problem.doc.js';
+import { Answers } from '../response.doc.js';
+import { HistoryView, OverviewView } from './console.view.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import { HistoryQuery } from './console.dto.js';
 import { visibleTeams } from './scope.js';
@@ -27,7 +29,8 @@ export class OverviewController {
    * for members.
    */
   @Get()
-  async overview(@Caller() caller: Principal): Promise<unknown> {
+  @Answers(OverviewView)
+  async overview(@Caller() caller: Principal): Promise<OverviewView> {
     const teams = visibleTeams(caller);
     const [flavors, pendingByReason, jobs] = await Promise.all([
       this.fleet.capacity(),
@@ -44,7 +47,8 @@ export class OverviewController {
 
   /** Committed scheduling cycles, admissions and preemptions per time bucket (cluster-wide), oldest first. */
   @Get('history')
-  async history(@Query() q: HistoryQuery): Promise<unknown> {
+  @Answers(HistoryView)
+  async history(@Query() q: HistoryQuery): Promise<HistoryView> {
     const hours = q.hours ?? 6;
     const stepMinutes = q.stepMinutes ?? 15;
     if ((hours * 60) / stepMinutes > MAX_BUCKETS) {

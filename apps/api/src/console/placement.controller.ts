@@ -5,6 +5,8 @@ import { FleetRepository, JobRepository } from '#db';
 import { Caller } from '../auth/auth.decorators.js';
 import { canActForTeam, type Principal } from '../auth/principal.js';
 import { ApiProblems } from '../problem.doc.js';
+import { Answers } from '../response.doc.js';
+import { PlacementView } from './console.view.js';
 
 @ApiTags('console')
 @ApiBearerAuth()
@@ -18,7 +20,8 @@ export class PlacementController {
 
   /** Where each replica runs: node and the node's topology (zone, block, domain, TPU shape). Empty unless the job holds an allocation. */
   @Get(':id/placement')
-  async placement(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
+  @Answers(PlacementView)
+  async placement(@Param('id') id: string, @Caller() caller: Principal): Promise<PlacementView> {
     const job = await this.jobs.get(id);
     if (!job) throw notFound(`job ${id}`);
     if (!canActForTeam(caller, job.team))

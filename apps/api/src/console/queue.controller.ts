@@ -5,6 +5,8 @@ import { Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { jobView } from '../jobs/job.view.js';
 import { ApiProblems } from '../problem.doc.js';
+import { Answers } from '../response.doc.js';
+import { QueueView } from './console.view.js';
 import { QueueQuery } from './console.dto.js';
 import { visibleTeams } from './scope.js';
 
@@ -21,7 +23,8 @@ export class QueueController {
    * ADMITTED / BINDING / RUNNING longest-held first. Members see their teams' jobs only.
    */
   @Get()
-  async list(@Query() q: QueueQuery, @Caller() caller: Principal): Promise<unknown> {
+  @Answers(QueueView)
+  async list(@Query() q: QueueQuery, @Caller() caller: Principal): Promise<QueueView> {
     const limit = q.limit ?? 50;
     const offset = q.offset ?? 0;
     const page = await this.queue.list({
@@ -32,6 +35,6 @@ export class QueueController {
       limit,
       offset,
     });
-    return { items: page.items.map(jobView), total: page.total, limit, offset };
+    return { items: page.items.map((j) => jobView(j)), total: page.total, limit, offset };
   }
 }

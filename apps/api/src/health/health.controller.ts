@@ -7,6 +7,8 @@ import { Database, SchedulerStateRepository } from '#db';
 import { Public } from '../auth/auth.decorators.js';
 import { REDIS } from '../infra/tokens.js';
 import { withTimeout } from '../infra/redis.js';
+import { Answers } from '../response.doc.js';
+import { LivenessView, ReadinessView } from './health.view.js';
 
 interface Check {
   ok: boolean;
@@ -27,19 +29,21 @@ export class HealthController {
 
   /** Liveness: the process answers. No dependency is consulted. */
   @Get('healthz')
-  healthz(): { status: 'ok' } {
+  @Answers(LivenessView)
+  healthz(): LivenessView {
     return { status: 'ok' };
   }
 
   /** Readiness: Postgres and Redis answer within QM_READY_TIMEOUT_MS; the leader is reported, not required. */
   @Get('readyz')
-  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+  @Answers(ReadinessView, 200, 503)
+  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<ReadinessView> {
     const timeout = this.config.readyTimeoutMs;
     const [postgres, redis] = await Promise.all([
       check(() => this.database.ping(timeout), `postgres at ${redactUrl(this.config.databaseUrl)}`),
       check(() => withTimeout(this.redis.ping(), timeout, 'redis'), `redis at ${redactUrl(this.config.redisUrl)}`),
     ]);
-    let leader: unknown = null;
+    let leader: ReadinessView['leader'] = null;
     if (postgres.ok) {
       const status = await withTimeout(this.scheduler.status(), timeout, 'postgres').catch(() => null);
       leader = status?.leader ? { holder: status.leader.holder, live: status.leader.live } : null;

@@ -1,10 +1,178 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { JobState } from '#core';
 import type { JobDetail, JobRecord } from '#db';
+import { MapProperty, ObjectProperty, TimeProperty } from '../response.doc.js';
+
+const JOB_STATES = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PREEMPTED'] as const;
+const JOB_KINDS = ['training', 'eval', 'batch-inference'] as const;
+
+export class JobTopologyView {
+  @ApiProperty({ enum: ['none', 'zone', 'block', 'domain'] })
+  level!: JobRecord['topologyLevel'];
+  @ApiProperty({ required: false, example: '4x4' })
+  tpuShape?: string;
+}
+
+export class CheckpointView {
+  @ApiProperty({ example: 1800 })
+  intervalSeconds!: number;
+  @ApiProperty({ example: 60 })
+  gracePeriodSeconds!: number;
+}
+
+export class ProgressView {
+  @TimeProperty({ nullable: true })
+  lastCheckpointAt!: string | null;
+  @ApiProperty({ type: Number, nullable: true, example: 0.4 })
+  completedFraction!: number | null;
+}
+
+/** Why a pending job waits, where it stands and when it should start. */
+export class PendingView {
+  @ApiProperty({ type: String, nullable: true, example: 'QUOTA_EXCEEDED' })
+  code!: string | null;
+  @ApiProperty({ example: 'waiting for the next scheduling cycle' })
+  message!: string;
+  @ApiProperty({ type: Number, nullable: true })
+  position!: number | null;
+  @TimeProperty({ nullable: true })
+  estimatedStartAt!: string | null;
+}
+
+export class AllocationView {
+  @ApiProperty()
+  replica!: number;
+  @ApiProperty({ example: 'gpu-1' })
+  node!: string;
+  @ApiProperty()
+  accelerators!: number;
+  @ApiProperty()
+  cpuMillis!: number;
+  @ApiProperty()
+  memoryMiB!: number;
+}
+
+export class TransitionView {
+  @ApiProperty({ enum: JOB_STATES, nullable: true })
+  from!: JobState | null;
+  @ApiProperty({ enum: JOB_STATES })
+  to!: JobState;
+  @TimeProperty()
+  at!: string;
+  @ApiProperty()
+  reason!: string;
+}
+
+/** A job as lists show it. */
+export class JobView {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  @ApiProperty({ example: 'llama-ft-7' })
+  name!: string;
+  @ApiProperty({ example: 'vision' })
+  team!: string;
+  @ApiProperty({ enum: JOB_KINDS })
+  kind!: JobRecord['kind'];
+  @ApiProperty()
+  priority!: number;
+  @ApiProperty()
+  preemptible!: boolean;
+  @ApiProperty()
+  replicas!: number;
+  @ApiProperty()
+  minReplicas!: number;
+  @ApiProperty()
+  acceleratorsPerReplica!: number;
+  @ApiProperty()
+  cpuMillisPerReplica!: number;
+  @ApiProperty()
+  memoryMiBPerReplica!: number;
+  @ApiProperty({ type: [String], example: ['h100-80gb'] })
+  flavors!: string[];
+  @ApiProperty({ enum: ['preference', 'fastest'] })
+  flavorSelection!: JobRecord['flavorSelection'];
+  @MapProperty('number', { nullable: true, example: { 'h100-80gb': 2.1 } })
+  speeds!: Record<string, number> | null;
+  @ApiProperty({ type: () => JobTopologyView })
+  topology!: JobTopologyView;
+  @ApiProperty({ type: Number, nullable: true })
+  expectedRuntimeSeconds!: number | null;
+  @ApiProperty({ type: () => CheckpointView, nullable: true })
+  checkpoint!: CheckpointView | null;
+  @ApiProperty({ type: () => ProgressView })
+  progress!: ProgressView;
+  @ObjectProperty({ description: 'Pod template: image, command, args, env, cpuMillis, memoryMiB, …' })
+  template!: Record<string, unknown>;
+  @ApiProperty({ enum: JOB_STATES })
+  state!: JobState;
+  @ApiProperty({ type: String, nullable: true, description: 'Admitted flavor.' })
+  flavor!: string | null;
+  @ApiProperty({ type: Number, nullable: true })
+  admittedReplicas!: number | null;
+  @ApiProperty({ type: () => PendingView, nullable: true, description: 'Only while PENDING.' })
+  pending!: PendingView | null;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' })
+  preemptedBy!: string | null;
+  @ApiProperty()
+  preemptionCount!: number;
+  @ApiProperty()
+  createdBy!: string;
+  @TimeProperty()
+  submittedAt!: string;
+  @TimeProperty()
+  queuedAt!: string;
+  @TimeProperty({ nullable: true })
+  admittedAt!: string | null;
+  @TimeProperty({ nullable: true })
+  startedAt!: string | null;
+  @TimeProperty({ nullable: true })
+  finishedAt!: string | null;
+  @ObjectProperty({ required: false, description: 'The Kubernetes workload a job imported from one stands for.' })
+  workload?: Record<string, unknown>;
+}
+
+/** A job with its placement and state history. */
+export class JobDetailView extends JobView {
+  @ApiProperty({ type: [AllocationView] })
+  allocation!: AllocationView[];
+  @ApiProperty({ type: [TransitionView] })
+  transitions!: TransitionView[];
+}
+
+export class JobListView {
+  @ApiProperty({ type: [JobView] })
+  items!: JobView[];
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last.' })
+  nextCursor!: string | null;
+}
+
+export class JobEventView {
+  @ApiProperty({ example: '42' })
+  id!: string;
+  @TimeProperty()
+  at!: string;
+  @ApiProperty({ example: 'job.admitted' })
+  kind!: string;
+  @ApiProperty()
+  actor!: string;
+  @ApiProperty()
+  message!: string;
+  @ObjectProperty()
+  data!: unknown;
+}
+
+export class JobEventListView {
+  @ApiProperty({ type: [JobEventView] })
+  items!: JobEventView[];
+}
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
 /** The job as the API shows it (list items omit `allocation` and `transitions`). */
-export function jobView(j: JobRecord | JobDetail): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+export function jobView(j: JobDetail): JobDetailView;
+export function jobView(j: JobRecord): JobView;
+export function jobView(j: JobRecord | JobDetail): JobView | JobDetailView {
+  const view: JobView = {
     id: j.id,
     name: j.name,
     team: j.team,
@@ -39,18 +207,17 @@ export function jobView(j: JobRecord | JobDetail): Record<string, unknown> {
     preemptedBy: j.preemptedBy,
     preemptionCount: j.preemptionCount,
     createdBy: j.createdBy,
-    submittedAt: iso(j.submittedAt),
-    queuedAt: iso(j.queuedAt),
+    submittedAt: j.submittedAt.toISOString(),
+    queuedAt: j.queuedAt.toISOString(),
     admittedAt: iso(j.admittedAt),
     startedAt: iso(j.startedAt),
     finishedAt: iso(j.finishedAt),
   };
   // A job imported from a Kubernetes workload (Job, JobSet, TrainJob, RayCluster/RayJob, LeaderWorkerSet) names it.
   const workload = (j.template as Record<string, unknown> | null)?.['workload'];
-  if (workload && typeof workload === 'object') view.workload = workload;
+  if (workload && typeof workload === 'object') view.workload = workload as Record<string, unknown>;
   if ('allocation' in j) {
-    view.allocation = j.allocation;
-    view.transitions = j.transitions.map((t) => ({ from: t.from, to: t.to, at: t.at.toISOString(), reason: t.reason }));
+    return { ...view, allocation: j.allocation, transitions: j.transitions.map((t) => ({ from: t.from, to: t.to, at: t.at.toISOString(), reason: t.reason })) };
   }
   return view;
 }

@@ -1,12 +1,13 @@
-import { Body, Controller, Delete, Get, Headers, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { CreateJobDto, JobProgressDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
-import { jobView } from './job.view.js';
+import { JobDetailView, JobEventListView, JobListView, jobView } from './job.view.js';
 import { JobsService } from './jobs.service.js';
 import { ApiProblems } from '../problem.doc.js';
+import { Answers } from '../response.doc.js';
 
 @ApiTags('jobs')
 @ApiBearerAuth()
@@ -18,12 +19,13 @@ export class JobsController {
   /** 201 with the new job; 200 with the same job when the Idempotency-Key and body repeat. */
   @Post()
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body → 200 with the same job; same key, other body → 409.' })
+  @Answers(JobDetailView, 201, 200)
   async submit(
     @Body() dto: CreateJobDto,
     @Caller() caller: Principal,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<unknown> {
+  ): Promise<JobDetailView> {
     const { created, job } = await this.jobs.submit(dto, caller, idempotencyKey);
     void reply.status(created ? 201 : 200);
     return job;
@@ -31,25 +33,29 @@ export class JobsController {
 
   @Get()
   @ExecutorAllowed()
-  list(@Query() query: ListJobsQuery, @Caller() caller: Principal): Promise<unknown> {
+  @Answers(JobListView)
+  list(@Query() query: ListJobsQuery, @Caller() caller: Principal): Promise<JobListView> {
     return this.jobs.list(query, caller);
   }
 
   @Get(':id')
   @ExecutorAllowed()
-  async get(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
+  @Answers(JobDetailView)
+  async get(@Param('id') id: string, @Caller() caller: Principal): Promise<JobDetailView> {
     return jobView(await this.jobs.get(id, caller));
   }
 
   @Get(':id/events')
   @ExecutorAllowed()
-  events(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
+  @Answers(JobEventListView)
+  events(@Param('id') id: string, @Caller() caller: Principal): Promise<JobEventListView> {
     return this.jobs.events(id, caller);
   }
 
   /** Cancels the job (its pods are deleted by the workers where bound). Idempotent. */
   @Delete(':id')
-  cancel(@Param('id') id: string, @Caller() caller: Principal): Promise<unknown> {
+  @Answers(JobDetailView)
+  cancel(@Param('id') id: string, @Caller() caller: Principal): Promise<JobDetailView> {
     return this.jobs.cancel(id, caller);
   }
 
@@ -59,8 +65,9 @@ export class JobsController {
    */
   @Post(':id/status')
   @ExecutorAllowed()
-  report(@Param('id') id: string, @Body() dto: JobStatusDto, @Caller() caller: Principal, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
-    void reply.status(200);
+  @HttpCode(200)
+  @Answers(JobDetailView)
+  report(@Param('id') id: string, @Body() dto: JobStatusDto, @Caller() caller: Principal): Promise<JobDetailView> {
     return this.jobs.report(id, dto, caller);
   }
 
@@ -70,8 +77,9 @@ export class JobsController {
    */
   @Post(':id/progress')
   @ExecutorAllowed()
-  progress(@Param('id') id: string, @Body() dto: JobProgressDto, @Caller() caller: Principal, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
-    void reply.status(200);
+  @HttpCode(200)
+  @Answers(JobDetailView)
+  progress(@Param('id') id: string, @Body() dto: JobProgressDto, @Caller() caller: Principal): Promise<JobDetailView> {
     return this.jobs.progress(id, dto, caller);
   }
 }

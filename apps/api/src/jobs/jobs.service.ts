@@ -7,14 +7,14 @@ import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Pr
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CreateJobDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
-import { jobView } from './job.view.js';
+import { jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
 import { plainPodTemplate, podTemplateProblems } from './pod-template.dto.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export interface Submitted {
   created: boolean;
-  job: Record<string, unknown>;
+  job: JobDetailView;
 }
 
 @Injectable()
@@ -55,7 +55,7 @@ export class JobsService {
     }
   }
 
-  async list(q: ListJobsQuery, caller: Principal): Promise<unknown> {
+  async list(q: ListJobsQuery, caller: Principal): Promise<JobListView> {
     if (q.team !== undefined && !canReadTeam(caller, q.team)) throw forbidden(`${caller.subject} may not list jobs of team ${q.team}`);
     const limit = q.limit ?? 50;
     const rows = await this.jobs.list({
@@ -78,7 +78,7 @@ export class JobsService {
     return job;
   }
 
-  async events(id: string, caller: Principal): Promise<unknown> {
+  async events(id: string, caller: Principal): Promise<JobEventListView> {
     await this.get(id, caller);
     const events = await this.jobs.events(id);
     return {
@@ -87,13 +87,13 @@ export class JobsService {
   }
 
   /** Idempotent: cancelling a cancelled job returns it unchanged. */
-  async cancel(id: string, caller: Principal): Promise<unknown> {
+  async cancel(id: string, caller: Principal): Promise<JobDetailView> {
     const job = await this.get(id, caller);
     if (!canActForTeam(caller, job.team)) throw forbidden(`${caller.subject} may not cancel jobs of team ${job.team}`);
     return jobView(this.changed(id, await this.jobs.cancel(id, caller.subject), 'CANCELLED'));
   }
 
-  async report(id: string, dto: JobStatusDto, caller: Principal): Promise<unknown> {
+  async report(id: string, dto: JobStatusDto, caller: Principal): Promise<JobDetailView> {
     const job = await this.get(id, caller);
     if (!canReportForTeam(caller, job.team)) {
       throw forbidden(`${caller.subject} is a ${caller.role}: job states are reported by admins and by executor tokens of team ${job.team}`);
@@ -103,7 +103,7 @@ export class JobsService {
   }
 
   /** An executor's progress: last checkpoint and fraction done, for a job that holds its accelerators. */
-  async progress(id: string, dto: JobProgressDto, caller: Principal): Promise<unknown> {
+  async progress(id: string, dto: JobProgressDto, caller: Principal): Promise<JobDetailView> {
     const job = await this.get(id, caller);
     if (!canReportForTeam(caller, job.team)) {
       throw forbidden(`${caller.subject} is a ${caller.role}: progress is reported by admins and by executor tokens of team ${job.team}`);

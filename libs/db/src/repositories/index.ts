@@ -1,6 +1,7 @@
 // Repositories over the database (raw SQL on the Database's pg pool; see README of libs/db).
 export * from './db-handle.js';
 export * from './tenancy.records.js';
+export { isForeignKeyViolation } from './prisma-helpers.js';
 export * from './job.records.js';
 export * from './token.repository.js';
 export * from './flavor.repository.js';

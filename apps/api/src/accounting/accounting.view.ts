@@ -1,0 +1,148 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { BudgetRecord, BudgetStatus } from '#db';
+import { TimeProperty } from '../response.doc.js';
+import { BUDGET_ACTIONS, BUDGET_PERIODS, BUDGET_UNITS } from './accounting.dto.js';
+
+const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** One line of GET /v1/usage (and its `total`); grouping fields appear as grouped by. */
+export class UsageItemView {
+  @ApiProperty({ required: false, example: 'vision' })
+  team?: string;
+  @ApiProperty({ required: false, example: 'h100-80gb' })
+  flavor?: string;
+  @ApiProperty({ required: false, example: '2026-11-30', description: '`2026-11-30` (groupBy day) or `2026-11` (groupBy month), UTC.' })
+  period?: string;
+  @TimeProperty({ required: false })
+  periodStart?: string;
+  @ApiProperty()
+  acceleratorHours!: number;
+  @ApiProperty({ description: 'Thrown away by preemption, failure or a requeue.' })
+  wastedAcceleratorHours!: number;
+  @ApiProperty()
+  acceleratorSeconds!: number;
+  @ApiProperty()
+  wastedAcceleratorSeconds!: number;
+  @ApiProperty()
+  cost!: number;
+  @ApiProperty()
+  jobsCompleted!: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'acceleratorHours ÷ (nominal quota × hours of the period in the window); null without nominal quota.' })
+  nominalShare!: number | null;
+}
+
+export class UsageReportView {
+  @TimeProperty()
+  from!: string;
+  @TimeProperty()
+  to!: string;
+  @ApiProperty({ type: [String], example: ['team', 'flavor'] })
+  groupBy!: string[];
+  @ApiProperty({ type: [String], nullable: true, description: "The teams the figures cover: the caller's for a member; null = all." })
+  teams!: string[] | null;
+  @ApiProperty({ type: [UsageItemView] })
+  items!: UsageItemView[];
+  @ApiProperty({ type: () => UsageItemView })
+  total!: UsageItemView;
+}
+
+export class PriceView {
+  @ApiProperty({ example: 4 })
+  costPerHour!: number;
+  @TimeProperty()
+  effectiveFrom!: string;
+}
+
+export class PriceListView {
+  @ApiProperty({ type: [PriceView] })
+  items!: PriceView[];
+}
+
+/** The budget's current period and its use. */
+export class BudgetPeriodView {
+  @ApiProperty({ example: '2026-11', description: '`2026-11`, `2026-W48` or `2026-11-30`.' })
+  period!: string;
+  @TimeProperty()
+  periodStart!: string;
+  @TimeProperty()
+  periodEnd!: string;
+  @ApiProperty({ description: 'acceleratorHours or cost, as the unit says.' })
+  used!: number;
+  @ApiProperty()
+  acceleratorHours!: number;
+  @ApiProperty()
+  cost!: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'used / limit; null for a zero limit with use.' })
+  ratio!: number | null;
+  @ApiProperty({ enum: ['ok', 'warning', 'exhausted'] })
+  state!: BudgetStatus['state'];
+}
+
+/** A budget as it was set (audit trail's before). */
+export class BudgetRecordView {
+  @ApiProperty({ example: 'vision' })
+  team!: string;
+  @ApiProperty({ enum: BUDGET_PERIODS })
+  period!: BudgetRecord['period'];
+  @ApiProperty({ example: 5000 })
+  limit!: number;
+  @ApiProperty({ enum: BUDGET_UNITS })
+  unit!: BudgetRecord['unit'];
+  @ApiProperty({ enum: BUDGET_ACTIONS })
+  onExhausted!: BudgetRecord['onExhausted'];
+}
+
+export class BudgetView extends BudgetRecordView {
+  @ApiProperty({ type: () => BudgetPeriodView })
+  current!: BudgetPeriodView;
+  @TimeProperty()
+  createdAt!: string;
+  @TimeProperty()
+  updatedAt!: string;
+}
+
+export class BudgetListView {
+  @ApiProperty({ type: [BudgetView] })
+  items!: BudgetView[];
+}
+
+/** A budget set: the budget after, the one before (null when created), and the audit event. */
+export class BudgetSetView extends BudgetView {
+  @ApiProperty({ type: () => BudgetRecordView, nullable: true })
+  before!: BudgetRecordView | null;
+  @ApiProperty({ example: '42' })
+  eventId!: string;
+}
+
+export class BudgetDeletedView {
+  @ApiProperty({ example: 'vision' })
+  team!: string;
+  @ApiProperty({ enum: BUDGET_PERIODS })
+  period!: BudgetRecord['period'];
+  @ApiProperty({ type: () => BudgetRecordView })
+  before!: BudgetRecordView;
+  @ApiProperty({ type: Object, nullable: true, description: 'Always null.' })
+  after!: null;
+  @ApiProperty({ example: '43' })
+  eventId!: string;
+}
+
+export const budgetRecordView = (b: BudgetRecord): BudgetRecordView => ({ team: b.team, period: b.period, limit: b.limit, unit: b.unit, onExhausted: b.onExhausted });
+
+export function budgetView(b: BudgetStatus): BudgetView {
+  return {
+    ...budgetRecordView(b),
+    current: {
+      period: b.periodLabel,
+      periodStart: b.periodStart.toISOString(),
+      periodEnd: b.periodEnd.toISOString(),
+      used: round(b.used, 6),
+      acceleratorHours: round(b.acceleratorHours, 6),
+      cost: round(b.cost, 6),
+      ratio: Number.isFinite(b.ratio) ? round(b.ratio, 6) : null,
+      state: b.state,
+    },
+    createdAt: b.createdAt.toISOString(),
+    updatedAt: b.updatedAt.toISOString(),
+  };
+}
