@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { isDatabaseUnavailable } from '#common';
+import {
+  CohortRepository,
+  Database,
+  FlavorRepository,
+  NodeRepository,
+  QuotaRepository,
+  TeamRepository,
+  TokenRepository,
+  UsageRepository,
+  createTestDatabase,
+  type TestDatabase,
+} from '#db';
+import { FaultProxy } from '../../support/fault-proxy.js';
+
+jest.setTimeout(60_000);
+
+/**
+ * The CRUD repositories go through the Prisma client (driver adapter over the shared pg pool). When
+ * Postgres cannot be reached, what they throw must be recognised as "database unavailable" (the API's
+ * 503 DATABASE_UNAVAILABLE, never a 500): plain queries, createManyAndReturn, groupBy and interactive
+ * transactions alike, whether connections are refused or reset mid-session.
+ */
+function calls(db: Database): [string, () => Promise<unknown>][] {
+  const teams = new TeamRepository(db);
+  const quotas = new QuotaRepository(db);
+  return [
+    ['teams.list', () => teams.list()],
+    ['teams.upsert', () => teams.upsert('vision', { cohort: null, fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' })],
+    ['teams.delete (interactive transaction)', () => teams.delete('vision', 'test')],
+    ['quotas.put (interactive transaction)', () => quotas.put({ team: 'vision', flavor: 'h100', nominal: 8, borrowingLimit: null, lendingLimit: null }, 'test')],
+    ['cohorts.get', () => new CohortRepository(db).get('research')],
+    ['flavors.upsert', () => new FlavorRepository(db).upsert('h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 1 })],
+    ['flavors.deleteIfUnused', () => new FlavorRepository(db).deleteIfUnused('h100')],
+    ['nodes.list', () => new NodeRepository(db).list()],
+    ['tokens.findActiveByHash', () => new TokenRepository(db).findActiveByHash('0'.repeat(64))],
+    ['usage.load (groupBy)', () => new UsageRepository(db).load()],
+  ];
+}
+
+async function failures(db: Database): Promise<{ call: string; unavailable: boolean; error: string }[]> {
+  const out: { call: string; unavailable: boolean; error: string }[] = [];
+  for (const [call, run] of calls(db)) {
+    try {
+      await run();
+      out.push({ call, unavailable: false, error: 'did not fail' });
+    } catch (error) {
+      out.push({ call, unavailable: isDatabaseUnavailable(error), error: error instanceof Error ? `${error.constructor.name}: ${error.message.slice(0, 200)}` : String(error) });
+    }
+  }
+  return out;
+}
+
+describe('Prisma-backed repositories while Postgres is unreachable', () => {
+  let testDb: TestDatabase;
+  let proxy: FaultProxy;
+  beforeAll(async () => {
+    testDb = await createTestDatabase({ label: 'prisma_unavailable' });
+    proxy = await FaultProxy.start({ host: '127.0.0.1', port: 5432 });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await testDb.drop();
+  });
+
+  it('connections refused: every call fails with an error recognised as database unavailable', async () => {
+    const db = new Database(proxy.via(testDb.url), { poolSize: 2 });
+    try {
+      // Working first (the same calls succeed or refuse for a reason of their own through a healthy link).
+      expect(await new TeamRepository(db).list()).toEqual([]);
+      proxy.reset();
+      const result = await failures(db);
+      expect(result.filter((r) => !r.unavailable)).toEqual([]);
+    } finally {
+      proxy.heal();
+      await db.close();
+    }
+  });
+
+  it('connections reset while pooled: the same, then the repositories work again once Postgres is back', async () => {
+    const db = new Database(proxy.via(testDb.url), { poolSize: 2 });
+    try {
+      await new TeamRepository(db).list(); // a pooled, idle connection
+      proxy.reset(); // resets it, and refuses new ones
+      const result = await failures(db);
+      expect(result.filter((r) => !r.unavailable)).toEqual([]);
+      proxy.heal();
+      const { created } = await new FlavorRepository(db).upsert('h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 1 });
+      expect(created).toBe(true);
+      expect((await new TeamRepository(db).upsert('vision', { cohort: null, fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' })).created).toBe(true);
+      const change = await new QuotaRepository(db).put({ team: 'vision', flavor: 'h100', nominal: 8, borrowingLimit: null, lendingLimit: null }, 'test');
+      expect(change.before).toBeNull();
+    } finally {
+      proxy.heal();
+      await db.close();
+    }
+  });
+});
