@@ -22,6 +22,7 @@ const MAX_CACHED = 10_000;
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly cache = new Map<string, CachedPrincipal>();
+  private readonly lookups = new Map<string, Promise<Principal | null>>();
   private readonly adminHash: Buffer;
 
   constructor(
@@ -66,6 +67,16 @@ export class AuthGuard implements CanActivate {
     const now = Date.now();
     const hit = this.cache.get(hash);
     if (hit && hit.expiresAt > now) return hit.principal;
+    // One read per token however many requests miss the cache at once (they all do when it expires).
+    let pending = this.lookups.get(hash);
+    if (pending === undefined) {
+      pending = this.read(hash, now).finally(() => this.lookups.delete(hash));
+      this.lookups.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private async read(hash: string, now: number): Promise<Principal | null> {
     const row = await this.tokens.findActiveByHash(hash);
     const principal: Principal | null = row ? { subject: row.subject, role: row.role, teams: row.teams, tokenId: row.id } : null;
     if (principal && this.config.tokenCacheTtlMs > 0) {
