@@ -127,6 +127,41 @@ interface Loaded {
   derive?: (cluster: ClusterSpec) => TenancySpec;
   epochMs: number;
   description: string;
+  /** What the figures rest on, for the summary and the report. */
+  assumptions: string[];
+  /** Assumptions that change the figures a lot (said loudly: stderr, summary, report). */
+  warnings: string[];
+}
+
+const listed = (names: string[], max = 5): string => names.slice(0, max).join(', ') + (names.length > max ? `, … (${names.length - max} more)` : '');
+const percent = (part: number, whole: number): string => `${whole > 0 ? ((100 * part) / whole).toFixed(0) : '0'} %`;
+
+/** Trace teams missing from a tenancy file: their jobs are rejected, which the figures must not hide. */
+function unknownTeamsWarning(trace: Trace, tenancy: TenancySpec, file: string): string[] {
+  const known = new Set(tenancy.teams.map((t) => t.name));
+  const teams = [...new Set(trace.jobs.map((j) => j.team))].sort();
+  const unknown = teams.filter((t) => !known.has(t));
+  if (unknown.length === 0) return [];
+  const jobs = trace.jobs.filter((j) => !known.has(j.team)).length;
+  return [
+    `${unknown.length} of ${teams.length} trace teams are not in the tenancy file ${file} (${listed(unknown)}): their ${jobs} jobs (${percent(jobs, trace.jobs.length)} of the trace) are rejected and every figure leaves them out — add them to the file to count them`,
+  ];
+}
+
+/** How a derived tenancy split each flavor, and which trace teams got no share. */
+function derivedQuotaNotes(trace: Trace, weights: Record<string, number>, weightsFile: string): { assumptions: string[]; warnings: string[] } {
+  const teams = [...new Set(trace.jobs.map((j) => j.team))].sort();
+  const weighted = teams.filter((t) => (weights[t] ?? 0) > 0);
+  const assumptions = [`quotas derived (no --tenancy): one cohort with unlimited borrowing and lending; each flavor's accelerators split into nominal quotas in proportion to the teams' node counts in ${weightsFile}`];
+  if (weighted.length === 0) {
+    return { assumptions, warnings: [`none of the ${teams.length} trace teams (${listed(teams)}) is in ${weightsFile}: each flavor is split equally among them — pass --tenancy for real quotas`] };
+  }
+  const unweighted = teams.filter((t) => (weights[t] ?? 0) <= 0);
+  if (unweighted.length === 0) return { assumptions, warnings: [] };
+  return {
+    assumptions,
+    warnings: [`${unweighted.length} of ${teams.length} trace teams are not in ${weightsFile} (${listed(unweighted)}): nominal quota 0, they run only on capacity other teams lend — pass --tenancy for real quotas`],
+  };
 }
 
 function load(flags: SimulateFlags, io: CliIo): Loaded {
@@ -168,15 +203,27 @@ function load(flags: SimulateFlags, io: CliIo): Loaded {
   const teams = trace.jobs.map((j) => j.team);
   if (flags.tenancy !== undefined) {
     const tenancy = parseTenancyFile(readText(at(flags.tenancy), 'tenancy file'), basename(flags.tenancy), cluster);
-    return { trace, cluster, tenancy, epochMs, description };
+    return { trace, cluster, tenancy, epochMs, description, assumptions: [`quotas from the tenancy file ${basename(flags.tenancy)}`], warnings: unknownTeamsWarning(trace, tenancy, basename(flags.tenancy)) };
   }
   const weights = vcNodes();
   const derive = (c: ClusterSpec): TenancySpec => deriveTenancy(teams, weights, c);
-  return { trace, cluster, tenancy: derive(cluster), derive, epochMs, description };
+  return { trace, cluster, tenancy: derive(cluster), derive, epochMs, description, ...derivedQuotaNotes(trace, weights, 'helios/philly_vc_nodes.csv') };
 }
 
 export interface SimulateOutput {
-  input: { trace: string; jobs: number; accelerators: number; flavors: Record<string, number>; teams: number; cycleIntervalSeconds: number; checkpointIntervalSeconds: number };
+  input: {
+    trace: string;
+    jobs: number;
+    accelerators: number;
+    flavors: Record<string, number>;
+    teams: number;
+    cycleIntervalSeconds: number;
+    checkpointIntervalSeconds: number;
+    /** What the figures rest on (quotas, checkpoints, cycles, starting state). */
+    assumptions: string[];
+    /** Assumptions that change the figures a lot (e.g. trace teams missing from the tenancy file). */
+    warnings: string[];
+  };
   rejected: Rejected[];
   runs: { policy: PolicyName; wallSeconds: number; cpuSeconds: number; metrics: Omit<PolicyRun['metrics'], 'rejected'> }[];
   whatIf?: { policy: PolicyName; diff: WhatIfDiff }[];
@@ -206,7 +253,21 @@ async function loadFromDb(flags: SimulateFlags, io: CliIo): Promise<Loaded> {
       throw new Error(`cannot read the job history from ${redactDatabaseUrl(url)}: ${(e as Error).message}`, { cause: e });
     });
     if (cluster.nodes.length === 0) throw new Error('the database has no nodes: nothing to simulate on');
-    return { trace, cluster, tenancy, epochMs: since, description: `jobs of the last ${flags.since ?? '7d'} from Postgres` };
+    const running = trace.jobs.filter((j) => j.runningAtStart !== undefined).length;
+    const waiting = trace.jobs.filter((j) => j.runningAtStart === undefined && j.submitSeconds < 0).length;
+    const at = new Date(since).toISOString();
+    return {
+      trace,
+      cluster,
+      tenancy,
+      epochMs: since,
+      description: `jobs of the last ${flags.since ?? '7d'} from Postgres`,
+      assumptions: [
+        `replayed from the cluster's state at ${at}: ${running} job${running === 1 ? '' : 's'} running (placed first fit on ${running === 1 ? 'its' : 'their'} flavor), ${waiting} waiting`,
+        `fleet and quotas as stored now, not as they were at ${at}`,
+      ],
+      warnings: unknownTeamsWarning(trace, tenancy, 'in the database'),
+    };
   } finally {
     await db.close();
   }
@@ -238,6 +299,7 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
     for (const note of unownedCapacity(cluster, tenancy)) io.stderr.write(`note (what-if): ${note}\n`);
   }
 
+  for (const w of loaded.warnings) io.stderr.write(`WARNING: ${w}\n`);
   for (const r of loaded.trace.rejected.slice(0, 5)) io.stderr.write(`warning: ${r.source}:${r.line}: ${r.reason} (job rejected)\n`);
   const runs: PolicyRun[] = [];
   const whatIf: { policy: PolicyName; diff: WhatIfDiff }[] = [];
@@ -276,6 +338,14 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
       teams: input.tenancy.teams.length,
       cycleIntervalSeconds: flags.cycleInterval,
       checkpointIntervalSeconds: flags.checkpointInterval,
+      assumptions: [
+        ...loaded.assumptions,
+        flags.checkpointInterval > 0
+          ? `every job checkpoints every ${flags.checkpointInterval} s: a preempted job keeps its progress up to its last checkpoint (grace periods are not simulated)`
+          : 'no checkpoints: a preempted job restarts from zero (--checkpoint-interval to change)',
+        `a scheduling cycle every ${flags.cycleInterval} s of virtual time, only when something changed; run times are exact (the trace's), so the core knows every job's end`,
+      ],
+      warnings: loaded.warnings,
     },
     rejected,
     runs: runs.map((r) => {
@@ -287,9 +357,12 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
   const json = JSON.stringify(output, null, 2) + '\n';
   if (flags.out !== undefined) writeOut(resolve(io.cwd, flags.out), json, 'metrics JSON');
   if (flags.report !== undefined) {
-    const html = renderHtmlReport(`Quartermaster simulation — ${loaded.description}`, runs.map((r) => ({ policy: r.policy, result: r.result, metrics: r.metrics })), [
-      `${output.input.jobs} jobs, ${output.input.accelerators} accelerators (${Object.entries(flavors).map(([f, n]) => `${n} ${f}`).join(', ')}), ${output.input.teams} teams; cycle every ${flags.cycleInterval} s of virtual time.`,
-    ]);
+    const html = renderHtmlReport(
+      `Quartermaster simulation — ${loaded.description}`,
+      runs.map((r) => ({ policy: r.policy, result: r.result, metrics: r.metrics })),
+      [`${output.input.jobs} jobs, ${output.input.accelerators} accelerators (${Object.entries(flavors).map(([f, n]) => `${n} ${f}`).join(', ')}), ${output.input.teams} teams.`],
+      { assumptions: output.input.assumptions, warnings: output.input.warnings },
+    );
     writeOut(resolve(io.cwd, flags.report), html, 'HTML report');
   }
   if (flags.json === true) io.stdout.write(json);
@@ -307,11 +380,12 @@ function writeOut(path: string, text: string, what: string): void {
 
 export function comparisonTable(runs: SimulateOutput['runs']): string {
   return formatTable(
-    ['policy', 'done', 'util%', 'util% queued', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'JCT p50 h', 'preempt', 'lost GPU-h', '>=32 max wait h', '>=32 mean wait h', 'Jain', 'wall s', 'cpu s'],
+    ['policy', 'done', 'util%', 'useful util%', 'util% queued', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'JCT p50 h', 'preempt', 'lost GPU-h', '>=32 max wait h', '>=32 mean wait h', 'Jain', 'wall s', 'cpu s'],
     runs.map(({ policy, metrics: { overall: o }, wallSeconds, cpuSeconds }) => [
       policy,
       `${o.completed}/${o.jobs}`,
       (100 * o.utilization).toFixed(1),
+      (100 * o.usefulUtilization).toFixed(1),
       (100 * o.utilizationWhileQueued).toFixed(1),
       hours(o.queueingDelaySeconds.mean),
       o.queueingDelaySeconds.median.toFixed(0),
@@ -331,14 +405,18 @@ export function comparisonTable(runs: SimulateOutput['runs']): string {
 
 function summary(out: SimulateOutput): string {
   const parts: string[] = [];
-  parts.push(`${out.input.trace}: ${out.input.jobs} jobs (${out.rejected.length} rejected), ${out.input.accelerators} accelerators, ${out.input.teams} teams\n\n`);
+  parts.push(`${out.input.trace}: ${out.input.jobs} jobs (${out.rejected.length} rejected), ${out.input.accelerators} accelerators, ${out.input.teams} teams\n`);
+  for (const w of out.input.warnings) parts.push(`\nWARNING: ${w}\n`);
+  parts.push('\nassumptions:\n');
+  for (const a of out.input.assumptions) parts.push(`  - ${a}\n`);
+  parts.push('\n');
   parts.push(comparisonTable(out.runs));
-  if (out.runs.length === 1) {
-    const teams = out.runs[0]!.metrics.teams;
-    parts.push('\n');
+  for (const run of out.runs) {
+    const teams = run.metrics.teams;
+    parts.push(`\nper team, policy ${run.policy}:\n`);
     parts.push(
       formatTable(
-        ['team', 'jobs', 'done', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'GPU-h', 'usage/quota', 'preempt'],
+        ['team', 'jobs', 'done', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'GPU-h', 'lost GPU-h', 'usage/quota', 'preempt'],
         Object.entries(teams).map(([team, t]) => [
           team,
           String(t.jobs),
@@ -348,6 +426,7 @@ function summary(out: SimulateOutput): string {
           hours(t.queueingDelaySeconds.p99),
           hours(t.jctSeconds.mean),
           t.acceleratorHours.toFixed(0),
+          t.lostAcceleratorHours.toFixed(1),
           t.usageOverQuotaShare === null ? '-' : t.usageOverQuotaShare.toFixed(2),
           String(t.preemptions),
         ]),

@@ -197,6 +197,27 @@ describe('checkpoint-aware preemption (with the real core)', () => {
     // j1 resumes at 330 (when j3 ends) with 800 s of work left.
     expect(outcome(r, 'j1').endSeconds).toBe(1130);
   });
+
+  it('starts from a state: a job running at the start holds its nodes from 0 until its remaining work is done; one submitted earlier waits from 0 and keeps its submission time', () => {
+    const r = runSimulation(
+      input([job('j1', -7200, 3600, { runningAtStart: { flavor: 'gpu', startSeconds: -3600 } }), job('j2', -600, 100), job('j3', 0, 100)]),
+      firstFit,
+    );
+    expect(outcome(r, 'j1')).toMatchObject({ firstStartSeconds: -3600, endSeconds: 3600, acceleratorSeconds: 3600 * 8 });
+    // j2 waited since -600 s, j3 since 0: both wait for j1's node, then run in id order.
+    expect(outcome(r, 'j2')).toMatchObject({ submitSeconds: -600, firstStartSeconds: 3600, endSeconds: 3700 });
+    expect(outcome(r, 'j3')).toMatchObject({ firstStartSeconds: 3700, endSeconds: 3800 });
+    expect(r.allocation[0]).toEqual({ seconds: 0, allocated: 8 });
+  });
+
+  it('queues a job running at the start that no longer fits the fleet', () => {
+    const r = runSimulation(
+      input([job('j1', -100, 50, { runningAtStart: { flavor: 'gpu', startSeconds: -50 } }), job('j2', -100, 50, { runningAtStart: { flavor: 'gpu', startSeconds: -50 } })]),
+      firstFit,
+    );
+    expect(outcome(r, 'j1')).toMatchObject({ firstStartSeconds: -50, endSeconds: 50 });
+    expect(outcome(r, 'j2')).toMatchObject({ firstStartSeconds: 50, endSeconds: 100 });
+  });
 });
 
 describe('moves (with the real core)', () => {

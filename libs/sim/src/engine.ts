@@ -1,4 +1,4 @@
-import type { ClusterNode, Cohort, CycleResult, Flavor, PendingJob, Quota, RunningJob, Snapshot, Team } from '#core';
+import type { ClusterNode, Cohort, CycleResult, Flavor, PendingJob, Quota, ReplicaPlacement, RunningJob, Snapshot, Team } from '#core';
 import { EventQueue, type SimEvent } from './event-queue.js';
 import { type JobState, bestRate, isStale, newJobState, toPendingSpec } from './job-state.js';
 import { RunStats } from './run-stats.js';
@@ -95,15 +95,54 @@ class Simulation {
     this.rejected = [...input.trace.rejected];
     const bound = bindJobs(input.trace.jobs, cluster, tenancy);
     this.rejected.push(...bound.rejected);
+    const runningAtStart: JobState[] = [];
     for (const job of bound.jobs) {
       if (this.states.has(job.id)) throw new Error(`duplicate job id ${job.id}`);
       const state = newJobState(job, input.epochMs, config.checkpointIntervalSeconds);
       this.states.set(job.id, state);
-      this.queue.push({ at: Math.round(job.submitSeconds * MS), kind: 'arrival', jobId: job.id, run: 0 });
+      if (job.runningAtStart !== undefined) runningAtStart.push(state);
+      else this.arriveAt(job.submitSeconds, job.id);
     }
     this.world = sortedForCore(cluster, tenancy);
     for (const node of cluster.nodes) this.capacityByFlavor[node.flavor] = (this.capacityByFlavor[node.flavor] ?? 0) + node.accelerators;
     this.capacity = Object.values(this.capacityByFlavor).reduce((a, b) => a + b, 0);
+    this.restoreRunning(runningAtStart);
+  }
+
+  /** An arrival event; a job submitted before the simulation starts (a replay from a cluster's state) arrives at 0. */
+  private arriveAt(submitSeconds: number, jobId: string): void {
+    this.queue.push({ at: Math.max(0, Math.round(submitSeconds * MS)), kind: 'arrival', jobId, run: 0 });
+  }
+
+  /**
+   * Jobs already running when the simulation starts hold their flavor from virtual time 0: placed first
+   * fit on its schedulable nodes (by name), in id order. One that no longer fits waits like the others.
+   */
+  private restoreRunning(states: JobState[]): void {
+    const free = new Map<string, number>();
+    for (const n of this.world.nodes) if (n.schedulable) free.set(n.name, n.accelerators);
+    for (const state of states) {
+      const { job } = state;
+      const { flavor, startSeconds } = job.runningAtStart!;
+      const placement: ReplicaPlacement[] = [];
+      if (job.flavors.includes(flavor)) {
+        for (const n of this.world.nodes) {
+          if (n.flavor !== flavor) continue;
+          while (placement.length < job.replicas && (free.get(n.name) ?? 0) >= job.acceleratorsPerReplica) {
+            free.set(n.name, free.get(n.name)! - job.acceleratorsPerReplica);
+            placement.push({ replica: placement.length, node: n.name, accelerators: job.acceleratorsPerReplica, cpuMillis: 0, memoryMiB: 0 });
+          }
+          if (placement.length === job.replicas) break;
+        }
+      }
+      if (placement.length === job.replicas) {
+        this.startRun(state, flavor, placement, [], Math.max(0, -startSeconds));
+      } else {
+        for (const p of placement) free.set(p.node, free.get(p.node)! + p.accelerators);
+        this.arriveAt(job.submitSeconds, job.id);
+      }
+    }
+    this.stats.recordAllocation(this.now, this.allocated);
   }
 
   /** The event loop: until no event is left. */
@@ -262,21 +301,31 @@ class Simulation {
     if (decision.replicas !== job.replicas) throw new Error(`the core admitted ${decision.replicas} of ${job.replicas} replicas of rigid gang ${job.id}`);
     const rate = job.rates[decision.flavor];
     if (rate === undefined) throw new Error(`the core admitted ${job.id} on flavor ${decision.flavor}, which it does not accept`);
-    const runMs = Math.max(1, Math.ceil((state.remaining / rate) * MS));
     this.pending.delete(job.id);
+    this.startRun(state, decision.flavor, decision.placement, decision.preempts, 0);
+  }
+
+  /**
+   * A run of the job starts now on `flavor` (or started `elapsedSeconds` before the simulation did);
+   * its completion is at now + remaining work ÷ the flavor's rate.
+   */
+  private startRun(state: JobState, flavor: string, placement: ReplicaPlacement[], preempts: string[], elapsedSeconds: number): void {
+    const job = state.job;
+    const rate = job.rates[flavor]!;
+    const runMs = Math.max(1, Math.ceil((state.remaining / rate) * MS));
     state.run += 1;
     state.runStartMs = this.now;
-    state.outcome.flavor = decision.flavor;
-    if (state.outcome.firstStartSeconds === null) state.outcome.firstStartSeconds = this.now / MS;
+    state.outcome.flavor = flavor;
+    if (state.outcome.firstStartSeconds === null) state.outcome.firstStartSeconds = this.now / MS - elapsedSeconds;
     state.running = {
       ...state.spec,
-      flavor: decision.flavor,
-      placement: decision.placement,
-      admittedAt: this.now + this.input.epochMs,
+      flavor,
+      placement,
+      admittedAt: this.now + this.input.epochMs - elapsedSeconds * MS,
       // On its fastest flavor, as the core expects of a job with speeds (it scales it to this flavor's rate).
-      expectedRuntimeSeconds: state.remaining / bestRate(job),
+      expectedRuntimeSeconds: elapsedSeconds === 0 ? state.remaining / bestRate(job) : ((state.remaining / rate + elapsedSeconds) * rate) / bestRate(job),
       // Kept for the core so that a victim never preempts its own preemptor back.
-      ...(decision.preempts.length > 0 ? { preempted: decision.preempts } : {}),
+      ...(preempts.length > 0 ? { preempted: preempts } : {}),
     };
     this.running.set(state.running);
     this.allocated += job.replicas * job.acceleratorsPerReplica;

@@ -52,4 +52,22 @@ describe('historyToTrace', () => {
     expect(t.jobs).toEqual([]);
     expect(t.rejected).toEqual([{ line: 1, source: 'db job abc', reason: 'cancelled before it started' }]);
   });
+
+  it('starts from the state at since: a job running then holds its flavor with the work left after since; one waiting then is queued with its submission time', () => {
+    const t = historyToTrace(
+      [
+        row({ state: 'SUCCEEDED', flavor: 'a100-40gb', submittedAt: new Date(since - 5 * H), startedAt: new Date(since - 3 * H), finishedAt: new Date(since + 2 * H) }),
+        row({ state: 'RUNNING', flavor: 'h100-80gb', submittedAt: new Date(since - 2 * H), startedAt: new Date(since - H), expectedRuntimeSeconds: 60 }),
+        row({ state: 'PENDING', submittedAt: new Date(since - 4 * H), expectedRuntimeSeconds: 600 }),
+      ],
+      flavors,
+      since,
+      now,
+    );
+    expect(t.jobs[0]).toMatchObject({ submitSeconds: -5 * 3600, work: 2 * 3600, runningAtStart: { flavor: 'a100-40gb', startSeconds: -3 * 3600 } });
+    // Still running now: it has run 169 h, 168 of them after since, on an h100 (rate 2).
+    expect(t.jobs[1]).toMatchObject({ submitSeconds: -2 * 3600, work: 168 * 3600 * 2, runningAtStart: { flavor: 'h100-80gb', startSeconds: -3600 } });
+    expect(t.jobs[2]).toMatchObject({ submitSeconds: -4 * 3600, work: 600 * 2 });
+    expect(t.jobs[2]!.runningAtStart).toBeUndefined();
+  });
 });

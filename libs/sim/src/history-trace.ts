@@ -20,11 +20,17 @@ export interface JobHistoryRow {
 }
 
 /**
- * Turns job history into a trace replayed from `since` on an empty cluster. Run time of a job:
+ * Turns job history into a trace replayed from `since`, starting from the cluster's state then: rows
+ * are the jobs submitted in the window and those submitted before it that had not ended by `since`.
+ * Run time of a job:
  * - finished (SUCCEEDED, FAILED, or CANCELLED after it started): finishedAt − startedAt, measured on the
  *   flavor it ran on (work = that time × the flavor's rate for the job);
  * - running: the longer of its expected runtime and the time it has run so far;
  * - waiting: its expected runtime, else `defaultRuntimeSeconds`.
+ * A job that started before `since` and had not ended by then is running at the start of the replay
+ * (`runningAtStart`, with only the work left after `since`); one submitted before `since` that had not
+ * started by then waits at the start (negative `submitSeconds`). (A job preempted and restarted keeps
+ * only its latest start: if that is after `since`, it is taken as waiting at `since`.)
  * Jobs that never started and ended (cancelled or failed while pending) are listed as rejected with the
  * reason, as are rows with an unusable shape. A job's rate on a flavor is its `speeds` entry, else the
  * flavor's relativeSpeed.
@@ -65,7 +71,11 @@ export function historyToTrace(rows: JobHistoryRow[], flavors: Flavor[], since: 
       seconds = row.expectedRuntimeSeconds ?? defaultRuntimeSeconds;
       onFlavor = row.flavors[0]!;
     }
+    // Running at `since`: only the work after it is left.
+    const runningAtStart = start !== null && start < since && (end === null || end > since);
+    if (runningAtStart) seconds -= (since - start) / 1000;
     jobs.push({
+      ...(runningAtStart ? { runningAtStart: { flavor: onFlavor, startSeconds: (start - since) / 1000 } } : {}),
       id: `db-${String(line).padStart(pad, '0')}`,
       line,
       source: `db job ${row.id}`,

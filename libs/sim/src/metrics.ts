@@ -23,6 +23,8 @@ export interface TeamMetrics {
   quotaShare: number;
   usageOverQuotaShare: number | null;
   preemptions: number;
+  /** Accelerator-hours of this team's runs whose progress preemption threw away. */
+  lostAcceleratorHours: number;
 }
 
 export interface Metrics {
@@ -125,9 +127,11 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
     const list = byTeam.get(team)!;
     let held = 0;
     let pre = 0;
+    let lostHere = 0;
     for (const j of list) {
       held += j.acceleratorSeconds;
       pre += j.preemptions;
+      lostHere += j.lostAcceleratorSeconds;
     }
     const usageShare = heldTotal > 0 ? held / heldTotal : 0;
     const quotaShare = totalQuota > 0 ? (quotaByTeam.get(team) ?? 0) / totalQuota : 0;
@@ -143,6 +147,7 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
       quotaShare,
       usageOverQuotaShare: ratio,
       preemptions: pre,
+      lostAcceleratorHours: lostHere / 3600,
     };
   }
 

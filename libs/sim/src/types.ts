@@ -29,6 +29,14 @@ export interface SimJob {
   preemptible: boolean;
   /** Gavel job type or similar, for reports. */
   label?: string;
+  /**
+   * Already running when the simulation starts (a replay from a cluster's state, `qm simulate --from-db`):
+   * on `flavor` since `startSeconds` (≤ 0), with `work` the part still to do. The engine places it at
+   * virtual time 0 (first fit on the flavor's nodes, by name) before anything else; if it no longer fits
+   * the fleet, it waits like the others. A job with a negative `submitSeconds` and no `runningAtStart`
+   * was waiting when the simulation starts: it is queued at 0 and keeps its submission time.
+   */
+  runningAtStart?: { flavor: string; startSeconds: number };
 }
 
 /** A trace row that could not be turned into a job, reported (never silently dropped). */

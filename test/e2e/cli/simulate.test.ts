@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCycle } from '#core';
@@ -138,5 +138,50 @@ describe('qm simulate: runs', () => {
     expect(await qm(['simulate', '--from-db', '--since', 'a week'], dir)).toMatchObject({ code: 2, stderr: "qm: --since 'a week': expected a duration such as 7d, 12h, 30m\n" });
     expect((await qm(['simulate', '--from-db', '--trace-file', 'trace.csv'], dir)).code).toBe(2);
     expect((await qm(['simulate', '--since', '7d'], dir)).stderr).toBe('qm: --since only applies with --from-db\n');
+  });
+});
+
+describe('qm simulate: the summary and report as a decision aid', () => {
+  it('says loudly when trace teams are not in the tenancy file, and states its assumptions', async () => {
+    writeFileSync(join(dir, 'only-a.yaml'), 'cohorts: [all]\nteams:\n  - { name: a, cohort: all, quotas: { gpu: 16, h100-80gb: 8 } }\n');
+    const args = ['simulate', '--trace-file', 'trace.csv', '--cluster', 'cluster.yaml', '--tenancy', 'only-a.yaml', '--no-progress'];
+    const warning = 'WARNING: 1 of 2 trace teams are not in the tenancy file only-a.yaml (b): their 2 jobs (50 % of the trace) are rejected and every figure leaves them out';
+    const r = await qm(args, dir);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(warning);
+    expect(r.stdout).toContain(warning);
+    expect(r.stdout).toContain('assumptions:\n  - quotas from the tenancy file only-a.yaml\n  - no checkpoints: a preempted job restarts from zero');
+    const json = JSON.parse((await qm([...args, '--json'], dir)).stdout);
+    expect(json.input.warnings).toEqual([expect.stringContaining(warning.slice('WARNING: '.length))]);
+    const ck = await qm([...args, '--checkpoint-interval', '600'], dir);
+    expect(ck.stdout).toContain('every job checkpoints every 600 s: a preempted job keeps its progress up to its last checkpoint');
+  });
+
+  it('says loudly which trace teams got no quota when quotas are derived', async () => {
+    mkdirSync(join(dir, 'traces', 'helios'), { recursive: true });
+    writeFileSync(join(dir, 'traces', 'helios', 'philly_vc_nodes.csv'), 'vc,node num\na,2\n');
+    const r = await qm(['simulate', '--trace-file', 'trace.csv', '--cluster', 'cluster.yaml', '--no-progress'], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('WARNING: 1 of 2 trace teams are not in helios/philly_vc_nodes.csv (b): nominal quota 0, they run only on capacity other teams lend');
+    expect(r.stdout).toContain("quotas derived (no --tenancy): one cohort with unlimited borrowing and lending; each flavor's accelerators split");
+  });
+
+  it('gives every policy a team table, useful utilization and lost accelerator-hours; the report keeps series apart and the tail readable', async () => {
+    const r = await qm([...base(), '--policies', 'full,fifo', '--report', 'decision.html'], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').find((l) => l.startsWith('policy '))).toMatch(/useful util%.*lost GPU-h/);
+    for (const p of ['full', 'fifo']) expect(r.stdout).toContain(`per team, policy ${p}:`);
+    const html = readFileSync(join(dir, 'decision.html'), 'utf8');
+    expect(html).toContain('<h2>Assumptions</h2>');
+    expect(html).toContain('useful util %');
+    expect(html).toContain('lost accelerator-h');
+    // The team table of each policy.
+    expect(html.match(/<th>usage ÷ quota share<\/th>/g)).toHaveLength(2);
+    // Series differ by dash as well as colour (the second series of a chart is dashed).
+    expect(html).toContain('stroke-dasharray="7 3"');
+    // The tail on a log axis; JCT and wait on charts of their own.
+    expect(html).toContain('Queueing delay tail: jobs that waited longer than x');
+    expect(html).toContain('Mean JCT by gang size');
+    expect(html).toContain('Mean queueing delay by gang size');
   });
 });
