@@ -154,7 +154,7 @@ async function buildNestApp(config: Config, infra: Infrastructure, imports: Dyna
   app.useGlobalPipes(new ApiValidationPipe());
   app.useGlobalFilters(new ProblemFilter(infra.logger));
   setupOpenApi(app);
-  installApiMetrics(app.getHttpAdapter().getInstance());
+  installApiMetrics(app.getHttpAdapter().getInstance(), config.metricsTokenHash);
   installJsonBodyCheck(app.getHttpAdapter().getInstance());
   installConsole(app.getHttpAdapter().getInstance(), consoleDir);
   // No enableShutdownHooks(): each entry point handles SIGTERM and closes the app itself. Nest's hook

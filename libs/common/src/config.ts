@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -65,6 +65,12 @@ export class Config {
   readonly redisUrl: string;
   /** sha256 (hex) of QM_ADMIN_TOKEN; the token itself is not kept. */
   readonly adminTokenHash: string;
+  /**
+   * sha256 (hex) of QM_METRICS_TOKEN, or null (unset). When set, GET /metrics of the API needs
+   * `Authorization: Bearer <QM_METRICS_TOKEN>` (Prometheus' bearer_token) and /readyz shows callers without
+   * it only ok/unavailable per dependency (no error text, no leader host:pid). Unset: both are open.
+   */
+  readonly metricsTokenHash: string | null;
   /** Kubernetes mode when set: path of a readable kubeconfig file. */
   readonly kubeconfig: string | null;
   readonly logLevel: LogLevel;
@@ -89,6 +95,7 @@ export class Config {
     this.databaseUrl = values.databaseUrl;
     this.redisUrl = values.redisUrl;
     this.adminTokenHash = values.adminTokenHash;
+    this.metricsTokenHash = values.metricsTokenHash;
     this.kubeconfig = values.kubeconfig;
     this.logLevel = values.logLevel;
     this.dbPoolSize = values.dbPoolSize;
@@ -116,6 +123,10 @@ export class Config {
     if (adminToken.length < 16) {
       throw new ConfigError(`QM_ADMIN_TOKEN is too short (${adminToken.length} characters): use at least 16, e.g. $(openssl rand -hex 24)`);
     }
+    const metricsToken = env.QM_METRICS_TOKEN?.trim() ?? '';
+    if (metricsToken !== '' && metricsToken.length < 16) {
+      throw new ConfigError(`QM_METRICS_TOKEN is too short (${metricsToken.length} characters): use at least 16, or leave it unset to keep /metrics open`);
+    }
     const kubeconfig = env.KUBECONFIG?.trim() ? env.KUBECONFIG.trim() : null;
     if (kubeconfig !== null) {
       try {
@@ -134,6 +145,7 @@ export class Config {
       databaseUrl: url(read('DATABASE_URL'), 'DATABASE_URL', ['postgres:', 'postgresql:'], true),
       redisUrl: url(read('REDIS_URL'), 'REDIS_URL', ['redis:', 'rediss:'], false),
       adminTokenHash: sha256Hex(adminToken),
+      metricsTokenHash: metricsToken === '' ? null : sha256Hex(metricsToken),
       kubeconfig,
       logLevel: logLevel as LogLevel,
       dbPoolSize: int(read('QM_DB_POOL_SIZE'), 'QM_DB_POOL_SIZE', 1, 500),
@@ -212,4 +224,12 @@ function url(raw: string, name: string, protocols: string[], needsPath: boolean)
     throw new ConfigError(`${name}=${redactUrl(raw)} names no database: add one, e.g. ${CONFIG_DEFAULTS.DATABASE_URL}`);
   }
   return raw;
+}
+
+/** Whether an Authorization header carries the secret whose sha256 is `hash` (constant time). */
+export function bearerMatches(header: string | string[] | undefined, hash: string): boolean {
+  if (typeof header !== 'string') return false;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) return false;
+  return timingSafeEqual(Buffer.from(sha256Hex(match[1]), 'hex'), Buffer.from(hash, 'hex'));
 }

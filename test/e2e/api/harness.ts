@@ -43,9 +43,9 @@ export interface Harness {
 
 const TABLES = ['flavors', 'cohorts', 'teams', 'quotas', 'nodes', 'jobs', 'job_transitions', 'events', 'api_tokens', 'idempotency_keys', 'allocations', 'outbox'];
 
-export async function startHarness(label: string): Promise<Harness> {
+export async function startHarness(label: string, env: Record<string, string> = {}): Promise<Harness> {
   const db = await createTestDatabase({ label });
-  const config = Config.fromEnv({ QM_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', QM_TOKEN_CACHE_TTL_MS: '0' }).with({
+  const config = Config.fromEnv({ QM_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', QM_TOKEN_CACHE_TTL_MS: '0', ...env }).with({
     databaseUrl: db.url,
     port: 0,
     host: '127.0.0.1',

@@ -1,14 +1,20 @@
-import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { Redis } from 'ioredis';
-import { Config, redactUrl } from '#common';
+import { bearerMatches, Config, redactUrl } from '#common';
 import { Database, SchedulerStateRepository } from '#db';
 import { Public } from '../auth/auth.decorators.js';
 import { REDIS } from '../infra/tokens.js';
 import { withTimeout } from '../infra/redis.js';
 import { Answers } from '../response.doc.js';
 import { LivenessView, ReadinessView } from './health.view.js';
+
+/** What /readyz shows a caller without QM_METRICS_TOKEN when it is set. */
+interface PublicReadiness {
+  status: 'ready' | 'unavailable';
+  checks: { postgres: { ok: boolean }; redis: { ok: boolean } };
+}
 
 interface Check {
   ok: boolean;
@@ -37,7 +43,7 @@ export class HealthController {
   /** Readiness: Postgres and Redis answer within QM_READY_TIMEOUT_MS; the leader is reported, not required. */
   @Get('readyz')
   @Answers(ReadinessView, 200, 503)
-  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<ReadinessView> {
+  async readyz(@Res({ passthrough: true }) reply: FastifyReply, @Headers('authorization') authorization: string | undefined): Promise<ReadinessView | PublicReadiness> {
     const timeout = this.config.readyTimeoutMs;
     const [postgres, redis] = await Promise.all([
       check(() => this.database.ping(timeout), `postgres at ${redactUrl(this.config.databaseUrl)}`),
@@ -50,6 +56,11 @@ export class HealthController {
     }
     const ready = postgres.ok && redis.ok;
     void reply.status(ready ? 200 : 503);
+    const hash = this.config.metricsTokenHash;
+    if (hash !== null && !bearerMatches(authorization, hash)) {
+      // With QM_METRICS_TOKEN set, the detail (error text, leader host:pid) is for its bearer only.
+      return { status: ready ? 'ready' : 'unavailable', checks: { postgres: { ok: postgres.ok }, redis: { ok: redis.ok } } };
+    }
     return { status: ready ? 'ready' : 'unavailable', checks: { postgres, redis }, leader };
   }
 }

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, register } from 'prom-client';
+import { AppError, bearerMatches } from '#common';
 
 /**
  * Request metrics of the API on prom-client's global registry (shared with the scheduler's metrics when
  * both run in one process). Get-or-create, so a second API app in the same process (tests) reuses them.
  */
-export function installApiMetrics(fastify: FastifyInstance): void {
+export function installApiMetrics(fastify: FastifyInstance, metricsTokenHash: string | null = null): void {
   if (!register.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics();
   const requests =
     (register.getSingleMetric('qm_api_requests_total') as Counter<'method' | 'route' | 'status'> | undefined) ??
@@ -24,7 +25,11 @@ export function installApiMetrics(fastify: FastifyInstance): void {
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     done();
   });
-  fastify.get('/metrics', async (_request, reply) => {
+  // Team names and job counts are not for everyone: with QM_METRICS_TOKEN set, only its bearer reads them.
+  fastify.get('/metrics', async (request, reply) => {
+    if (metricsTokenHash !== null && !bearerMatches(request.headers.authorization, metricsTokenHash)) {
+      throw new AppError('UNAUTHENTICATED', '/metrics needs Authorization: Bearer <QM_METRICS_TOKEN> (Prometheus: authorization.credentials)');
+    }
     const body = await register.metrics();
     return reply.type(register.contentType).send(body);
   });
