@@ -5,6 +5,9 @@
 //   steady  200 jobs/s for 60 s, executors finishing each job ~2 s after admission (target: p99 ≤ 1 s)
 //   drain   10,000 single-accelerator jobs already pending in Postgres, 5,000 nodes, two teams: from the
 //           service's start to every decision committed (decisions committed per second; issue #15)
+//   latency +200 ms each way on the service's Postgres link (test/support/fault-proxy.ts): 1,000 jobs
+//           appear pending at once (250 nodes); the wall time of the cycle that commits them, with the
+//           incremental snapshot and with a full read every cycle (QM_SNAPSHOT_FULL_RELOAD_MS=0) (issue #15)
 //
 // Admission time of a job = when the cycle that admitted it had committed (its "cycle committed" log
 // line; the cycle number is in the job's `job.admitted` event); submission time = `jobs.submitted_at`.
@@ -16,6 +19,7 @@ import pg from 'pg';
 import { dropDatabase, ensureDatabase, migrateDatabase } from '#db';
 import { call, closeClient, mustCall, pool } from './client.js';
 import { finishAdmitted } from './executor.js';
+import { FaultProxy } from '../../test/support/fault-proxy.js';
 import { startService, type Service } from './service.js';
 
 const SERVER = process.env['DATABASE_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/quartermaster';
@@ -219,6 +223,12 @@ async function seedDrain(db: pg.Pool, nodes: number, jobs: number, teams: string
      SELECT 'node-' || lpad(g::text, 5, '0'), $1, 8, 96000, 1048576, 'z' || (g % 4), 'b' || (g % 32) FROM generate_series(1, $2) g`,
     [FLAVOR, nodes],
   );
+  await seedPending(db, jobs, teams);
+}
+
+/** `jobs` single-accelerator jobs pending at once, spread over `teams` (as submissions write them). */
+async function seedPending(db: pg.Pool, jobs: number, teams: string[]): Promise<void> {
+  if (jobs === 0) return;
   await db.query(
     `WITH j AS (
        INSERT INTO jobs (name, team, kind, replicas, min_replicas, accelerators_per_replica, cpu_millis_per_replica, memory_mib_per_replica,
@@ -292,8 +302,71 @@ async function drain(): Promise<DrainFigures> {
   }
 }
 
+interface LatencyFigures {
+  scenario: 'latency';
+  jobs: number;
+  nodes: number;
+  /** Added to every chunk each way (a round trip costs twice this more). */
+  latencyMs: number;
+  /** The cycle that admitted the jobs, incremental snapshot (default): wall time and its phases. */
+  incremental: { cycleMs: number; phasesMs: Record<string, number>; admitted: number };
+  /** The same with QM_SNAPSHOT_FULL_RELOAD_MS=0 (every read full). */
+  fullReads: { cycleMs: number; phasesMs: Record<string, number>; admitted: number };
+  loadAverage: number;
+}
+
+/** One service behind a latency proxy; `jobs` appear pending at once; returns the cycle that admitted them. */
+async function latencyRun(jobs: number, nodes: number, latencyMs: number, env: Record<string, string>): Promise<LatencyFigures['incremental']> {
+  const name = `qm_bench_e2e_latency_${Date.now().toString(36)}`;
+  const url = databaseUrl(name);
+  await ensureDatabase(url);
+  await migrateDatabase(url);
+  const server = new URL(SERVER);
+  const proxy = await FaultProxy.start({ host: server.hostname, port: Number(server.port || 5432) });
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  try {
+    await seedDrain(db, nodes, 0, ['bench-a', 'bench-b']);
+    const lines: { cycle: number; totalMs: number; phasesMs: Record<string, number>; admitted: number }[] = [];
+    const service = await startService(
+      { DATABASE_URL: proxy.via(url), QM_ADMIN_TOKEN: TOKEN, QM_REDIS_PREFIX: name, QM_DB_POOL_SIZE: '8', QM_CYCLE_TICK_MS: '500', ...env },
+      (entry) => {
+        if (entry['msg'] === 'cycle committed') lines.push(entry as unknown as (typeof lines)[number]);
+      },
+    );
+    try {
+      // The service is up (its connections open); now every byte to and from Postgres waits.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      proxy.latency(latencyMs);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await seedPending(db, jobs, ['bench-a', 'bench-b']);
+      const deadline = Date.now() + 120_000;
+      while (!lines.some((l) => l.admitted > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      const cycle = lines.find((l) => l.admitted > 0);
+      if (!cycle) throw new Error('no cycle admitted the jobs within 120 s');
+      const rounded = Object.fromEntries(Object.entries(cycle.phasesMs).map(([k, v]) => [k, Math.round(v)]));
+      return { cycleMs: Math.round(cycle.totalMs), phasesMs: rounded, admitted: cycle.admitted };
+    } finally {
+      proxy.heal();
+      await service.stop();
+    }
+  } finally {
+    await db.end();
+    await proxy.close();
+    await dropDatabase(url).catch(() => undefined);
+  }
+}
+
+async function latency(): Promise<LatencyFigures> {
+  const jobs = 1000;
+  const nodes = 250;
+  const latencyMs = 200;
+  const incremental = await latencyRun(jobs, nodes, latencyMs, {});
+  const fullReads = await latencyRun(jobs, nodes, latencyMs, { QM_SNAPSHOT_FULL_RELOAD_MS: '0' });
+  return { scenario: 'latency', jobs, nodes, latencyMs, incremental, fullReads, loadAverage: round(loadavg()[0]!) };
+}
+
 const only = process.argv[2];
-for (const [name, scenario] of [['burst', burst], ['steady', steady], ['drain', drain]] as const) {
+for (const [name, scenario] of [['burst', burst], ['steady', steady], ['drain', drain], ['latency', latency]] as const) {
   if (only && only !== name) continue;
   const result = await scenario();
   process.stdout.write(`${JSON.stringify(result)}\n`);

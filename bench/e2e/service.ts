@@ -15,8 +15,10 @@ export interface Service {
 }
 
 /** Starts `dist/apps/scheduler/src/main-all.js` (API + scheduler + worker, standalone mode) on a free port. */
-export async function startService(env: Record<string, string>): Promise<Service> {
-  const child: ChildProcess = spawn(process.execPath, ['dist/apps/scheduler/src/main-all.js'], {
+export async function startService(env: Record<string, string>, onLine?: (entry: Record<string, unknown>) => void): Promise<Service> {
+  // QM_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service (node flags, space-separated).
+  const nodeArgs = (process.env['QM_BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/apps/scheduler/src/main-all.js'], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', PORT: '0', QM_SCHEDULER_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,6 +38,7 @@ export async function startService(env: Record<string, string>): Promise<Service
       keep?.write(`${line}\n`);
       if (!line.startsWith('{')) return;
       const entry = JSON.parse(line) as { msg?: string; url?: string; totalMs?: number; cycle?: number; time?: string };
+      onLine?.(entry);
       if (entry.msg === 'quartermaster API listening' && entry.url) resolve(entry.url);
       if (entry.msg === 'cycle committed' && typeof entry.totalMs === 'number') {
         cycleMs.push(entry.totalMs);

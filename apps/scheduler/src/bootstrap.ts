@@ -82,7 +82,11 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
     const lock = new PgCycleLock(database.pool);
     scheduler = createSchedulerProcess({
       stores: {
-        cycles: new PgCycleStore(database, lock),
+        cycles: new PgCycleStore(database, lock, undefined, {
+          fullReloadMs: settings.snapshotFullReloadMs,
+          logger,
+          onRead: (read) => metrics.onSnapshotRead(read),
+        }),
         leases: options.leases ? options.leases(new PgLeaseStore(database)) : new PgLeaseStore(database),
         outbox,
         reconcile: new PgReconcileStore(database.pool, lock),

@@ -42,6 +42,8 @@ export { FencingError, InvalidCycleResultError } from './scheduling/errors.js';
 export { acquireOrRenewLease, readLease, releaseLease, type LeaseState } from './scheduling/lease.js';
 export { loadSnapshot, loadSnapshotWithVersions, type SnapshotWithVersions } from './scheduling/load-snapshot.js';
 export { commitCycle, nextCycleNumber, type CommitCycleInput, type CommitCycleOutcome } from './scheduling/commit-cycle.js';
+export { CHANGE_LOG_RETENTION_MS, CycleSession, type CycleRead, type ReadKind, type SnapshotCache } from './scheduling/cycle-session.js';
+export { SnapshotState } from './scheduling/snapshot-state.js';
 export { CYCLE_LOCK_KEY, CycleLock } from './scheduling/cycle-lock.js';
 export { assertFencing } from './scheduling/fencing.js';
 export { OutboxRepository, type OutboxRecord, type OutboxRef } from './scheduling/outbox.repository.js';

@@ -34,13 +34,11 @@ class RecordingStore implements CycleStore {
     this.chain = run.catch(() => undefined);
     return run;
   }
-  nextCycleNumber(): Promise<number> {
-    return Promise.resolve(++this.number);
-  }
-  async loadSnapshot(now: number): Promise<Snapshot> {
+  async openCycle(now: number): Promise<{ cycle: number; snapshot: Snapshot }> {
     this.calls.push('snapshot');
     await new Promise((resolve) => setImmediate(resolve));
-    return { now, flavors: [], nodes: [], cohorts: [], teams: [], quotas: [], running: [], pending: this.pending, options: DEFAULT_OPTIONS };
+    const snapshot: Snapshot = { now, flavors: [], nodes: [], cohorts: [], teams: [], quotas: [], running: [], pending: this.pending, options: DEFAULT_OPTIONS };
+    return { cycle: ++this.number, snapshot };
   }
   commitCycle(input: CommitCycleInput): Promise<{ outbox: [] }> {
     this.calls.push('commit');

@@ -46,8 +46,10 @@ export interface CycleObserver {
 /**
  * One scheduling cycle, in numbered phases (each timed, the cycle number on every log line):
  *
- *   0. lock      take the cluster-wide cycle lock — a manual cycle and the loop never overlap
- *   1. snapshot  load pending jobs, running jobs, nodes, teams and quotas at `now`
+ *   0. lock      enter the cluster-wide cycle lock — a manual cycle and the loop never overlap
+ *   1. snapshot  the cycle's number and its snapshot at `now`: pending jobs, running jobs, nodes, teams,
+ *                quotas (PgCycleStore takes the Postgres lock in the same round trip, so its wait counts
+ *                here, and reads only what changed since the previous cycle)
  *   2. schedule  run the pure core: snapshot in, decisions out
  *   3. check     the guard: the decisions against the safety rules (checkSafetyInvariants: consistency,
  *                gangs, capacity, quota);
@@ -84,18 +86,18 @@ export class CycleRunner {
         timer.record('lock', performance.now() - lockRequestedAt);
         const fence = await this.fencing.current();
         if (!fence) throw new NotLeaderError('this process does not hold the scheduler lease');
-        const cycle = await this.store.nextCycleNumber();
-        cycleNumber = cycle;
-        const log = this.logger.child({ cycle });
         const startedAt = this.clock();
-        log.debug({ trigger, phase: '0-lock', ms: timer.ms('lock') }, 'cycle started');
 
         phase = 'snapshot';
-        const snapshot = await timer.time('snapshot', () => this.store.loadSnapshot(startedAt));
+        const { cycle, snapshot } = await timer.time('snapshot', () => this.store.openCycle(startedAt));
+        cycleNumber = cycle;
+        const log = this.logger.child({ cycle });
         log.debug(
           {
+            trigger,
             phase: '1-snapshot',
             ms: timer.ms('snapshot'),
+            lockMs: timer.ms('lock'),
             pending: snapshot.pending.length,
             running: snapshot.running.length,
             nodes: snapshot.nodes.length,

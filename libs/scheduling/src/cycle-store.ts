@@ -30,9 +30,12 @@ export interface CommitCycleOutcome {
 export interface CycleStore {
   /** Runs `fn` holding the cluster-wide cycle lock (a Postgres advisory lock): cycles never overlap. */
   withCycleLock<T>(fn: () => Promise<T>): Promise<T>;
-  /** The number of the next cycle (one more than the last committed). Called under the lock. */
-  nextCycleNumber(): Promise<number>;
-  loadSnapshot(now: number): Promise<Snapshot>;
+  /**
+   * Called under the lock, first: the number of this cycle (one more than the last committed) and the
+   * snapshot at `now` (pending, running, nodes, teams, quotas). A store may take the cross-process lock
+   * itself here, in the same round trip as its reads (PgCycleStore does).
+   */
+  openCycle(now: number): Promise<{ cycle: number; snapshot: Snapshot }>;
   /**
    * One transaction: checks the fencing token, then writes allocations, transitions, reasons, events and
    * outbox entries. Throws FencingError when the lease moved on.

@@ -30,6 +30,8 @@ export class SchedulerMetrics implements CycleObserver, SideEffectObserver {
   readonly leader: Gauge;
   readonly lastCycleTimestamp: Gauge;
   readonly requeues: Counter<'reason'>;
+  readonly snapshotReads: Counter<'kind'>;
+  readonly snapshotMismatches: Counter;
 
   constructor(registry: Registry = globalRegistry) {
     const registers = [registry];
@@ -62,6 +64,18 @@ export class SchedulerMetrics implements CycleObserver, SideEffectObserver {
     this.leader = gauge('qm_scheduler_leader', '1 when this process holds the scheduler lease', []);
     this.lastCycleTimestamp = gauge('qm_scheduler_last_cycle_timestamp_seconds', 'When the last committed cycle started', []);
     this.requeues = counter('qm_requeues_total', 'Admitted jobs put back in the queue, by reason', ['reason']);
+    this.snapshotReads = counter('qm_scheduler_snapshot_reads_total', 'Snapshot reads by kind (full, incremental, checked: both compared)', ['kind']);
+    this.snapshotMismatches = counter(
+      'qm_scheduler_snapshot_mismatches_total',
+      'Checked snapshot reads whose incremental state differed from the full read (the full read was used)',
+      [],
+    );
+  }
+
+  /** A cycle's snapshot read (PgCycleStore). */
+  onSnapshotRead(read: { kind: string; mismatches?: readonly string[] }): void {
+    this.snapshotReads.inc({ kind: read.kind });
+    if (read.mismatches && read.mismatches.length > 0) this.snapshotMismatches.inc();
   }
 
   onCycle(report: CycleReport): void {

@@ -19,6 +19,7 @@ export interface SchedulerSettings {
   cycleDebounceMs: number;
   cycleTickMs: number;
   reconcileEveryMs: number;
+  snapshotFullReloadMs: number;
   /** An ADMITTED job not RUNNING after this long is requeued (standalone executors). */
   gangTimeoutMs: number;
   requeueBackoffBaseMs: number;
@@ -40,6 +41,9 @@ export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; defau
   cycleDebounceMs: { env: 'QM_CYCLE_DEBOUNCE_MS', default: '20', min: 0, max: 60_000 },
   cycleTickMs: { env: 'QM_CYCLE_TICK_MS', default: '1000', min: 10, max: 3_600_000 },
   reconcileEveryMs: { env: 'QM_RECONCILE_EVERY_MS', default: '5000', min: 50, max: 3_600_000 },
+  // The incremental snapshot's checked full reload (0: read everything every cycle). At most half the
+  // change log's 10-minute retention.
+  snapshotFullReloadMs: { env: 'QM_SNAPSHOT_FULL_RELOAD_MS', default: '60000', min: 0, max: 300_000 },
   gangTimeoutMs: { env: 'QM_GANG_TIMEOUT_MS', default: '300000', min: 100, max: 86_400_000 },
   requeueBackoffBaseMs: { env: 'QM_REQUEUE_BACKOFF_BASE_MS', default: '10000', min: 0, max: 86_400_000 },
   requeueBackoffMaxMs: { env: 'QM_REQUEUE_BACKOFF_MAX_MS', default: '600000', min: 0, max: 86_400_000 },

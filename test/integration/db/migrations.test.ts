@@ -62,7 +62,12 @@ describe('migrations', () => {
     expect(storage[0]?.reloptions).toEqual(['fillfactor=80']); // the hand-written migration ran too
     // So did the ledger's triggers, plpgsql bodies (with their ';') included.
     const triggers = await query<{ tgname: string }>(db.url, 'SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname');
-    expect(triggers.map((t) => t.tgname)).toEqual(['flavors_price_history', 'job_transitions_usage']);
+    expect(triggers.map((t) => t.tgname)).toEqual([
+      'allocations_snapshot_update', 'cohorts_snapshot',
+      'flavors_price_history', 'flavors_snapshot', 'job_transitions_usage', 'jobs_snapshot_delete', 'jobs_snapshot_insert',
+      'jobs_snapshot_update', 'nodes_snapshot_delete', 'nodes_snapshot_insert', 'nodes_snapshot_update', 'quotas_snapshot',
+      'teams_snapshot',
+    ]);
     const again = await migrateDatabase(db.url);
     expect(again).toEqual({ createdDatabase: false, applied: [] });
   });
@@ -81,7 +86,8 @@ describe('migrations', () => {
     const tables = new Set(fromMigrations.columns.map((c) => c.split('.')[0]));
     expect([...tables].sort()).toEqual([
       'allocations', 'api_tokens', 'budget_alerts', 'budgets', 'cohorts', 'events', 'flavor_prices', 'flavors', 'idempotency_keys',
-      'job_transitions', 'jobs', 'nodes', 'outbox', 'quotas', 'scheduler_cycles', 'scheduler_leases', 'teams', 'usage_segments',
+      'job_transitions', 'jobs', 'nodes', 'outbox', 'quotas', 'scheduler_cycles', 'scheduler_leases', 'snapshot_changes', 'teams',
+      'usage_segments',
     ]);
     const indexes = fromMigrations.indexes.join('\n');
     expect(indexes).toContain('ON public.jobs USING btree (state, submitted_at, id)');

@@ -42,6 +42,11 @@ export interface JobMove {
   from?: readonly JobState[];
   /** Only at this jobs.version (optimistic check against a snapshot). */
   version?: number;
+  /**
+   * Only if another job is, when this statement runs, in `state` (at `version`, if given): a preemption
+   * whose preemptor was not admitted by an earlier statement of the same transaction is not made.
+   */
+  requires?: { jobId: string; state: JobState; version?: number };
   /** Reason of the transition row (of the first, when passing through PREEMPTED). */
   reason: string;
   /** Reason of the PREEMPTED → `to` row (default: `reason`). */
@@ -120,7 +125,8 @@ input AS (
   FROM jsonb_to_recordset($1::jsonb) AS i(
     n int, id uuid, to_state job_state, via job_state, from_states job_state[], version int, reason text, via_reason text,
     event_kind text, event_message text, event_data jsonb, flavor text, replicas int, preempts uuid[],
-    queued_at timestamptz, pending_message text, estimated_start_at timestamptz, preempted_by uuid, outbox jsonb)
+    queued_at timestamptz, pending_message text, estimated_start_at timestamptz, preempted_by uuid, outbox jsonb,
+    requires_id uuid, requires_state job_state, requires_version int)
 ),
 locked AS (
   SELECT i.*, j.state AS from_state
@@ -131,6 +137,8 @@ locked AS (
     AND (i.via IS NULL OR EXISTS (SELECT 1 FROM lifecycle v WHERE v.to_state = i.to_state AND i.via = ANY(v.allowed_from)))
     AND (i.from_states IS NULL OR j.state = ANY(i.from_states))
     AND (i.version IS NULL OR j.version = i.version)
+    AND (i.requires_id IS NULL OR EXISTS (
+      SELECT 1 FROM jobs r WHERE r.id = i.requires_id AND r.state = i.requires_state AND (i.requires_version IS NULL OR r.version = i.requires_version)))
   ORDER BY j.id
   FOR UPDATE OF j
 ),
@@ -187,13 +195,28 @@ interface MoveRow {
   current: { id: string; state: JobState }[];
 }
 
+/** One moveJobs statement, ready to send (alone, or with others in one message: see cycle-session.ts). */
+export interface MoveStatement {
+  text: string;
+  values: unknown[];
+  /** Reads the statement's one result row. */
+  read(rows: readonly unknown[]): MoveJobsResult;
+}
+
 /**
  * Moves jobs through the lifecycle, set-based, in one statement (see the top of this file). Moves the
- * lifecycle table refuses (or whose `from`/`version` no longer hold) are reported, not thrown: the caller
- * decides whether a refused move is a conflict or a harmless replay.
+ * lifecycle table refuses (or whose `from`/`version`/`requires` no longer hold) are reported, not thrown:
+ * the caller decides whether a refused move is a conflict or a harmless replay.
  */
 export async function moveJobs(sql: Sql, moves: readonly JobMove[], options: MoveJobsOptions = {}): Promise<MoveJobsResult> {
   if (moves.length === 0) return { results: [], outbox: [] };
+  const statement = moveJobsStatement(moves, options);
+  const { rows } = await sql.query(statement.text, statement.values);
+  return statement.read(rows);
+}
+
+/** The statement moveJobs sends, and how to read its answer. `moves` must not be empty. */
+export function moveJobsStatement(moves: readonly JobMove[], options: MoveJobsOptions = {}): MoveStatement {
   const seen = new Set<string>();
   const input: Record<string, unknown>[] = [];
   const placements: Record<string, unknown>[] = [];
@@ -202,27 +225,31 @@ export async function moveJobs(sql: Sql, moves: readonly JobMove[], options: Mov
     if (seen.has(id)) return; // a job moves at most once per statement: the first move of it wins
     seen.add(id);
     if (m.to === 'ADMITTED' && !m.admission) throw new Error(`moving job ${m.jobId} to ADMITTED needs its admission (flavor, replicas, placement)`);
-    input.push({
-      n,
-      id,
-      to_state: m.to,
-      via: m.via ?? null,
-      from_states: m.from ?? null,
-      version: m.version ?? null,
-      reason: m.reason,
-      via_reason: m.viaReason ?? null,
-      event_kind: m.event?.kind ?? null,
-      event_message: m.event?.message ?? null,
-      event_data: m.event?.data ?? null,
-      flavor: m.admission?.flavor ?? null,
-      replicas: m.admission?.replicas ?? null,
-      preempts: m.admission?.preempts ?? null,
-      queued_at: m.requeue?.queuedAt?.toISOString() ?? null,
-      pending_message: m.requeue?.pendingMessage ?? null,
-      estimated_start_at: m.requeue?.estimatedStartAt?.toISOString() ?? null,
-      preempted_by: m.requeue?.preemptedBy ?? null,
-      outbox: m.effects ?? (TERMINAL_STATES.includes(m.to) ? END_EFFECTS : []),
-    });
+    // Only the fields a move has (jsonb_to_recordset reads a missing key as NULL): a cycle's 10,000
+    // admissions are a third of the JSON with every key.
+    const row: Record<string, unknown> = { n, id, to_state: m.to, reason: m.reason };
+    const set = (key: string, value: unknown): void => {
+      if (value !== undefined && value !== null) row[key] = value;
+    };
+    set('via', m.via);
+    set('from_states', m.from);
+    set('version', m.version);
+    set('via_reason', m.viaReason);
+    set('event_kind', m.event?.kind);
+    set('event_message', m.event?.message);
+    set('event_data', m.event?.data);
+    set('flavor', m.admission?.flavor);
+    set('replicas', m.admission?.replicas);
+    set('preempts', m.admission?.preempts);
+    set('queued_at', m.requeue?.queuedAt?.toISOString());
+    set('pending_message', m.requeue?.pendingMessage);
+    set('estimated_start_at', m.requeue?.estimatedStartAt?.toISOString());
+    set('preempted_by', m.requeue?.preemptedBy);
+    set('outbox', m.effects ?? (TERMINAL_STATES.includes(m.to) ? END_EFFECTS : []));
+    set('requires_id', m.requires?.jobId);
+    set('requires_state', m.requires?.state);
+    set('requires_version', m.requires?.version);
+    input.push(row);
     for (const p of m.admission?.placement ?? []) {
       placements.push({
         job_id: id,
@@ -235,8 +262,14 @@ export async function moveJobs(sql: Sql, moves: readonly JobMove[], options: Mov
       });
     }
   });
-  const { rows } = await sql.query<MoveRow>(MOVE_SQL, [JSON.stringify(input), JSON.stringify(placements), options.at ?? null, options.actor ?? 'scheduler']);
-  const row = rows[0]!;
+  return {
+    text: MOVE_SQL,
+    values: [JSON.stringify(input), JSON.stringify(placements), options.at ?? null, options.actor ?? 'scheduler'],
+    read: (rows) => readMoves(moves, rows[0] as MoveRow),
+  };
+}
+
+function readMoves(moves: readonly JobMove[], row: MoveRow): MoveJobsResult {
   const moved = new Map(row.moved.map((r) => [r.n, r]));
   const current = new Map(row.current.map((r) => [r.id, r.state]));
   for (const made of row.moved) current.set(moves[made.n]!.jobId.toLowerCase(), made.to); // a repeated id: the job's state now

@@ -1,10 +1,10 @@
 import type { Admission, CycleResult, Move, PendingReason, Preemption, Reservation } from '#core';
-import type { PoolClient } from 'pg';
-import { moveJobs, type JobMove } from '../lifecycle/transition-writer.js';
+import type { PoolClient, QueryResult } from 'pg';
+import { moveJobsStatement, type JobMove, type MoveStatement } from '../lifecycle/transition-writer.js';
 import { OUTBOX_KINDS, type OutboxKind } from '../lifecycle/outbox-kinds.js';
-import { InvalidCycleResultError } from './errors.js';
-import { assertFencing } from './fencing.js';
+import { FencingError, InvalidCycleResultError } from './errors.js';
 import type { SqlHandle } from './sql-handle.js';
+import { literal, message, type Statement } from './sql-message.js';
 import { UUID } from '../uuid.js';
 
 export interface CommitCycleInput {
@@ -47,18 +47,19 @@ export interface CommitCycleOutcome {
 }
 
 /**
- * Writes one cycle's decisions in ONE transaction, set-based (unnest arrays, a fixed number of
- * statements whatever the cycle's size):
+ * Writes one cycle's decisions in ONE transaction, sent as ONE message (one round trip, whatever the
+ * cycle's size; see sql-message.ts), set-based (a fixed number of statements):
  *
  *   1. fencing   lock the lease row (FOR UPDATE); FencingError unless its token is ours — nothing written
  *   2. admit     PENDING → ADMITTED (state and version checked), allocations inserted
  *   3. preempt   victims still holding → PREEMPTED → PENDING (preemptedBy, preemptionCount+1, queuedAt),
- *                their allocations deleted
+ *                their allocations deleted — only for a preemptor that step 2 admitted
  *                (2 and 3 go through the transition writer, libs/db/src/lifecycle: with the state change
  *                it writes the job_transitions, the events and the outbox entries, `bind` per admission,
  *                `evict` + `notify` per victim)
  *   3b. move     running jobs moved to a faster flavor: → PREEMPTED → PENDING (`evict` with their grace
- *                period), then PENDING → ADMITTED on the new flavor (`bind`), two moves of the transition writer
+ *                period), then PENDING → ADMITTED on the new flavor (`bind`), two moves of the transition
+ *                writer; the second only for a job the first moved (its version, one more than the snapshot's)
  *   4. queue     pending reasons, positions, estimated starts and reservations of the jobs left waiting
  *                (only rows that changed; an event when a job's pending code changes)
  *   5. cycle     the scheduler_cycles row
@@ -67,106 +68,181 @@ export interface CommitCycleOutcome {
  * bumps the token, so a deposed leader's later commit fails step 1.
  */
 export async function commitCycle(db: SqlHandle, input: CommitCycleInput): Promise<CommitCycleOutcome> {
-  validate(input.result);
+  const commit = cycleCommit(input);
   const client = await db.pool.connect();
   try {
-    await client.query('BEGIN');
-    const outcome = await writeCycle(client, input);
-    await client.query('COMMIT');
-    return outcome;
+    const results = await runMessage(client, commit.statements);
+    return commit.read(results);
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
+    throw fencingErrorOf(error, input.fencing) ?? error;
   } finally {
     client.release();
   }
 }
 
-async function writeCycle(client: PoolClient, input: CommitCycleInput): Promise<CommitCycleOutcome> {
+/** Sends the statements as one message and returns one result per statement. */
+export async function runMessage(client: PoolClient, statements: readonly (Statement | string)[]): Promise<QueryResult[]> {
+  const result = (await client.query(message(statements))) as QueryResult | QueryResult[];
+  return Array.isArray(result) ? result : [result];
+}
+
+/** A cycle's commit as statements (BEGIN … COMMIT) and how to read their results. */
+export interface CycleCommit {
+  statements: (Statement | string)[];
+  read(results: readonly QueryResult[]): CommitCycleOutcome;
+}
+
+/**
+ * The statements of a cycle's commit, BEGIN to COMMIT (see commitCycle). `extra` statements go just
+ * before the COMMIT. Throws InvalidCycleResultError for results no correct core produces.
+ */
+export function cycleCommit(input: CommitCycleInput, extra: readonly string[] = []): CycleCommit {
   const { result, fencing, cycleNumber } = input;
+  validate(result);
   const at = new Date(input.now);
   const actor = input.actor ?? 'scheduler';
-  const skipped: { jobId: string; reason: string }[] = [];
-
-  // 1. fencing
-  await assertFencing(client, fencing);
+  const statements: (Statement | string)[] = ['BEGIN', `SET LOCAL work_mem = '${COMMIT_WORK_MEM}'`, fencingStatement(fencing)];
+  const push = (s: Statement | string): number => statements.push(s) - 1;
 
   // 2. admit (transition writer: PENDING → ADMITTED at the snapshot version, allocations, events, `bind`)
   // A PENDING job holds nothing; clear leftovers so one stale row cannot abort the whole cycle.
+  let admit: { at: number; statement: MoveStatement } | null = null;
   if (result.admissions.length > 0) {
-    await client.query('DELETE FROM allocations WHERE job_id = ANY($1::uuid[])', [result.admissions.map((a) => a.jobId)]);
+    push({ text: 'DELETE FROM allocations WHERE job_id = ANY($1::uuid[])', values: [result.admissions.map((a) => a.jobId)] });
+    const statement = moveJobsStatement(result.admissions.map((a) => admissionMove(a, input.versions, cycleNumber)), { at, actor });
+    admit = { at: push(statement), statement };
   }
-  const admittedMoves = await moveJobs(client, result.admissions.map((a) => admissionMove(a, input.versions, cycleNumber)), { at, actor });
-  const admittedSet = new Set(admittedMoves.results.filter((r) => r.moved).map((r) => r.jobId));
-  for (const a of result.admissions) {
-    if (!admittedSet.has(a.jobId)) skipped.push({ jobId: a.jobId, reason: 'no longer PENDING at its snapshot version' });
+  // 3. preempt: holding → PREEMPTED → PENDING, `evict` + `notify`, if its preemptor was admitted by 2
+  const admittedVersion = (jobId: string): number | undefined => {
+    const v = input.versions?.get(jobId);
+    return v === undefined ? undefined : v + 1;
+  };
+  let preempt: { at: number; statement: MoveStatement } | null = null;
+  if (result.preemptions.length > 0) {
+    const statement = moveJobsStatement(result.preemptions.map((p) => preemptionMove(p, at, cycleNumber, admittedVersion(p.preemptorJobId))), { at, actor });
+    preempt = { at: push(statement), statement };
   }
-  const admissions = result.admissions.filter((a) => admittedSet.has(a.jobId));
-
-  // 3. preempt (not for admissions that were skipped): holding → PREEMPTED → PENDING, `evict` + `notify`
-  const skippedPreemptors = new Set(result.admissions.filter((a) => !admittedSet.has(a.jobId)).map((a) => a.jobId));
-  const wanted = result.preemptions.filter((p) => {
-    if (!skippedPreemptors.has(p.preemptorJobId)) return true;
-    skipped.push({ jobId: p.victimJobId, reason: `its preemptor ${p.preemptorJobId} was not admitted` });
-    return false;
-  });
-  const preemptedMoves = await moveJobs(client, wanted.map((p) => preemptionMove(p, at, cycleNumber)), { at, actor });
-  const preemptedSet = new Set(preemptedMoves.results.filter((r) => r.moved).map((r) => r.jobId));
-  for (const p of wanted) {
-    if (!preemptedSet.has(p.victimJobId)) skipped.push({ jobId: p.victimJobId, reason: 'no longer holds an allocation' });
-  }
-  const preemptions = wanted.filter((p) => preemptedSet.has(p.victimJobId));
-
   // 3b. move (transition writer: requeue with `evict`, then admission on the new flavor with `bind`)
   const moves = result.moves ?? [];
-  let movedOutbox: { id: string; kind: OutboxKind }[] = [];
-  let moved: string[] = [];
+  let moveOut: { at: number; statement: MoveStatement } | null = null;
+  let moveIn: { at: number; statement: MoveStatement } | null = null;
   if (moves.length > 0) {
-    const requeued = await moveJobs(client, moves.map((m) => moveOutMove(m, cycleNumber)), { at, actor });
-    const out = new Set(requeued.results.filter((r) => r.moved).map((r) => r.jobId));
-    for (const m of moves) if (!out.has(m.jobId)) skipped.push({ jobId: m.jobId, reason: 'no longer holds an allocation' });
-    const landing = moves.filter((m) => out.has(m.jobId));
-    if (landing.length > 0) await client.query('DELETE FROM allocations WHERE job_id = ANY($1::uuid[])', [landing.map((m) => m.jobId)]);
-    const readmitted = await moveJobs(client, landing.map((m) => moveInMove(m, cycleNumber)), { at, actor });
-    moved = readmitted.results.filter((r) => r.moved).map((r) => r.jobId);
-    movedOutbox = [...requeued.outbox, ...readmitted.outbox];
+    const out = moveJobsStatement(moves.map((m) => moveOutMove(m, cycleNumber, input.versions?.get(m.jobId))), { at, actor });
+    moveOut = { at: push(out), statement: out };
+    // A moved-out job holds nothing; clear leftovers (only of the jobs that did move out: now PENDING).
+    push({
+      text: `DELETE FROM allocations a USING jobs j WHERE a.job_id = j.id AND j.state = 'PENDING' AND a.job_id = ANY($1::uuid[])`,
+      values: [moves.map((m) => m.jobId)],
+    });
+    const into = moveJobsStatement(moves.map((m) => moveInMove(m, cycleNumber, admittedVersion(m.jobId))), { at, actor });
+    moveIn = { at: push(into), statement: into };
   }
-
   // 4. queue
-  await updateQueue(client, result.pending, result.reservations, at, actor, cycleNumber);
-
-  // The outbox entries written with the moves, evictions first (a preemptor's bind waits for its victims).
-  const rank = (kind: OutboxKind): number => OUTBOX_KINDS.indexOf(kind);
-  const outbox = [...admittedMoves.outbox, ...preemptedMoves.outbox, ...movedOutbox]
-    .map(({ id, kind }) => ({ id, kind }))
-    .sort((x, y) => rank(x.kind) - rank(y.kind) || (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
-
-  // 5. cycle
-  const cycle = await client.query<{ id: string }>(
-    `INSERT INTO scheduler_cycles (number, leader, fencing_token, started_at, duration_ms, considered, admitted, preempted, reserved, pending)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id::text AS id`,
-    [
+  const queue = queueStatement(result.pending, result.reservations, at, actor, cycleNumber);
+  if (queue) push(queue);
+  for (const s of extra) push(s);
+  // 5. cycle (what was written: a decision skipped in 2 or 3 is not counted)
+  const admittedIds = result.admissions.map((a) => a.jobId);
+  const victimIds = result.preemptions.map((p) => p.victimJobId);
+  const cycleAt = push({
+    text: `INSERT INTO scheduler_cycles (number, leader, fencing_token, started_at, duration_ms, considered, admitted, preempted, reserved, pending)
+     VALUES ($1::bigint, $2::text, $3::bigint, $4::timestamptz, $5::int, $6::int,
+             ${admittedIds.length === 0 ? '0' : `(SELECT count(*) FROM jobs WHERE id = ANY($7::uuid[]) AND state = 'ADMITTED' AND admitted_at = $4::timestamptz)`},
+             ${victimIds.length === 0 ? '0' : `(SELECT count(DISTINCT job_id) FROM job_transitions WHERE job_id = ANY($8::uuid[]) AND "to" = 'PREEMPTED' AND at = $4::timestamptz)`},
+             $9::int, $10::int)
+     RETURNING id::text AS id`,
+    values: [
       cycleNumber,
       input.leader,
       fencing.token.toString(),
       at,
       Math.max(0, Math.round(input.durationMs ?? 0)),
       result.stats.considered,
-      admissions.length,
-      preemptions.length,
+      admittedIds,
+      victimIds,
       result.reservations.length,
       result.pending.length,
     ],
-  );
+  });
+  push('COMMIT');
 
   return {
-    outbox,
-    admitted: admissions.map((a) => a.jobId),
-    preempted: preemptions.map((p) => p.victimJobId),
-    moved,
-    skipped,
-    cycleId: cycle.rows[0]!.id,
+    statements,
+    read(results) {
+      const skipped: { jobId: string; reason: string }[] = [];
+      const admittedMoves = admit ? admit.statement.read(results[admit.at]!.rows) : { results: [], outbox: [] };
+      const admittedSet = new Set(admittedMoves.results.filter((r) => r.moved).map((r) => r.jobId));
+      for (const a of result.admissions) {
+        if (!admittedSet.has(a.jobId)) skipped.push({ jobId: a.jobId, reason: 'no longer PENDING at its snapshot version' });
+      }
+      const preemptedMoves = preempt ? preempt.statement.read(results[preempt.at]!.rows) : { results: [], outbox: [] };
+      const preemptedSet = new Set(preemptedMoves.results.filter((r) => r.moved).map((r) => r.jobId));
+      for (const p of result.preemptions) {
+        if (preemptedSet.has(p.victimJobId)) continue;
+        skipped.push({
+          jobId: p.victimJobId,
+          reason: admittedSet.has(p.preemptorJobId) ? 'no longer holds an allocation' : `its preemptor ${p.preemptorJobId} was not admitted`,
+        });
+      }
+      const outMoves = moveOut ? moveOut.statement.read(results[moveOut.at]!.rows) : { results: [], outbox: [] };
+      const inMoves = moveIn ? moveIn.statement.read(results[moveIn.at]!.rows) : { results: [], outbox: [] };
+      const movedOut = new Set(outMoves.results.filter((r) => r.moved).map((r) => r.jobId));
+      const movedIn = new Set(inMoves.results.filter((r) => r.moved).map((r) => r.jobId));
+      for (const m of moves) {
+        if (!movedOut.has(m.jobId)) skipped.push({ jobId: m.jobId, reason: 'no longer holds an allocation at its snapshot version' });
+        else if (!movedIn.has(m.jobId)) skipped.push({ jobId: m.jobId, reason: 'requeued but not admitted on its new flavor' });
+      }
+      // The outbox entries written with the moves, evictions first (a preemptor's bind waits for its victims).
+      const rank = (kind: OutboxKind): number => OUTBOX_KINDS.indexOf(kind);
+      const outbox = [...admittedMoves.outbox, ...preemptedMoves.outbox, ...outMoves.outbox, ...inMoves.outbox]
+        .map(({ id, kind }) => ({ id, kind }))
+        .sort((x, y) => rank(x.kind) - rank(y.kind) || (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
+      return {
+        outbox,
+        admitted: result.admissions.filter((a) => admittedSet.has(a.jobId)).map((a) => a.jobId),
+        preempted: result.preemptions.filter((p) => preemptedSet.has(p.victimJobId)).map((p) => p.victimJobId),
+        moved: moves.filter((m) => movedIn.has(m.jobId)).map((m) => m.jobId),
+        skipped,
+        cycleId: (results[cycleAt]!.rows[0] as { id: string }).id,
+      };
+    },
   };
+}
+
+/**
+ * Sorting and hashing 10,000 moves in the commit's CTEs spilled to temporary files at the default 4 MB
+ * (EXPLAIN ANALYZE of a drain-sized commit); the commit's transaction gets more.
+ */
+const COMMIT_WORK_MEM = '64MB';
+
+/** SQLSTATE the fencing check raises (a class of our own, not one Postgres uses). */
+const FENCING_SQLSTATE = 'QMF01';
+
+/**
+ * Step 1 as one statement that fails the transaction when the lease is not ours: it locks the lease row
+ * (FOR UPDATE) and raises FENCING_SQLSTATE with the row's holder and token (JSON in DETAIL) otherwise.
+ */
+function fencingStatement(fencing: { leaseName: string; token: bigint }): string {
+  return `DO $fence$
+DECLARE r record;
+BEGIN
+  SELECT holder, fencing_token INTO r FROM scheduler_leases WHERE name = ${literal(fencing.leaseName)} FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = '${FENCING_SQLSTATE}', MESSAGE = 'fencing: no lease', DETAIL = 'null';
+  ELSIF r.fencing_token <> ${BigInt(fencing.token).toString()} THEN
+    RAISE EXCEPTION USING ERRCODE = '${FENCING_SQLSTATE}', MESSAGE = 'fencing: stale token',
+      DETAIL = json_build_object('holder', r.holder, 'fencingToken', r.fencing_token::text)::text;
+  END IF;
+END
+$fence$`;
+}
+
+/** The FencingError of a commit that failed its fencing check (else null). */
+export function fencingErrorOf(error: unknown, fencing: { leaseName: string; token: bigint }): FencingError | null {
+  if ((error as { code?: unknown } | null)?.code !== FENCING_SQLSTATE) return null;
+  const detail = JSON.parse((error as { detail?: string }).detail ?? 'null') as { holder: string; fencingToken: string } | null;
+  return new FencingError(fencing.leaseName, fencing.token, detail === null ? null : { holder: detail.holder, fencingToken: BigInt(detail.fencingToken) });
 }
 
 function admissionMove(a: Admission, versions: ReadonlyMap<string, number> | undefined, cycleNumber: number): JobMove {
@@ -191,9 +267,10 @@ function admissionMove(a: Admission, versions: ReadonlyMap<string, number> | und
   };
 }
 
-function preemptionMove(p: Preemption, at: Date, cycleNumber: number): JobMove {
+function preemptionMove(p: Preemption, at: Date, cycleNumber: number, preemptorVersion: number | undefined): JobMove {
   return {
     jobId: p.victimJobId,
+    requires: { jobId: p.preemptorJobId, state: 'ADMITTED', ...(preemptorVersion === undefined ? {} : { version: preemptorVersion }) },
     to: 'PENDING',
     via: 'PREEMPTED',
     reason: p.message,
@@ -205,13 +282,14 @@ function preemptionMove(p: Preemption, at: Date, cycleNumber: number): JobMove {
 }
 
 /** A move's first half: the job leaves its flavor as a preemption does (its grace period to checkpoint). */
-function moveOutMove(m: Move, cycleNumber: number): JobMove {
+function moveOutMove(m: Move, cycleNumber: number, version: number | undefined): JobMove {
   const data = { cycle: cycleNumber, from: m.from, to: m.to, expectedEndBefore: new Date(m.expectedEndBefore).toISOString(), expectedEndAfter: new Date(m.expectedEndAfter).toISOString(), lostAcceleratorSeconds: m.lostAcceleratorSeconds };
   return {
     jobId: m.jobId,
     to: 'PENDING',
     via: 'PREEMPTED',
     from: ['ADMITTED', 'BINDING', 'RUNNING'],
+    ...(version === undefined ? {} : { version }),
     reason: `cycle ${cycleNumber}: ${m.message}`,
     viaReason: `cycle ${cycleNumber}: moving to ${m.to}`,
     requeue: { pendingMessage: m.message },
@@ -220,29 +298,37 @@ function moveOutMove(m: Move, cycleNumber: number): JobMove {
   };
 }
 
-/** A move's second half: admitted again, on the faster flavor, in the same commit. */
-function moveInMove(m: Move, cycleNumber: number): JobMove {
+/**
+ * A move's second half: admitted again, on the faster flavor, in the same commit — at the version the
+ * first half left it (one more than the snapshot's), so only a job the first half moved.
+ */
+function moveInMove(m: Move, cycleNumber: number, version: number | undefined): JobMove {
   const admission: Admission = { jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] };
   const move = admissionMove(admission, undefined, cycleNumber);
-  return { ...move, from: ['PENDING'], reason: `cycle ${cycleNumber}: moved from ${m.from}, admitted ${m.replicas} replica(s) on ${m.to}`, event: { ...move.event, message: `${move.event!.message} (moved from ${m.from})` } };
+  return {
+    ...move,
+    from: ['PENDING'],
+    ...(version === undefined ? {} : { version }),
+    reason: `cycle ${cycleNumber}: moved from ${m.from}, admitted ${m.replicas} replica(s) on ${m.to}`,
+    event: { ...move.event, message: `${move.event!.message} (moved from ${m.from})` },
+  };
 }
 
-async function updateQueue(
-  client: PoolClient,
+function queueStatement(
   pending: PendingReason[],
   reservations: Reservation[],
   at: Date,
   actor: string,
   cycleNumber: number,
-): Promise<void> {
-  if (pending.length === 0 && reservations.length === 0) return;
+): Statement | null {
+  if (pending.length === 0 && reservations.length === 0) return null;
   const reservationOf = new Map(
     reservations.map((r) => [r.jobId, JSON.stringify({ flavor: r.flavor, startAt: r.startAt, nodes: r.nodes })]),
   );
   const byId = new Map(pending.map((p) => [p.jobId, p]));
   const ids = [...byId.keys(), ...[...reservationOf.keys()].filter((id) => !byId.has(id))];
-  await client.query(
-    `WITH input AS (
+  return {
+    text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::pending_code[], $3::text[], $4::int[], $5::timestamptz[], $6::jsonb[])
          WITH ORDINALITY AS i(id, code, message, position, estimated_start_at, reservation, n)
      ), old AS (
@@ -266,13 +352,13 @@ async function updateQueue(
        RETURNING j.id
      )
      INSERT INTO events (at, kind, job_id, team, actor, message, data)
-     SELECT $7, 'job.pending', o.id, o.team, $8, i.message,
+     SELECT $7::timestamptz, 'job.pending', o.id, o.team, $8::text, i.message,
             jsonb_build_object('cycle', $9::bigint, 'code', i.code, 'position', i.position,
                                'estimatedStartAt', i.estimated_start_at, 'previousCode', o.pending_code)
      FROM input i JOIN old o ON o.id = i.id
      WHERE i.code IS NOT NULL AND o.pending_code IS DISTINCT FROM i.code
      ORDER BY i.n`,
-    [
+    values: [
       ids,
       ids.map((id) => byId.get(id)?.code ?? null),
       ids.map((id) => byId.get(id)?.message ?? null),
@@ -286,7 +372,7 @@ async function updateQueue(
       actor,
       cycleNumber,
     ],
-  );
+  };
 }
 
 /** Rejects results no correct core produces, before anything is written. */

@@ -11,7 +11,7 @@ export const CYCLE_LOCK_KEY = 0x51_4d_43_59; // "QMCY"
 export class CycleLock {
   constructor(
     private readonly db: SqlHandle,
-    private readonly key: number = CYCLE_LOCK_KEY,
+    readonly key: number = CYCLE_LOCK_KEY,
   ) {}
 
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
