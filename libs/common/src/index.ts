@@ -7,3 +7,4 @@ export * from './problem.filter.js';
 export * from './client-error.js';
 export * from './logger.js';
 export * from './names.js';
+export * from './concurrency.js';

@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { eachLimited } from '#common';
 import type { JobState, PendingCode } from '#core';
 import { EventRecorder, PodStatusReporter, type InvolvedObject, type KubeApiError, type KubeCluster, type SubjectReport } from '#kube';
 
@@ -122,6 +123,9 @@ export interface FeedbackItem {
   alsoOn?: readonly InvolvedObject[];
 }
 
+/** Subjects reported at once in a pass. */
+const REPORT_CONCURRENCY = 8;
+
 /**
  * Sends each pass's reports to the PodStatusReporter and logs a subject once per change of its reason
  * (not once per pass): the log and the pods tell the same story.
@@ -133,14 +137,15 @@ export class PodFeedback {
   ) {}
 
   async pass(items: readonly FeedbackItem[]): Promise<void> {
-    const seen = new Set<string>();
-    for (const item of items) {
-      seen.add(item.subject);
+    const seen = new Set(items.map((item) => item.subject));
+    // Subjects are independent (their own pods and Events): a few at a time, so a pass over many gangs is not
+    // one round trip after another.
+    await eachLimited(items, REPORT_CONCURRENCY, async (item) => {
       const outcome = await this.reporter.report(item.subject, item.pods, item.report, item.alsoOn);
       if (outcome.changed) {
         this.logger[item.level]({ subject: item.subject, reason: item.report.reason, pods: item.pods.length, message: item.report.message }, 'waiting pods: reason changed');
       }
-    }
+    });
     for (const subject of this.reporter.subjects()) if (!seen.has(subject)) this.reporter.forget(subject);
   }
 }

@@ -168,7 +168,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
             const what = `${target.allocations.length} replica(s) × ${target.acceleratorsPerReplica} ${target.flavor?.name ?? 'accelerators'}`;
             await events.record(involvedWorkload(target.workload), 'Normal', 'Admitted', `admitted by Quartermaster as one gang: job ${target.name} (${target.id}), ${what}`);
           }
-          await bindWorkloadPods(cluster, objects, { id: jobId, workload: target.workload, allocations: target.allocations }, settings.schedulerName, true);
+          await bindWorkloadPods(cluster, objects, { id: jobId, workload: target.workload, allocations: target.allocations }, settings.schedulerName, 'admission');
           logger.info({ jobId, workload: target.workload, replicas: target.allocations.length }, 'bind: every replica of the workload bound');
           return;
         }

@@ -22,7 +22,10 @@ import {
   type WorkloadIssue,
   type WorkloadRef,
 } from '#kube';
-import type { KubeJobStore } from './kube-job-store.js';
+import { eachLimited } from '#common';
+import { checkNodes } from './bind-checks.js';
+import type { BindTarget, KubeJobStore } from './kube-job-store.js';
+import { CONFLICT_REQUEUE_MS } from './pod-side-effects.js';
 import { waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
 import { LABEL_WORKLOAD_KIND, bindWorkloadPods, involvedWorkload } from './workload-pods.js';
 
@@ -39,7 +42,10 @@ function involvedTop(top: KubeObject, pod: V1Pod): InvolvedObject | null {
   };
 }
 
-const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
+/** Owner reads in flight at once in a pass. */
+const READ_CONCURRENCY = 16;
+/** Gangs imported at once in a pass (each: a submission, a label patch per pod, a bind-target read). */
+const IMPORT_CONCURRENCY = 8;
 
 /** What the pods (and the workload) of a gang that cannot be scheduled as it stands show. */
 export function invalidWorkloadReport(what: string, issue: WorkloadIssue): SubjectReport {
@@ -128,7 +134,8 @@ export class WorkloadImporter {
       string,
       { what: string; issue: WorkloadIssue; pods: V1Pod[]; workload: InvolvedObject | null }
     >();
-    for (const pod of pods) {
+    // Owners are read concurrently (the lookup reads each one once per pass, in flight or done).
+    await eachLimited(pods, READ_CONCURRENCY, async (pod) => {
       let chain;
       try {
         chain = await workloadChain(pod, lookup);
@@ -137,9 +144,9 @@ export class WorkloadImporter {
           { err: error, pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` },
           'workload import: cannot read the owners of a pod',
         );
-        continue;
+        return;
       }
-      if (!chain) continue;
+      if (!chain) return;
       const result = workloadGang(chain, pod, flavors, { schedulerName });
       if (!result.ok) {
         // Under kube-scheduler a GPU pod without a team is simply not Quartermaster's; naming our scheduler, it is.
@@ -148,7 +155,7 @@ export class WorkloadImporter {
           pod.spec?.schedulerName === schedulerName ||
           !!top.metadata?.labels?.[LABEL_TEAM] ||
           !!pod.metadata?.labels?.[LABEL_TEAM];
-        if (!claimed) continue;
+        if (!claimed) return;
         const what = `${top.kind} ${top.metadata?.namespace ?? pod.metadata?.namespace}/${top.metadata?.name}`;
         const entry = invalid.get(what) ?? {
           what,
@@ -158,17 +165,19 @@ export class WorkloadImporter {
         };
         entry.pods.push(pod);
         invalid.set(what, entry);
-        continue;
+        return;
       }
       const entry = gangs.get(result.value.key);
       if (entry) entry.pods.push(pod);
       else gangs.set(result.value.key, { gang: result.value, pods: [pod] });
-    }
+    });
 
     const ids: string[] = [];
     const workloadOf = new Map<string, WorkloadRef>();
     let created = false;
-    for (const { gang, pods: members } of gangs.values()) {
+    // Gangs are imported concurrently, a bounded number at a time: each is a submission, a label per pod and a
+    // bind-target read, and one after another they made a pass of 50 JobSets take ~25 s.
+    await eachLimited([...gangs.values()], IMPORT_CONCURRENCY, async ({ gang, pods: members }) => {
       const what = `${gang.workload.kind} ${gang.workload.namespace}/${gang.workload.name}${gang.group === null ? '' : ` group ${gang.group}`}`;
       try {
         const outcome = await this.importGang(gang, members);
@@ -179,7 +188,7 @@ export class WorkloadImporter {
             pods: members,
             workload: involvedWorkload(gang.workload),
           });
-          continue;
+          return;
         }
         ids.push(outcome.jobId);
         workloadOf.set(outcome.jobId, gang.workload);
@@ -190,7 +199,7 @@ export class WorkloadImporter {
           'workload import failed for one gang; the others go on',
         );
       }
-    }
+    });
     if (created) this.onImported();
 
     if (this.feedback) {
@@ -243,6 +252,10 @@ export class WorkloadImporter {
       level,
       alsoOn: [...others.map(involvedPod), ...(workload ? [workload] : [])],
     };
+  }
+
+  private nodesStillFit(target: BindTarget, nodes: string[]): Promise<boolean> {
+    return nodesFit(this.cluster, this.store, this.logger, target, nodes);
   }
 
   private async importGang(
@@ -312,19 +325,38 @@ export class WorkloadImporter {
           ),
       );
     }
-    // A gang that holds its allocation and has unbound pods: pods its controller recreated join their slots.
+    // A gang past its bind side effect's first step (BINDING, RUNNING) with unbound pods: bound here as soon as
+    // every pod exists (the side effect's retries back off), and pods its controller recreates later join their
+    // slots — after the same bind-time check against pods of other schedulers as the side effect's.
     const target = await this.store.bindTarget(jobId);
-    if (target && HOLDING.has(target.state) && target.state !== 'ADMITTED' && target.allocations.length > 0) {
+    if (target && (target.state === 'BINDING' || target.state === 'RUNNING') && target.allocations.length > 0) {
       await bindWorkloadPods(
         this.cluster,
         this.objects,
         { id: jobId, workload: target.workload ?? gang.workload, allocations: target.allocations },
         this.cluster.schedulerName,
-        false,
+        'rejoin',
+        (nodes) => this.nodesStillFit(target, nodes),
       );
     }
     return { kind: 'job', jobId, created };
   }
+}
+
+/**
+ * DESIGN rule 1 at bind time (bind-checks checkNodes), for binds the importer's pass makes: true when the
+ * nodes still have room for the gang's replicas; a node another scheduler filled (or cordoned) meanwhile
+ * requeues the gang — its workload is stopped as its kind expects and it waits for a new placement.
+ */
+async function nodesFit(cluster: KubeCluster, store: KubeJobStore, logger: Logger, target: BindTarget, nodes: string[]): Promise<boolean> {
+  const verdict = await checkNodes(cluster, target, nodes);
+  if (verdict.kind === 'fits') return true;
+  if (verdict.kind === 'conflict') {
+    const reason = `placement conflict at bind time: ${verdict.message}; gang requeued`;
+    if (await store.requeue(target.id, reason, { notBeforeMs: CONFLICT_REQUEUE_MS }))
+      logger.info({ jobId: target.id, conflict: verdict.message }, 'workload import: allocated node taken meanwhile, gang requeued');
+  }
+  return false;
 }
 
 /**

@@ -97,17 +97,22 @@ export function assignSlots(
  * Binds an admitted workload's pods, all or nothing: resumes the workload if Quartermaster suspended it (its
  * controller then recreates the pods), and once a live pod exists for every allocated replica, labels each
  * with its replica and binds it to that replica's node (a pod naming another scheduler is only annotated with
- * the node: kube-scheduler binds it there, steered by the extender). With `requireAll` (the bind side effect)
- * it throws WaitingForWorkloadPodsError — retried — while pods are missing; without (a pod recreated later)
- * it binds what it can. A pod a controller recreates after a failure takes its predecessor's replica.
+ * the node: kube-scheduler binds it there, steered by the extender). Mode `admission` (the bind side effect)
+ * throws WaitingForWorkloadPodsError — retried — while pods are missing. Mode `rejoin` (the importer's pass)
+ * binds nothing while pods are missing and none of the gang is bound yet (the first bind is whole), and once
+ * the gang has started binds what it can: a pod its controller recreates after a failure takes its
+ * predecessor's replica. `check`, when given, is asked first with the nodes this call would bind to (DESIGN
+ * rule 1 at bind time); false → nothing is bound.
  */
 export async function bindWorkloadPods(
   cluster: KubeCluster,
   objects: WorkloadObjects,
   target: WorkloadBindTarget,
   schedulerName: string,
-  requireAll: boolean,
+  mode: 'admission' | 'rejoin',
+  check?: (nodes: string[]) => Promise<boolean>,
 ): Promise<{ bound: number; missing: number }> {
+  const requireAll = mode === 'admission';
   if (requireAll) {
     const current = await objects.read(target.workload);
     if (
@@ -130,8 +135,17 @@ export async function bindWorkloadPods(
       `waiting for ${missing.length} of ${target.allocations.length} pods of ${target.workload.kind} ${target.workload.namespace}/${target.workload.name} (its controller creates them)`,
     );
   }
-  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
   const nodeOf = new Map(target.allocations.map((a) => [a.replica, a.node]));
+  const started = [...assigned].some(([replica, pod]) => pod.spec?.nodeName === nodeOf.get(replica));
+  if (!started && missing.length > 0) return { bound: 0, missing: missing.length };
+  if (check) {
+    const foreign = (pod: V1Pod): boolean => !!pod.spec?.schedulerName && pod.spec.schedulerName !== schedulerName;
+    const nodes = [...assigned]
+      .filter(([replica, pod]) => !foreign(pod) && pod.spec?.nodeName !== nodeOf.get(replica))
+      .map(([replica]) => nodeOf.get(replica)!);
+    if (nodes.length > 0 && !(await check([...new Set(nodes)]))) return { bound: 0, missing: missing.length };
+  }
+  const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
   let bound = 0;
   await Promise.all(
     [...assigned].map(async ([replica, pod]) => {
