@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam } from './controllers/examples.js';
-import { eventually, type QmEnv } from './scheduler-harness.js';
+import { buildQm, runQm } from '../e2e/cli/qm-process.js';
+import { ADMIN, eventually, type QmEnv } from './scheduler-harness.js';
 import {
   applyManifest,
   startWorkloadSuite,
@@ -71,7 +72,15 @@ describe('batch/v1 Job', () => {
     const allocation = new Map(job.allocation!.map((a) => [String(a.replica), a.node]));
     for (const pod of pods)
       expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
-  }, 180_000);
+
+    // The real `qm` names the workload the job stands for.
+    buildQm();
+    const described = await runQm(['describe', job.id], { env: { QM_SERVER: qm.url, QM_TOKEN: ADMIN } });
+    expect(described).toMatchObject({ code: 0, stderr: '' });
+    expect(described.stdout).toContain(
+      `Workload:     Job ${qm.namespace}/indexed-job (batch/v1, uid ${manifest.metadata!.uid}); pods: `,
+    );
+  }, 300_000);
 
   it('GPU Jobs: admitted whole within quota; a second waits for quota with its reason, none of its pods bound', async () => {
     await applyManifest(qm, gpuJob('vision-a', 'vision', 2));

@@ -63,6 +63,26 @@ async function clusterPods(rayJobName: string) {
   return (await podsOf(qm, 'ray.io/node-type')).filter((p) => p.metadata!.labels!['ray.io/cluster']?.startsWith(`${rayJobName}-`));
 }
 
+/** Plays the kubelet for a RayJob's submitter Job: its pod Succeeded (KubeRay then ends the RayJob; here Failed, no Ray runtime answers). */
+async function finishSubmitter(rayJobName: string): Promise<void> {
+  const submitter = await eventually(`${rayJobName}’s submitter pod`, async () => (await podsOf(qm, `job-name=${rayJobName}`))[0], 90_000);
+  await qm.cluster.patchPodStatus(
+    submitter.metadata!.name!,
+    {
+      phase: 'Succeeded',
+      containerStatuses: (submitter.spec?.containers ?? []).map((ct) => ({
+        name: ct.name,
+        image: ct.image ?? '',
+        imageID: '',
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: new Date(), finishedAt: new Date() } },
+      })),
+    },
+    qm.namespace,
+  );
+}
+
 describe('RayJob', () => {
   it('the upstream sample with the team label is one job of its cluster (head + worker), bound where the core placed them', async () => {
     let manifest: Manifest | undefined;
@@ -86,6 +106,38 @@ describe('RayJob', () => {
     await custom().deleteNamespacedCustomObject({ group: 'ray.io', version: 'v1', plural: 'rayjobs', namespace: qm.namespace, name: 'rayjob-sample' });
     await workloadJob(qm, 'RayJob', 'rayjob-sample', (j) => j.state === 'CANCELLED');
   }, 180_000);
+
+  it('a finished RayJob whose RayCluster is kept (the sample: no shutdownAfterJobFinishes) keeps its quota while the cluster holds the GPUs, says so on the RayJob, and ends once the cluster is deleted', async () => {
+    const kubelet = runKubelet(qm);
+    try {
+      for (const object of rayJob('vision-kept', 'vision', { gpus: true })) await applyManifest(qm, object);
+      const running = await workloadJob(qm, 'RayJob', 'vision-kept', (j) => j.state === 'RUNNING', 90_000);
+      await eventually('vision holds 16 h100', async () => ((await used(qm, 'vision', 'h100')) === 16 ? true : undefined));
+
+      await finishSubmitter('vision-kept');
+      const finished = await eventually('KubeRay ends vision-kept', async () => {
+        const status = (await readRayJob('vision-kept')).status;
+        return status?.jobDeploymentStatus === 'Failed' || status?.jobDeploymentStatus === 'Complete' ? status : undefined;
+      }, 120_000);
+      // KubeRay keeps the cluster: its pods still hold 16 GPUs, so the job still holds them, and the RayJob says why.
+      const event = await eventually('a FinishedWorkloadKeepsPods Event on vision-kept', async () =>
+        (await eventsOn(qm, 'RayJob', 'vision-kept')).find((e) => e.reason === 'FinishedWorkloadKeepsPods'),
+      90_000);
+      expect(event).toMatchObject({ type: 'Warning', message: expect.stringContaining(`RayCluster ${qm.namespace}/${String(finished.rayClusterName)} is kept`) });
+      expect((await clusterPods('vision-kept')).filter((p) => live(p) && p.spec?.nodeName)).toHaveLength(2);
+      expect(await workloadJob(qm, 'RayJob', 'vision-kept')).toMatchObject({ id: running.id, state: 'RUNNING' });
+      expect(await used(qm, 'vision', 'h100')).toBe(16);
+
+      // Deleting the cluster ends the job with the RayJob's verdict and releases the quota.
+      await custom().deleteNamespacedCustomObject({ group: 'ray.io', version: 'v1', plural: 'rayclusters', namespace: qm.namespace, name: String(finished.rayClusterName) });
+      const ended = await workloadJob(qm, 'RayJob', 'vision-kept', (j) => j.state === 'FAILED' || j.state === 'SUCCEEDED', 120_000);
+      expect(ended.id).toBe(running.id);
+      await eventually('vision’s quota released', async () => ((await used(qm, 'vision', 'h100')) === 0 ? true : undefined));
+      await custom().deleteNamespacedCustomObject({ group: 'ray.io', version: 'v1', plural: 'rayjobs', namespace: qm.namespace, name: 'vision-kept' });
+    } finally {
+      await kubelet.stop();
+    }
+  }, 420_000);
 
   it('a team within nominal reclaims: a RayJob with shutdownAfterJobFinishes is suspended, the upstream sample has its pods evicted; both come back as the same jobs once the preemptor ends', async () => {
     const kubelet = runKubelet(qm);
@@ -133,22 +185,7 @@ describe('RayJob', () => {
 
       // nlp-c ends as KubeRay says: its submitter Job finishes (no Ray runtime answers here, so KubeRay marks
       // the RayJob Failed once its grace period passes); nlp's quota is released and vision's RayJobs return.
-      const submitter = await eventually('nlp-c’s submitter pod', async () => (await podsOf(qm, 'job-name=nlp-c'))[0], 90_000);
-      await qm.cluster.patchPodStatus(
-        submitter.metadata!.name!,
-        {
-          phase: 'Succeeded',
-          containerStatuses: (submitter.spec?.containers ?? []).map((ct) => ({
-            name: ct.name,
-            image: ct.image ?? '',
-            imageID: '',
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: new Date(), finishedAt: new Date() } },
-          })),
-        },
-        qm.namespace,
-      );
+      await finishSubmitter('nlp-c');
       const ended = await workloadJob(qm, 'RayJob', 'nlp-c', (j) => j.state === 'FAILED', 120_000);
       expect(ended.id).toBe(c.id);
       expect(await used(qm, 'nlp', 'h100')).toBe(0);

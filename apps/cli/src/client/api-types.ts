@@ -27,7 +27,18 @@ export interface Job {
   flavorSelection: string;
   topology: { level: string; tpuShape?: string };
   expectedRuntimeSeconds: number | null;
-  template: { image?: string; command?: string[]; args?: string[] };
+  template: {
+    image?: string;
+    command?: string[];
+    args?: string[];
+    /** Imported from a workload: the group of a LeaderWorkerSet, and the pods per role. */
+    workloadGroup?: string | null;
+    roles?: { name: string; count: number; minCount: number }[];
+    /** Imported from annotated pods (quartermaster.io/gang). */
+    importedFrom?: { namespace: string; gang: string };
+  };
+  /** The Kubernetes workload (Job, JobSet, TrainJob, RayCluster, RayJob, LeaderWorkerSet) the job was imported from. */
+  workload?: { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
   state: JobState;
   flavor: string | null;
   admittedReplicas: number | null;

@@ -94,3 +94,18 @@ export function stateLine(j: Job, now: number, time: TimeOptions): string {
   if (FINAL_STATES.has(j.state)) return j.state;
   return j.state;
 }
+
+/**
+ * Where an imported job comes from: `JobSet ml/train (jobset.x-k8s.io/v1alpha2, uid …); roles: workers 8`, a
+ * LeaderWorkerSet's group, or the annotated pods' gang. Undefined for jobs submitted to Quartermaster.
+ */
+export function sourceText(j: Pick<Job, 'workload' | 'template'>): string | undefined {
+  const w = j.workload;
+  if (w) {
+    const group = j.template.workloadGroup != null ? ` group ${j.template.workloadGroup}` : '';
+    const roles = (j.template.roles ?? []).map((r) => (r.minCount < r.count ? `${r.name} ${r.minCount}-${r.count}` : `${r.name} ${r.count}`));
+    return `${w.kind} ${w.namespace}/${w.name}${group} (${w.apiVersion}, uid ${w.uid})${roles.length > 0 ? `; pods: ${roles.join(', ')}` : ''}`;
+  }
+  const gang = j.template.importedFrom;
+  return gang ? `pods of gang ${gang.namespace}/${gang.gang} (quartermaster.io/gang annotations)` : undefined;
+}

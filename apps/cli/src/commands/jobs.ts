@@ -9,7 +9,7 @@ import { formatTable } from '../table.js';
 import { example, positiveInt, seg } from './common.js';
 import { readJobFile } from './job-file.js';
 import { resolveJob } from './job-ref.js';
-import { accelerators, etaCell, flavorText, positionCell, replicasText, stateLine, whyText } from './job-text.js';
+import { accelerators, etaCell, flavorText, positionCell, replicasText, sourceText, stateLine, whyText } from './job-text.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -199,6 +199,8 @@ function describeText(j: Job, events: JobEvent[], now: number, time: { timeZone?
   out += field('Name', j.name);
   out += field('ID', j.id);
   out += field('Team', j.team);
+  const source = sourceText(j);
+  if (source) out += field('Workload', source);
   out += field('Kind', `${j.kind}, priority ${j.priority}, ${j.preemptible ? 'preemptible' : 'not preemptible'}`);
   out += field('State', j.state + (j.preemptionCount > 0 ? ` (preempted ${j.preemptionCount}×${j.preemptedBy ? `, last by ${j.preemptedBy}` : ''})` : ''));
   out += field('Replicas', `${replicasText(j)} × ${j.acceleratorsPerReplica} accelerator(s), ${j.cpuMillisPerReplica} mCPU, ${j.memoryMiBPerReplica} MiB each`);

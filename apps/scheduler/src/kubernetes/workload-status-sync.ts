@@ -2,9 +2,12 @@ import type { Logger } from 'pino';
 import { eachLimited } from '#common';
 import type { JobState } from '#core';
 import { WorkloadJobRepository, type DbHandle } from '#db';
-import { WORKLOAD_KINDS, WorkloadObjects, type KubeCluster, type WorkloadStatus } from '#kube';
+import { WORKLOAD_KINDS, WorkloadObjects, type EventRecorder, type KubeCluster, type KubeObject, type WorkloadRef, type WorkloadStatus } from '#kube';
 import type { KubeJobStore } from './kube-job-store.js';
-import { workloadOfTemplate } from './workload-pods.js';
+import { podReporting } from './pod-feedback.js';
+import { involvedWorkload, workloadOfTemplate } from './workload-pods.js';
+
+const HOLDING: ReadonlySet<JobState> = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
 
 /** Workloads read at once in a pass. */
 const READ_CONCURRENCY = 8;
@@ -35,6 +38,9 @@ export class WorkloadStatusSync {
   private chain: Promise<void> = Promise.resolve();
   private readonly objects: WorkloadObjects;
   private readonly jobs: WorkloadJobRepository;
+  private readonly events: EventRecorder;
+  /** Jobs whose workload was told that its kept child holds the quota (once per process). */
+  private readonly announced = new Set<string>();
 
   constructor(
     cluster: KubeCluster,
@@ -46,6 +52,7 @@ export class WorkloadStatusSync {
   ) {
     this.objects = new WorkloadObjects(cluster.kubeConfig);
     this.jobs = new WorkloadJobRepository(db);
+    this.events = podReporting(cluster, logger).events;
   }
 
   start(): void {
@@ -81,6 +88,7 @@ export class WorkloadStatusSync {
             : WORKLOAD_KINDS[workload.kind].status(object);
         const verdict = workloadVerdict(job.state, status);
         if (!verdict) return;
+        if (object && status !== 'gone' && (await this.keptAlive(job, workload, object, verdict.reason))) return;
         const reason = `${workload.kind} ${workload.namespace}/${workload.name}: ${verdict.reason}`;
         if ((await this.store.transition(job.id, verdict.to, reason)) === 'changed') {
           ended.push(job.id);
@@ -95,5 +103,36 @@ export class WorkloadStatusSync {
     });
     if (ended.length > 0) this.onJobEnded();
     return ended;
+  }
+
+  /**
+   * True while a finished workload's kept child (a RayJob's RayCluster, kept since shutdownAfterJobFinishes is
+   * not true) still exists: its pods hold the gang's accelerators, so the job keeps holding its quota (it stays
+   * preemptible: a preemption deletes the cluster). The workload hears why once per process; the job ends with
+   * the workload's verdict once the child is deleted.
+   */
+  private async keptAlive(job: { id: string; state: JobState }, workload: WorkloadRef, object: KubeObject, finished: string): Promise<boolean> {
+    if (!HOLDING.has(job.state)) return false;
+    const child = WORKLOAD_KINDS[workload.kind].keptChild?.(object);
+    if (!child) return false;
+    const kept = await this.objects.read(child);
+    if (!kept || kept.metadata?.deletionTimestamp) {
+      this.announced.delete(job.id);
+      return false;
+    }
+    if (!this.announced.has(job.id)) {
+      await this.events.record(
+        involvedWorkload(workload),
+        'Warning',
+        'FinishedWorkloadKeepsPods',
+        `${workload.kind} ${workload.namespace}/${workload.name} finished (${finished}), but its ${child.kind} ${child.namespace}/${child.name} is kept ` +
+          `(shutdownAfterJobFinishes is not true, or its ttlSecondsAfterFinished has not passed) and its pods still hold the gang's accelerators: Quartermaster job ${job.id} keeps holding its team's quota ` +
+          `until the ${child.kind} is deleted (kubectl delete ${child.kind.toLowerCase()} ${child.name} -n ${child.namespace}) or preempted`,
+      );
+      this.announced.add(job.id);
+      if (this.announced.size > 10_000) this.announced.delete(this.announced.values().next().value!);
+      this.logger.info({ jobId: job.id, workload, kept: child }, 'finished workload keeps its pods; job keeps its quota');
+    }
+    return true;
   }
 }

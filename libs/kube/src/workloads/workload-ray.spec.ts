@@ -112,4 +112,11 @@ describe('KubeRay RayCluster and RayJob as workloads', () => {
     expect(rayJobKind.stopChild!({ ...rayJob, spec: { clusterSelector: { 'ray.io/cluster': 'shared' } } })).toBeNull();
     expect(rayClusterKind.stopChild).toBeUndefined();
   });
+
+  it('a finished RayJob’s own RayCluster outlives it (keptChild: its pods still hold the gang); a shared cluster is not its own', () => {
+    const rayJob = { metadata: { namespace: 'ns', name: 'rj' }, spec: { rayClusterSpec: {} }, status: { rayClusterName: 'rj-x7k2p', jobDeploymentStatus: 'Complete', jobStatus: 'SUCCEEDED' } };
+    expect(rayJobKind.keptChild!(rayJob)).toEqual({ apiVersion: 'ray.io/v1', kind: 'RayCluster', namespace: 'ns', name: 'rj-x7k2p' });
+    expect(rayJobKind.keptChild!({ ...rayJob, spec: { clusterSelector: { 'ray.io/cluster': 'shared' } } })).toBeNull();
+    expect(rayClusterKind.keptChild).toBeUndefined();
+  });
 });

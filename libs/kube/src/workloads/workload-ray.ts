@@ -70,7 +70,8 @@ export const rayClusterKind: WorkloadKindSpec = {
  * KubeRay 1.5 fails a suspended RayJob for good (ValidationFailed) unless `shutdownAfterJobFinishes` is true
  * and it has its own cluster — so other RayJobs (the upstream sample among them) are stopped by deleting
  * their RayCluster, which the operator creates anew (stopChild). Finished when `status.jobDeploymentStatus` is
- * Complete (SUCCEEDED, else failed) or Failed/ValidationFailed.
+ * Complete (SUCCEEDED, else failed) or Failed/ValidationFailed — its job ends then only once the RayCluster is
+ * gone (keptChild): a cluster kept after the job finished still holds the gang's accelerators.
  */
 export const rayJobKind: WorkloadKindSpec = {
   kind: 'RayJob',
@@ -114,10 +115,16 @@ export const rayJobKind: WorkloadKindSpec = {
   // KubeRay 1.5 does not recreate the head pod of a RayJob's provisioned RayCluster (it leaves the failure to
   // the RayJob), so evicting the pods would end the RayJob; a deleted RayCluster is created anew by the
   // RayJob controller (same name), and its submitter resubmits the Ray job once the new cluster is ready.
-  stopChild(object) {
-    const spec = record(object.spec);
-    const name = record(object.status).rayClusterName;
-    if (Object.keys(record(spec.clusterSelector)).length > 0 || typeof name !== 'string' || name === '') return null;
-    return { apiVersion: 'ray.io/v1', kind: 'RayCluster', namespace: object.metadata?.namespace ?? 'default', name };
-  },
+  stopChild: ownRayCluster,
+  // Finished, the RayJob's cluster stays unless shutdownAfterJobFinishes (and then for ttlSecondsAfterFinished):
+  // its pods hold their accelerators until it is deleted.
+  keptChild: ownRayCluster,
 };
+
+/** The RayCluster a RayJob created for itself (status.rayClusterName), or null (none yet, or clusterSelector). */
+function ownRayCluster(object: KubeObject): { apiVersion: string; kind: string; namespace: string; name: string } | null {
+  const spec = record(object.spec);
+  const name = record(object.status).rayClusterName;
+  if (Object.keys(record(spec.clusterSelector)).length > 0 || typeof name !== 'string' || name === '') return null;
+  return { apiVersion: 'ray.io/v1', kind: 'RayCluster', namespace: object.metadata?.namespace ?? 'default', name };
+}

@@ -66,6 +66,12 @@ export interface WorkloadKindSpec {
    * pods are evicted and the controller recreates them.
    */
   stopChild?(object: KubeObject): { apiVersion: string; kind: string; namespace: string; name: string } | null;
+  /**
+   * For a finished workload, the child that outlives it with the gang's pods (a RayJob's RayCluster, kept when
+   * shutdownAfterJobFinishes is not true, or until its TTL): while it exists the pods still hold the gang's
+   * accelerators, so the job keeps its quota. Null or absent: nothing outlives the workload's end.
+   */
+  keptChild?(object: KubeObject): { apiVersion: string; kind: string; namespace: string; name: string } | null;
   /** For kinds made of several gangs (a LeaderWorkerSet's groups): which one a pod belongs to. */
   groupOf?(pod: V1Pod): string | null;
 }
