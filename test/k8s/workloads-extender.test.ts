@@ -99,19 +99,18 @@ describe('JobSet through kube-scheduler with Quartermaster as extender', () => {
     await eventually('a QuotaExceeded Event on vision-b', async () =>
       (await eventsOn(qm, 'JobSet', 'vision-b')).some((e) => e.reason === 'QuotaExceeded') ? true : undefined,
     );
-    // kube-scheduler keeps the pods' condition its own, and its FailedScheduling Events carry the extender's
-    // answer (the gang's pending reason); Quartermaster adds its QuotaExceeded Event.
-    const waiting = await podsOf(qm, ofJobSet('vision-b'));
-    expect(waiting).toHaveLength(5);
-    for (const pod of waiting) {
-      await eventually(`${pod.metadata!.name} says why it waits`, async () => {
+    // kube-scheduler keeps the pods' condition its own; Quartermaster tells each waiting pod why with an Event
+    // (its gang's pending reason) — every pod, also one the Job controller made after the reason was first told.
+    // Waited for on the real state: all 5 pods exist, none bound, each with a QuotaExceeded Event naming vision.
+    await eventually('each of vision-b’s 5 pods says why it waits', async () => {
+      const waiting = await podsOf(qm, ofJobSet('vision-b'));
+      if (waiting.length !== 5 || waiting.some((p) => p.spec?.nodeName)) return undefined;
+      for (const pod of waiting) {
         const events = await eventsOn(qm, 'Pod', pod.metadata!.name!);
-        return events.some((e) => e.reason === 'QuotaExceeded') ||
-          events.some((e) => e.reason === 'FailedScheduling' && /QUOTA_EXCEEDED: .*vision/.test(e.message))
-          ? true
-          : undefined;
-      });
-    }
+        if (!events.some((e) => e.reason === 'QuotaExceeded' && /QUOTA_EXCEEDED: .*vision/.test(e.message))) return undefined;
+      }
+      return true;
+    }, 90_000);
     expect((await podsOf(qm, ofJobSet('vision-b'))).filter((p) => p.spec?.nodeName)).toHaveLength(0);
     await qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
       group: 'jobset.x-k8s.io',

@@ -30,6 +30,8 @@ export interface SubjectOutcome {
 
 const DEFAULT_TYPE = 'PodScheduled';
 
+const objectKey = (object: InvolvedObject): string => `${object.kind}/${object.namespace}/${object.name}/${object.uid ?? ''}`;
+
 /** The pod's current condition of that type, if any. */
 export function conditionOf(pod: V1Pod, type = DEFAULT_TYPE): V1PodCondition | undefined {
   return pod.status?.conditions?.find((c) => c.type === type);
@@ -56,6 +58,8 @@ export class PodStatusReporter {
   private readonly core: CoreV1Api;
   /** Last reason reported per subject key, for subjects whose pods cannot tell (no pod shows one yet). */
   private readonly lastReason = new Map<string, string>();
+  /** Objects each subject's Event went on for its current reason. */
+  private readonly told = new Map<string, Set<string>>();
 
   constructor(
     cluster: KubeCluster,
@@ -67,8 +71,8 @@ export class PodStatusReporter {
 
   /**
    * Sets the condition on every unbound pod of the subject that does not show it yet, and records the
-   * Event (on those pods and on `alsoOn`) when the subject's reason changed. Bound pods are left alone
-   * (binding sets PodScheduled=True).
+   * Event (on those pods and on `alsoOn`) when the subject's reason changed — and on an object that joined the
+   * subject since, once. Bound pods are left alone (binding sets PodScheduled=True).
    */
   async report(subject: string, pods: readonly V1Pod[], report: SubjectReport, alsoOn: readonly InvolvedObject[] = []): Promise<SubjectOutcome> {
     const type = report.type ?? DEFAULT_TYPE;
@@ -80,10 +84,19 @@ export class PodStatusReporter {
 
     const stale = waiting.filter((pod) => !showsCondition(pod, { ...report, type }));
     const results = await Promise.all(stale.map((pod) => this.setCondition(pod, { ...report, type })));
-    if (changed && report.event !== false) {
+    if (report.event !== false) {
+      // Every object hears the subject's reason once: all of them when it changes, and a pod that joins the
+      // subject later (a controller makes pods one by one) when it appears. First sight of an unchanged
+      // subject in this process: the pods show the reason already (another replica or a restart told them).
+      const objects = [...waiting.map(involvedPod), ...alsoOn];
+      const known = this.told.get(subject);
+      const fresh = changed ? objects : known ? objects.filter((object) => !known.has(objectKey(object))) : [];
+      const told = changed || !known ? new Set<string>() : known;
+      for (const object of objects) told.add(objectKey(object));
+      this.told.set(subject, told);
       const eventType = report.eventType ?? 'Normal';
       const reason = report.eventReason ?? report.reason;
-      await Promise.all([...waiting.map(involvedPod), ...alsoOn].map((object) => this.events.record(object, eventType, reason, report.message)));
+      await Promise.all(fresh.map((object) => this.events.record(object, eventType, reason, report.message)));
     }
     return { updated: results.filter(Boolean).length, changed };
   }
@@ -91,6 +104,7 @@ export class PodStatusReporter {
   /** Forgets a subject that is gone (its key is only kept to judge changes of pod-less subjects). */
   forget(subject: string): void {
     this.lastReason.delete(subject);
+    this.told.delete(subject);
   }
 
   /** Known subjects (for callers that prune subjects which no longer exist). */
