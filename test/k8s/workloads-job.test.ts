@@ -3,6 +3,7 @@
 // waits with its reason; a team within its nominal quota reclaims by suspending a borrowing team's Job, which
 // comes back as the same job when capacity returns; completion (the Job's Complete condition) releases quota.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam } from './controllers/examples.js';
 import { buildQm, runQm } from '../e2e/cli/qm-process.js';
@@ -20,6 +21,7 @@ import {
   succeed,
   used,
   workloadJob,
+  workloadJobs,
 } from './support/workloads.js';
 
 let controllers: RunningControllers;
@@ -163,4 +165,46 @@ describe('batch/v1 Job', () => {
       await kubelet.stop();
     }
   }, 300_000);
+
+  it('pods that ask for GPUs only through a DRA ResourceClaim say DRAClaimsNotSupported (PodScheduled=False) with a Warning Event — a Job’s and an annotated bare pod’s — and become no job', async () => {
+    const claims = (spec: { containers: { resources?: Record<string, unknown> }[]; resourceClaims?: unknown[] }): void => {
+      spec.resourceClaims = [{ name: 'gpus', resourceClaimTemplateName: 'eight-h100' }];
+      for (const container of spec.containers) container.resources = { requests: { cpu: '100m' }, claims: [{ name: 'gpus' }] };
+    };
+    const job = forTeam(examples.indexedJob(), { team: 'vision', name: 'dra-job', schedulerName: 'quartermaster' });
+    job.spec.completions = 2;
+    job.spec.parallelism = 2;
+    claims(job.spec.template.spec);
+    await applyManifest(qm, job);
+    const pods = await eventually('dra-job’s pods say DRAClaimsNotSupported', async () => {
+      const list = await podsOf(qm, 'job-name=dra-job');
+      return list.length === 2 && list.every((p) => scheduledCondition(p)?.reason === 'DRAClaimsNotSupported') ? list : undefined;
+    }, 90_000);
+    expect(scheduledCondition(pods[0]!)).toMatchObject({ status: 'False', message: expect.stringContaining('only through DRA ResourceClaims') });
+    expect(pods.every((p) => !p.spec?.nodeName)).toBe(true);
+    const warning = await eventually('a DRAClaimsNotSupported Event on the Job', async () =>
+      (await eventsOn(qm, 'Job', 'dra-job')).find((e) => e.reason === 'DRAClaimsNotSupported'),
+    );
+    expect(warning).toMatchObject({ type: 'Warning', message: expect.stringContaining('resources.limits') });
+    expect(await workloadJobs(qm, 'Job', 'dra-job')).toEqual([]);
+
+    const bare = {
+      metadata: {
+        name: 'dra-bare',
+        namespace: qm.namespace,
+        annotations: { 'quartermaster.io/team': 'vision', 'quartermaster.io/gang': 'dra-bare', 'quartermaster.io/gang-size': '1', 'quartermaster.io/flavor': 'h100' },
+      },
+      spec: { schedulerName: 'quartermaster', containers: [{ name: 'c', image: 'x' }] as { name: string; image: string; resources?: Record<string, unknown> }[] },
+    };
+    claims(bare.spec);
+    await qm.core.createNamespacedPod({ namespace: qm.namespace, body: bare });
+    const pod = await eventually('dra-bare says DRAClaimsNotSupported', async () => {
+      const [p] = await podsOf(qm, '!job-name').then((list) => list.filter((x) => x.metadata?.name === 'dra-bare'));
+      return p && scheduledCondition(p)?.reason === 'DRAClaimsNotSupported' ? p : undefined;
+    });
+    expect(pod.spec?.nodeName).toBeUndefined();
+    await eventually('a DRAClaimsNotSupported Event on dra-bare', async () =>
+      (await eventsOn(qm, 'Pod', 'dra-bare')).find((e) => e.reason === 'DRAClaimsNotSupported' && e.type === 'Warning'),
+    );
+  }, 180_000);
 });

@@ -83,6 +83,19 @@ describe('gang import from annotated foreign pods', () => {
     expect(gangs[0]).toMatchObject({ flavors: ['trn1'], acceleratorsPerReplica: 16 });
   });
 
+  it('does not import a gang whose pods ask for devices only through DRA ResourceClaims (binding them would skip the claims’ allocation)', () => {
+    const dra = foreign('w0', { ...gang, 'quartermaster.io/gang-size': '1', 'quartermaster.io/flavor': 'h100-80gb' });
+    dra.spec!.containers[0]!.resources = { requests: { cpu: '1' }, claims: [{ name: 'gpus' }] };
+    dra.spec!.resourceClaims = [{ name: 'gpus', resourceClaimTemplateName: 'eight-h100' }];
+    const { gangs, issues } = gangImportsFromPods([dra], flavors);
+    expect(gangs).toEqual([]);
+    expect(issues).toEqual([{ object: 'ml/bert-sweep', field: 'spec.resourceClaims', message: expect.stringContaining('only through DRA ResourceClaims') }]);
+    // Claims next to an accelerator limit: counted as usual.
+    const both = foreign('w1', { ...gang, 'quartermaster.io/gang-size': '1' });
+    both.spec!.resourceClaims = [{ name: 'nic', resourceClaimTemplateName: 'rdma' }];
+    expect(gangImportsFromPods([both], flavors).gangs).toHaveLength(1);
+  });
+
   it('keeps gangs of the same name in different namespaces apart, sorted by key', () => {
     const one = { ...gang, 'quartermaster.io/gang-size': '1' };
     const { gangs } = gangImportsFromPods([foreign('a', one, { namespace: 'zeta' }), foreign('a', one, { namespace: 'alpha' })], flavors);

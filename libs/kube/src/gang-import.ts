@@ -9,6 +9,7 @@ import {
 } from './labels.js';
 import type { KubeFlavor } from './node-mapping.js';
 import { podRequests } from './pod-resources.js';
+import { acceleratorResourcesOf, draOnlyMessage, requestsResourceClaims } from './workloads/workload-flavors.js';
 import { QuantityError } from './quantity.js';
 import type { JobPodTemplate } from './pod-manifest.js';
 
@@ -200,6 +201,9 @@ function buildGang(members: ParsedPod[], flavors: readonly KubeFlavor[]): ParseR
       message: `gang has ${sorted.length} pods but declares gang-size ${first.annotations.gangSize}`,
     });
   }
+  // Devices asked for only through DRA claims: binding the pods ourselves would skip the claims' allocation.
+  const dra = sorted.find((m) => requestsResourceClaims(m.pod.spec) && acceleratorResourcesOf(m.pod.spec, flavors).length === 0);
+  if (dra) return { ok: false, issues: [{ object: key, field: 'spec.resourceClaims', message: draOnlyMessage(flavors) }] };
   const resolved = resolveFlavors(first, flavors);
   if (!resolved.ok) issues.push(...resolved.issues);
   if (issues.length > 0 || !resolved.ok) return { ok: false, issues };

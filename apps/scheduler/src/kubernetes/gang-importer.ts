@@ -85,7 +85,10 @@ export class GangImporter {
     for (const [object, reasons] of problems) {
       const single = candidates.filter((pod) => podKey(pod) === object);
       const pods = single.length > 0 ? single : candidates.filter((pod) => gangKeyOf(pod) === object);
-      items.push(this.item(`import:${object}`, pods, invalidGangReport(single.length > 0 ? `pod ${object}` : `gang ${object}`, reasons), 'warn'));
+      const report = invalidGangReport(single.length > 0 ? `pod ${object}` : `gang ${object}`, reasons);
+      // Devices only through DRA ResourceClaims: the reason workloads show too (ADR 0015).
+      if (reasons.some((r) => r.startsWith('spec.resourceClaims:'))) report.reason = 'DRAClaimsNotSupported';
+      items.push(this.item(`import:${object}`, pods, report, 'warn'));
     }
 
     const ids: string[] = [];

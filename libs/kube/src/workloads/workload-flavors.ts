@@ -64,3 +64,11 @@ export function requestsResourceClaims(spec: V1PodSpec | undefined): boolean {
     (c) => (c.resources?.claims ?? []).length > 0,
   );
 }
+
+/** Why a gang whose pods ask for devices only through DRA ResourceClaims is not scheduled (ADR 0015). */
+export function draOnlyMessage(flavors: readonly KubeFlavor[]): string {
+  return (
+    'asks for devices only through DRA ResourceClaims; Quartermaster counts accelerators as extended resources ' +
+    `(${[...new Set(flavors.map((f) => f.resourceName))].join(', ') || 'nvidia.com/gpu, …'}) and cannot place or charge this gang — request them as resources.limits (see docs/adr/0015-workload-gangs-upstream-workload-api-and-dra.md)`
+  );
+}

@@ -4,7 +4,7 @@ import type { KubeFlavor } from '../node-mapping.js';
 import type { JobPodTemplate } from '../pod-manifest.js';
 import { podRequests } from '../pod-resources.js';
 import { QuantityError } from '../quantity.js';
-import { acceleratorResourcesOf, podSpecFitsFlavor, requestsResourceClaims } from './workload-flavors.js';
+import { acceleratorResourcesOf, draOnlyMessage, podSpecFitsFlavor, requestsResourceClaims } from './workload-flavors.js';
 import { workloadKindOf } from './workload-kinds.js';
 import type { KubeObject, WorkloadRef, WorkloadRole } from './workload.js';
 
@@ -185,9 +185,7 @@ export function workloadGang(
       issue: {
         field: 'spec.resourceClaims',
         code: 'DRA_ONLY',
-        message:
-          'asks for devices only through DRA ResourceClaims; Quartermaster counts accelerators as extended resources ' +
-          `(${[...new Set(flavors.map((f) => f.resourceName))].join(', ') || 'nvidia.com/gpu, …'}) and cannot place or charge this gang — request them as resources.limits (see docs/adr/0015-workload-gangs-upstream-workload-api-and-dra.md)`,
+        message: draOnlyMessage(flavors),
       },
     };
   }
