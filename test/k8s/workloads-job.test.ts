@@ -3,7 +3,6 @@
 // waits with its reason; a team within its nominal quota reclaims by suspending a borrowing team's Job, which
 // comes back as the same job when capacity returns; completion (the Job's Complete condition) releases quota.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { V1Pod } from '@kubernetes/client-node';
 import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam } from './controllers/examples.js';
 import { buildQm, runQm } from '../e2e/cli/qm-process.js';
