@@ -3,6 +3,7 @@
 // waits with its reason; a team within its nominal quota reclaims by suspending a borrowing team's Job, which
 // comes back as the same job when capacity returns; completion (the Job's Complete condition) releases quota.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AdmissionregistrationV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam } from './controllers/examples.js';
 import { buildQm, runQm } from '../e2e/cli/qm-process.js';
@@ -81,6 +82,72 @@ describe('batch/v1 Job', () => {
     expect(described.stdout).toContain(
       `Workload:     Job ${qm.namespace}/indexed-job (batch/v1, uid ${manifest.metadata!.uid}); pods: `,
     );
+  }, 300_000);
+
+  it('the first bind is whole: an admitted Job whose controller could make only 2 of its 3 pods gets none bound until the third exists', async () => {
+    // A ValidatingAdmissionPolicy keeps the Job controller from creating index 2 of Job `partial` (it retries).
+    const admission = qm.cluster.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const holdExpression = "!has(object.metadata.labels) || !('job-name' in object.metadata.labels) || object.metadata.labels['job-name'] != 'partial' || !('batch.kubernetes.io/job-completion-index' in object.metadata.labels) || object.metadata.labels['batch.kubernetes.io/job-completion-index'] != '2'";
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name: 'qm-test-hold-partial-2' },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }] },
+          validations: [{ expression: holdExpression, message: 'held by the test' }],
+        },
+      },
+    });
+    await admission.createValidatingAdmissionPolicyBinding({
+      body: { metadata: { name: 'qm-test-hold-partial-2' }, spec: { policyName: 'qm-test-hold-partial-2', validationActions: ['Deny'] } },
+    });
+    const probe = { metadata: { generateName: 'probe-', labels: { 'job-name': 'partial', 'batch.kubernetes.io/job-completion-index': '2' } }, spec: { containers: [{ name: 'c', image: 'x' }] } };
+    await eventually('the policy denies index 2', async () =>
+      qm.core.createNamespacedPod({ namespace: qm.namespace, body: probe, dryRun: 'All' }).then(() => undefined, () => true),
+    );
+
+    // Every pod bound while the Job had fewer than 3 would break the gang's first bind.
+    const early: string[] = [];
+    const seen = new Map<string, boolean>();
+    const watch = await qm.cluster.watchPods(
+      {
+        onAdd: (p) => note(p),
+        onUpdate: (p) => note(p),
+      },
+      { namespace: qm.namespace },
+    );
+    function note(pod: V1Pod): void {
+      if (pod.metadata?.labels?.['job-name'] !== 'partial') return;
+      seen.set(pod.metadata.name!, !!pod.spec?.nodeName);
+      if (pod.spec?.nodeName && seen.size < 3) early.push(pod.metadata.name!);
+    }
+    try {
+      const manifest = forTeam(examples.indexedJob(), { team: 'vision', name: 'partial', schedulerName: 'quartermaster' });
+      manifest.spec.completions = 3;
+      manifest.spec.parallelism = 3;
+      await applyManifest(qm, manifest);
+      const job = await workloadJob(qm, 'Job', 'partial', (j) => j.state === 'BINDING');
+      await eventually('partial’s 2 pods labelled with its job', async () => {
+        const pods = await podsOf(qm, 'job-name=partial');
+        return pods.length === 2 && pods.every((p) => p.metadata?.labels?.['quartermaster.io/job-id'] === job.id) ? true : undefined;
+      });
+      // A later Job imported and bound: import passes ran after `partial` was BINDING with both its pods.
+      await applyManifest(qm, forTeam(examples.indexedJob(), { team: 'vision', name: 'after-partial', schedulerName: 'quartermaster' }));
+      const after = await workloadJob(qm, 'Job', 'after-partial');
+      await eventually('after-partial bound', async () => ((await boundPods(qm, after.id)).length === 3 ? true : undefined), 90_000);
+      expect((await podsOf(qm, 'job-name=partial')).filter((p) => p.spec?.nodeName)).toHaveLength(0);
+    } finally {
+      await admission.deleteValidatingAdmissionPolicyBinding({ name: 'qm-test-hold-partial-2' }).catch(() => undefined);
+      await admission.deleteValidatingAdmissionPolicy({ name: 'qm-test-hold-partial-2' }).catch(() => undefined);
+    }
+    try {
+      // The Job controller makes index 2 now: the whole gang is bound, each pod where the core placed it.
+      const job = await workloadJob(qm, 'Job', 'partial');
+      await eventually('partial’s 3 pods bound', async () => ((await boundPods(qm, job.id)).length === 3 ? true : undefined), 120_000);
+      expect(early).toEqual([]);
+    } finally {
+      await watch.stop();
+    }
   }, 300_000);
 
   it('GPU Jobs: admitted whole within quota; a second waits for quota with its reason, none of its pods bound', async () => {
