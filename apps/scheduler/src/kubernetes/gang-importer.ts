@@ -15,6 +15,7 @@ import {
   type KubeFlavor,
 } from '#kube';
 import type { KubeJobStore } from './kube-job-store.js';
+import type { UnboundPodSource } from './unbound-pods.js';
 import { elasticReplicaReport, incompleteGangReport, invalidGangReport, waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
 
 /** Pods that wait for a node: unbound and not finished. */
@@ -52,6 +53,8 @@ export class GangImporter {
     private readonly logger: Logger,
     private readonly feedback: PodFeedback | null = null,
     private readonly now: () => Date = () => new Date(),
+    /** The unbound pods of the cluster (kubernetes-mode shares one watch); by default listed every pass. */
+    private readonly unboundPods: UnboundPodSource = () => cluster.listPods({ allNamespaces: true, fieldSelector: UNBOUND }),
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
   }
@@ -74,7 +77,7 @@ export class GangImporter {
     const flavors: KubeFlavor[] = await this.store.kubeFlavors();
     // Only unbound pods: a gang with a bound pod is not importable anyway, and on a big cluster this list,
     // made every QM_KUBE_IMPORT_EVERY_MS by every scheduler replica, must not carry every running pod.
-    const unbound = await this.cluster.listPods({ allNamespaces: true, fieldSelector: UNBOUND });
+    const unbound = (await this.unboundPods()).filter((pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed');
     const { gangs, issues } = gangImportsFromPods(unbound, flavors);
     const candidates = unbound.filter(isGangImportCandidate);
     const items: FeedbackItem[] = [];

@@ -14,6 +14,7 @@ import { PodFeedback, podReporting } from './pod-feedback.js';
 import { PodPhaseSync } from './pod-phase-sync.js';
 import { kubernetesSideEffectHandlers } from './pod-side-effects.js';
 import { WorkloadImporter, unimportedWorkloadPodCheck } from './workload-importer.js';
+import { UnboundPods } from './unbound-pods.js';
 import { WorkloadStatusSync } from './workload-status-sync.js';
 
 function clusterFor(config: Config, settings: KubernetesSettings): KubeCluster {
@@ -101,13 +102,22 @@ export async function startKubernetesWatchers(config: Config, database: Database
     log,
   );
   const feedback = new PodFeedback(podReporting(cluster, log).reporter, log);
-  const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, feedback);
-  const workloads = new WorkloadImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, new PodFeedback(podReporting(cluster, log).reporter, log));
+  // One watch of the unbound pods for both importers (each listed them every pass).
+  const unbound = new UnboundPods(cluster, log);
+  const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, feedback, undefined, unbound.source());
+  const workloads = new WorkloadImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, new PodFeedback(podReporting(cluster, log).reporter, log), undefined, unbound.source());
   const workloadStatus = new WorkloadStatusSync(cluster, database, store, settings.importEveryMs, trigger('job.finished'), log);
   await pods.start();
   try {
     await nodes.start();
   } catch (error) {
+    await pods.stop();
+    throw error;
+  }
+  try {
+    if (settings.importEveryMs > 0) await unbound.start();
+  } catch (error) {
+    await nodes.stop();
     await pods.stop();
     throw error;
   }
@@ -124,6 +134,7 @@ export async function startKubernetesWatchers(config: Config, database: Database
       await workloadStatus.stop();
       await workloads.stop();
       await importer.stop();
+      await unbound.stop();
       await pods.stop();
       await nodes.stop();
       await publisher.close();

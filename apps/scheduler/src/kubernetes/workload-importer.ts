@@ -26,6 +26,7 @@ import { eachLimited } from '#common';
 import { checkNodes } from './bind-checks.js';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import { CONFLICT_REQUEUE_MS } from './pod-side-effects.js';
+import { listedUnboundPods, type UnboundPodSource } from './unbound-pods.js';
 import { waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
 import { LABEL_WORKLOAD_KIND, bindWorkloadPods, involvedWorkload } from './workload-pods.js';
 
@@ -97,6 +98,8 @@ export class WorkloadImporter {
     /** Where waiting and invalid workloads are reported (their own PodFeedback: subjects `workload:…`). */
     private readonly feedback: PodFeedback | null = null,
     private readonly now: () => Date = () => new Date(),
+    /** The unbound pods of the cluster (kubernetes-mode shares one watch); by default listed every pass. */
+    private readonly unbound: UnboundPodSource = listedUnboundPods(cluster),
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     this.objects = new WorkloadObjects(cluster.kubeConfig);
@@ -124,9 +127,7 @@ export class WorkloadImporter {
   async runOnce(): Promise<string[]> {
     const flavors = await this.store.kubeFlavors();
     const schedulerName = this.cluster.schedulerName;
-    const pods = (
-      await this.cluster.listPods({ allNamespaces: true, fieldSelector: 'spec.nodeName=' })
-    ).filter((pod) => isWorkloadPodCandidate(pod, flavors, schedulerName));
+    const pods = (await this.unbound()).filter((pod) => isWorkloadPodCandidate(pod, flavors, schedulerName));
     const lookup = this.objects.cachedLookup();
     const gangs = new Map<string, { gang: WorkloadGang; pods: V1Pod[] }>();
     const items: FeedbackItem[] = [];
