@@ -85,14 +85,15 @@ export class PodStatusReporter {
     const stale = waiting.filter((pod) => !showsCondition(pod, { ...report, type }));
     const results = await Promise.all(stale.map((pod) => this.setCondition(pod, { ...report, type })));
     if (report.event !== false) {
-      // Every object hears the subject's reason once: all of them when it changes, and a pod that joins the
-      // subject later (a controller makes pods one by one) when it appears. First sight of an unchanged
-      // subject in this process: the pods show the reason already (another replica or a restart told them).
+      // Every object hears the subject's reason once: all of them when it changes, and one of `alsoOn` (a pod of
+      // another scheduler, whose only sign of our reason is the Event) that joins the subject later — a
+      // controller makes pods one by one — when it appears (our own pods get the condition). First sight of an
+      // unchanged subject in this process: they were told already (by another replica, or before a restart).
       const objects = [...waiting.map(involvedPod), ...alsoOn];
       const known = this.told.get(subject);
-      const fresh = changed ? objects : known ? objects.filter((object) => !known.has(objectKey(object))) : [];
+      const fresh = changed ? objects : known ? alsoOn.filter((object) => !known.has(objectKey(object))) : [];
       const told = changed || !known ? new Set<string>() : known;
-      for (const object of objects) told.add(objectKey(object));
+      for (const object of alsoOn) told.add(objectKey(object));
       this.told.set(subject, told);
       const eventType = report.eventType ?? 'Normal';
       const reason = report.eventReason ?? report.reason;
