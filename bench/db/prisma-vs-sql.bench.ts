@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { Database } from '../../libs/db/src/database.js';
 import { createTestDatabase } from '../../libs/db/src/testing/test-database.js';
+import { moveJobs } from '../../libs/db/src/lifecycle/transition-writer.js';
 
 const RUNNING = Number(process.env['RUNNING'] ?? 2000);
 const PENDING = Number(process.env['PENDING'] ?? 10000);
@@ -26,19 +27,27 @@ async function seed(db: Database): Promise<void> {
   await q(`INSERT INTO flavors (name, kind, resource_name) VALUES ('h100-80gb', 'nvidia-gpu', 'nvidia.com/gpu')`);
   await q(`INSERT INTO teams (name) SELECT 'team-' || t FROM generate_series(0, 19) t`);
   await q(`INSERT INTO nodes (name, flavor, accelerators, cpu_millis, memory_mib) SELECT 'node-' || n, 'h100-80gb', 8, 96000, 1048576 FROM generate_series(0, $1::int - 1) n`, [NODES]);
+  // Every job is inserted PENDING; the RUNNING ones get there through the transition writer (which also
+  // writes their allocations), like every other state change: job i's two replicas fill node-i.
   await q(
-    `INSERT INTO jobs (name, team, kind, replicas, min_replicas, accelerators_per_replica, flavors, template, created_by, state, flavor, admitted_replicas)
-     SELECT 'job-' || n, 'team-' || (n % 20), 'training', 2, 2, 4, ARRAY['h100-80gb'], '{}', 'bench',
-            CASE WHEN n < $1::int THEN 'RUNNING'::job_state ELSE 'PENDING'::job_state END,
-            CASE WHEN n < $1::int THEN 'h100-80gb' END, CASE WHEN n < $1::int THEN 2 END
-     FROM generate_series(0, $1::int + $2::int - 1) n`,
-    [RUNNING, PENDING],
+    `INSERT INTO jobs (name, team, kind, replicas, min_replicas, accelerators_per_replica, flavors, template, created_by)
+     SELECT 'job-' || n, 'team-' || (n % 20), 'training', 2, 2, 4, ARRAY['h100-80gb'], '{}', 'bench'
+     FROM generate_series(0, $1::int - 1) n`,
+    [RUNNING + PENDING],
   );
-  await q(
-    `INSERT INTO allocations (job_id, replica, node, flavor, accelerators, cpu_millis, memory_mib)
-     SELECT j.id, r, 'node-' || ((row_number() OVER (ORDER BY j.id, r) - 1) / 2), 'h100-80gb', 4, 1000, 1024
-     FROM jobs j CROSS JOIN generate_series(0, 1) r WHERE j.state = 'RUNNING'`,
+  const { rows } = await db.pool.query<{ id: string }>(`SELECT id::text AS id FROM jobs ORDER BY id LIMIT $1`, [RUNNING]);
+  const placement = (node: string) => [0, 1].map((replica) => ({ replica, node, accelerators: 4, cpuMillis: 1000, memoryMiB: 1024 }));
+  await moveJobs(
+    db.pool,
+    rows.map((r, i) => ({
+      jobId: r.id,
+      to: 'ADMITTED' as const,
+      reason: 'bench seed',
+      admission: { flavor: 'h100-80gb', replicas: 2, preempts: [], placement: placement(`node-${i}`) },
+    })),
+    { actor: 'bench' },
   );
+  await moveJobs(db.pool, rows.map((r) => ({ jobId: r.id, to: 'RUNNING' as const, reason: 'bench seed' })), { actor: 'bench' });
   await q('ANALYZE');
 }
 
