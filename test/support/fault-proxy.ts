@@ -140,22 +140,34 @@ class Link {
   }
 
   private pipe(from: net.Socket, to: net.Socket): void {
-    let last = 0;
+    // Delayed chunks wait in one queue drained by one timer, strictly in arrival order: a timer per chunk
+    // can fire out of order (timers due in the same millisecond but created with different durations sit
+    // in different lists), which reorders the byte stream — Postgres then sees garbage ("invalid frontend
+    // message type") and drops the connection.
+    const queue: { at: number; chunk: Buffer }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let ended = false;
+    const drain = (): void => {
+      timer = undefined;
+      while (queue.length > 0 && queue[0]!.at <= Date.now()) {
+        const { chunk } = queue.shift()!;
+        if (!to.destroyed) to.write(chunk);
+      }
+      if (queue.length > 0) timer = setTimeout(drain, Math.max(0, queue[0]!.at - Date.now()));
+      else if (ended && !to.destroyed) to.end();
+    };
     from.on('data', (chunk: Buffer) => {
       const ms = this.delay();
-      if (ms === 0 && last <= Date.now()) {
+      if (ms === 0 && queue.length === 0) {
         if (!to.destroyed) to.write(chunk);
         return;
       }
-      const at = Math.max(Date.now() + ms, last);
-      last = at;
-      setTimeout(() => {
-        if (!to.destroyed) to.write(chunk);
-      }, at - Date.now());
+      queue.push({ at: Date.now() + ms, chunk });
+      timer ??= setTimeout(drain, Math.max(0, queue[0]!.at - Date.now()));
     });
     from.on('end', () => {
-      const wait = Math.max(0, last - Date.now());
-      setTimeout(() => to.end(), wait);
+      ended = true;
+      if (queue.length === 0) to.end();
     });
     if (this.held) from.pause();
   }
