@@ -1,6 +1,13 @@
 // KubeCluster (libs/kube) against the real kube-apiserver of the k8s test project.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import {
   KubeApiError,
   KubeCluster,
@@ -25,7 +32,9 @@ const cpuNode = uniqueName('cpu');
 const nodes = [gpuA, gpuB, cpuNode];
 
 const product = `NVIDIA-H100-${run}`; // unique per run, so other files' nodes never match this flavor
-const flavors: KubeFlavor[] = [{ name: 'h100-80gb', resourceName: 'nvidia.com/gpu', nodeLabels: { 'nvidia.com/gpu.product': product } }];
+const flavors: KubeFlavor[] = [
+  { name: 'h100-80gb', resourceName: 'nvidia.com/gpu', nodeLabels: { 'nvidia.com/gpu.product': product } },
+];
 
 const job: PodJob = {
   id: 'job-1',
@@ -65,16 +74,26 @@ describe('KubeCluster against a real kube-apiserver', () => {
       'topology.kubernetes.io/zone': zone,
       'nvidia.com/gpu.clique': clique,
     });
-    await core.createNode({ body: fakeNode(gpuA, { labels: labels('z1', 'nvl-1'), extended: { 'nvidia.com/gpu': '8' } }) });
-    await core.createNode({ body: fakeNode(gpuB, { labels: labels('z1', 'nvl-2'), extended: { 'nvidia.com/gpu': '8' }, unschedulable: true }) });
-    await core.createNode({ body: fakeNode(cpuNode, { labels: { 'qm-test-run': run }, cpu: '64', memory: '256Gi' }) });
+    await core.createNode({
+      body: fakeNode(gpuA, { labels: labels('z1', 'nvl-1'), extended: { 'nvidia.com/gpu': '8' } }),
+    });
+    await core.createNode({
+      body: fakeNode(gpuB, {
+        labels: labels('z1', 'nvl-2'),
+        extended: { 'nvidia.com/gpu': '8' },
+        unschedulable: true,
+      }),
+    });
+    await core.createNode({
+      body: fakeNode(cpuNode, { labels: { 'qm-test-run': run }, cpu: '64', memory: '256Gi' }),
+    });
   }, 60_000);
 
   afterAll(async () => {
     await cleanUp(core, namespace, nodes);
   }, 60_000);
 
-  it('maps nodes to the core model, with other schedulers\' pods as external capacity', async () => {
+  it("maps nodes to the core model, with other schedulers' pods as external capacity", async () => {
     // A pod the default scheduler placed (here: created bound) on gpuA holds 2 GPUs and 1.5 CPUs.
     await core.createNamespacedPod({
       namespace,
@@ -82,46 +101,69 @@ describe('KubeCluster against a real kube-apiserver', () => {
         metadata: { name: 'foreign' },
         spec: {
           nodeName: gpuA,
-          containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1500m', memory: '1Gi' }, limits: { 'nvidia.com/gpu': '2' } } }],
+          containers: [
+            {
+              name: 'c',
+              image: 'x',
+              resources: { requests: { cpu: '1500m', memory: '1Gi' }, limits: { 'nvidia.com/gpu': '2' } },
+            },
+          ],
         },
       },
     });
-    const mapped = (await cluster.listClusterNodes(flavors)).filter((n) => nodes.includes(n.name));
-    expect(mapped).toEqual(
-      [
-        {
-          name: gpuA,
-          flavor: 'h100-80gb',
-          accelerators: 8,
-          cpuMillis: 96000,
-          memoryMiB: 1024 * 1024,
-          topology: { zone: 'z1', domain: 'nvl-1' },
-          schedulable: true,
-          external: { accelerators: 2, cpuMillis: 1500, memoryMiB: 1024 },
-        },
-        {
-          name: gpuB,
-          flavor: 'h100-80gb',
-          accelerators: 8,
-          cpuMillis: 96000,
-          memoryMiB: 1024 * 1024,
-          topology: { zone: 'z1', domain: 'nvl-2' },
-          schedulable: false,
-          external: { accelerators: 0, cpuMillis: 0, memoryMiB: 0 },
-        },
-      ].sort((a, b) => a.name.localeCompare(b.name)),
-    );
-    await cluster.deletePod('foreign', { gracePeriodSeconds: 0 });
+    try {
+      const mapped = (await cluster.listClusterNodes(flavors)).filter((n) => nodes.includes(n.name));
+      expect(mapped).toEqual(
+        [
+          {
+            name: gpuA,
+            flavor: 'h100-80gb',
+            accelerators: 8,
+            cpuMillis: 96000,
+            memoryMiB: 1024 * 1024,
+            topology: { zone: 'z1', domain: 'nvl-1' },
+            // The node's labels, for node selectors (8763070).
+            labels: expect.objectContaining({
+              'kubernetes.io/hostname': gpuA,
+              'nvidia.com/gpu.clique': 'nvl-1',
+              'topology.kubernetes.io/zone': 'z1',
+            }),
+            schedulable: true,
+            external: { accelerators: 2, cpuMillis: 1500, memoryMiB: 1024 },
+          },
+          {
+            name: gpuB,
+            flavor: 'h100-80gb',
+            accelerators: 8,
+            cpuMillis: 96000,
+            memoryMiB: 1024 * 1024,
+            topology: { zone: 'z1', domain: 'nvl-2' },
+            labels: expect.objectContaining({
+              'kubernetes.io/hostname': gpuB,
+              'nvidia.com/gpu.clique': 'nvl-2',
+            }),
+            schedulable: false,
+            external: { accelerators: 0, cpuMillis: 0, memoryMiB: 0 },
+          },
+        ].sort((a, b) => a.name.localeCompare(b.name)),
+      );
+    } finally {
+      // Deleted whatever the assertions found: the next tests read gpuA's external capacity.
+      await cluster.deletePod('foreign', { gracePeriodSeconds: 0 });
+    }
   }, 30_000);
 
   it('lists nodes by label and watches them (add, update, delete)', async () => {
-    expect((await cluster.listNodes({ labelSelector: `qm-test-run=${run}` })).map((n) => n.metadata?.name).sort()).toEqual([...nodes].sort());
+    expect(
+      (await cluster.listNodes({ labelSelector: `qm-test-run=${run}` })).map((n) => n.metadata?.name).sort(),
+    ).toEqual([...nodes].sort());
 
     const seen: string[] = [];
     const watch = await cluster.watchNodes(
       {
         onAdd: (n: V1Node) => seen.push(`add ${n.metadata?.name}`),
-        onUpdate: (n: V1Node) => seen.push(`update ${n.metadata?.name} ${n.spec?.unschedulable === true ? 'cordoned' : 'open'}`),
+        onUpdate: (n: V1Node) =>
+          seen.push(`update ${n.metadata?.name} ${n.spec?.unschedulable === true ? 'cordoned' : 'open'}`),
         onDelete: (n: V1Node) => seen.push(`delete ${n.metadata?.name}`),
       },
       { labelSelector: `qm-test-run=${run}` },
@@ -130,9 +172,14 @@ describe('KubeCluster against a real kube-apiserver', () => {
       expect(watch.list().length).toBe(3);
       const extra = uniqueName('late');
       nodes.push(extra);
-      await core.createNode({ body: fakeNode(extra, { labels: { 'qm-test-run': run }, extended: { 'nvidia.com/gpu': '8' } }) });
+      await core.createNode({
+        body: fakeNode(extra, { labels: { 'qm-test-run': run }, extended: { 'nvidia.com/gpu': '8' } }),
+      });
       await eventually(() => (seen.includes(`add ${extra}`) ? true : undefined));
-      await core.patchNode({ name: extra, body: { spec: { unschedulable: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await core.patchNode(
+        { name: extra, body: { spec: { unschedulable: true } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
       await eventually(() => (seen.includes(`update ${extra} cordoned`) ? true : undefined));
       expect(watch.get(extra)?.spec?.unschedulable).toBe(true);
       await core.deleteNode({ name: extra });
@@ -155,18 +202,28 @@ describe('KubeCluster against a real kube-apiserver', () => {
     impostor.metadata!.name = manifest.metadata!.name;
     expect(await rejection(cluster.createPod(impostor))).toBeInstanceOf(PodConflictError);
 
-    expect((await cluster.listJobPods('job-1')).map((p) => p.metadata?.name)).toEqual([manifest.metadata!.name]);
+    expect((await cluster.listJobPods('job-1')).map((p) => p.metadata?.name)).toEqual([
+      manifest.metadata!.name,
+    ]);
   }, 30_000);
 
   it('keeps hundreds of concurrent calls on keep-alive connections without spurious failures', async () => {
     // What the worker does under load (QM_WORKER_CONCURRENCY 128, two calls per bind). With requests
     // queued on a capped agent, node-fetch 2 failed about half of them with "Premature close".
     const pooled = KubeCluster.fromKubeconfig(process.env.KUBECONFIG, { namespace });
-    const burst = Array.from({ length: 300 }, (_, i) => podManifestForReplica({ ...job, id: `burst-${i}`, name: `burst-${i}`, replicas: 1 }, 0, undefined, { namespace }));
+    const burst = Array.from({ length: 300 }, (_, i) =>
+      podManifestForReplica({ ...job, id: `burst-${i}`, name: `burst-${i}`, replicas: 1 }, 0, undefined, {
+        namespace,
+      }),
+    );
     const results = await Promise.allSettled(burst.map((manifest) => pooled.createPod(manifest)));
     const failures = results.filter((r) => r.status === 'rejected').map((r) => String(r.reason));
     expect(failures).toEqual([]);
-    await Promise.all(burst.map((manifest) => pooled.deletePod(manifest.metadata!.name!, { namespace, gracePeriodSeconds: 0 })));
+    await Promise.all(
+      burst.map((manifest) =>
+        pooled.deletePod(manifest.metadata!.name!, { namespace, gracePeriodSeconds: 0 }),
+      ),
+    );
   }, 60_000);
 
   it('binds once; rebinding to the same node is fine, to another node is a typed error', async () => {
@@ -185,20 +242,28 @@ describe('KubeCluster against a real kube-apiserver', () => {
     expect(a?.external).toEqual({ accelerators: 0, cpuMillis: 0, memoryMiB: 0 });
   }, 30_000);
 
-  it('patches pod status like a kubelet and watches only Quartermaster\'s pods with a field selector', async () => {
+  it("patches pod status like a kubelet and watches only Quartermaster's pods with a field selector", async () => {
     const seen: string[] = [];
     const watch = await cluster.watchPods(
       { onUpdate: (p: V1Pod) => seen.push(`${p.metadata?.name} ${p.status?.phase}`) },
       { fieldSelector: 'spec.schedulerName=quartermaster' },
     );
     try {
-      await core.createNamespacedPod({ namespace, body: { metadata: { name: 'not-ours' }, spec: { containers: [{ name: 'c', image: 'x' }] } } });
+      await core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: 'not-ours' }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+      });
       const name = podManifestForReplica(job, 0).metadata!.name!;
-      const running = await cluster.patchPodStatus(name, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
+      const running = await cluster.patchPodStatus(name, {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True' }],
+      });
       expect(running.status?.phase).toBe('Running');
       await eventually(() => (seen.includes(`${name} Running`) ? true : undefined));
       expect(watch.list().map((p) => p.metadata?.name)).toEqual([name]);
-      expect(await rejection(cluster.patchPodStatus('no-such-pod', { phase: 'Running' }))).toBeInstanceOf(PodNotFoundError);
+      expect(await rejection(cluster.patchPodStatus('no-such-pod', { phase: 'Running' }))).toBeInstanceOf(
+        PodNotFoundError,
+      );
     } finally {
       await watch.stop();
     }
@@ -227,23 +292,40 @@ describe('KubeCluster against a real kube-apiserver', () => {
     const a = await cluster.acquireOrRenewLease(lease, 'a', 15_000);
     expect(a).toMatchObject({ held: true, holder: 'a', fencingToken: 1n });
     expect(await cluster.acquireOrRenewLease(lease, 'b', 15_000)).toMatchObject({ held: false, holder: 'a' });
-    expect(await cluster.acquireOrRenewLease(lease, 'a', 15_000)).toMatchObject({ held: true, fencingToken: 1n });
+    expect(await cluster.acquireOrRenewLease(lease, 'a', 15_000)).toMatchObject({
+      held: true,
+      fencingToken: 1n,
+    });
 
     await cluster.releaseLease(lease, 'b'); // not b's: no effect
     expect(await cluster.acquireOrRenewLease(lease, 'b', 15_000)).toMatchObject({ held: false });
     await cluster.releaseLease(lease, 'a');
-    expect(await cluster.acquireOrRenewLease(lease, 'b', 15_000)).toMatchObject({ held: true, holder: 'b', fencingToken: 2n });
+    expect(await cluster.acquireOrRenewLease(lease, 'b', 15_000)).toMatchObject({
+      held: true,
+      holder: 'b',
+      fencingToken: 2n,
+    });
 
     // b stops renewing; once its lease has expired (seen from a later clock) a takes it over.
     const later = new Date(Date.now() + 60_000);
-    expect(await cluster.acquireOrRenewLease(lease, 'a', 15_000, { now: later })).toMatchObject({ held: true, holder: 'a', fencingToken: 3n });
+    expect(await cluster.acquireOrRenewLease(lease, 'a', 15_000, { now: later })).toMatchObject({
+      held: true,
+      holder: 'a',
+      fencingToken: 3n,
+    });
     const stored = await cluster.readLease(lease);
-    expect(stored?.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 2 });
+    expect(stored?.spec).toMatchObject({
+      holderIdentity: 'a',
+      leaseDurationSeconds: 15,
+      leaseTransitions: 2,
+    });
   }, 30_000);
 
   it('lets exactly one of several racing candidates win a fresh Lease', async () => {
     const lease = uniqueName('race');
-    const results = await Promise.all(['a', 'b', 'c', 'd'].map((holder) => cluster.acquireOrRenewLease(lease, holder, 10_000)));
+    const results = await Promise.all(
+      ['a', 'b', 'c', 'd'].map((holder) => cluster.acquireOrRenewLease(lease, holder, 10_000)),
+    );
     expect(results.filter((r) => r.held)).toHaveLength(1);
     const winner = results.find((r) => r.held)!.holder;
     expect(results.every((r) => r.holder === winner)).toBe(true);
