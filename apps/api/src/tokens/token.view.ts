@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, OmitType } from '@nestjs/swagger';
 import { TimeProperty } from '../response.doc.js';
 import { ROLES } from './token.dto.js';
 
@@ -20,20 +20,10 @@ export class TokenView {
   revokedAt!: string | null;
 }
 
-/** The answer to creating a token: the secret, shown this once. */
-export class CreatedTokenView {
+/** The answer to creating a token: the secret, shown this once, beside the stored token (never revoked yet). */
+export class CreatedTokenView extends OmitType(TokenView, ['revokedAt'] as const) {
   @ApiProperty({ example: 'qm_3q2…', description: 'The secret (stored only as its sha256 hash): keep it now.' })
   token!: string;
-  @ApiProperty({ format: 'uuid' })
-  id!: string;
-  @ApiProperty({ example: 'alice' })
-  subject!: string;
-  @ApiProperty({ enum: ROLES })
-  role!: RoleName;
-  @ApiProperty({ type: [String], example: ['vision'] })
-  teams!: string[];
-  @TimeProperty()
-  createdAt!: string;
 }
 
 export class TokenListView {
