@@ -96,4 +96,28 @@ describe('checkpoints and progress', () => {
     expect(cycle.preemptions[0].lostAcceleratorSeconds).toBeLessThan(8 * 60);
     expect((await ok('GET', `/v1/jobs/${newer.id}`)).state).toBe('ADMITTED');
   });
+
+  it("a victim's checkpoint written in its grace period is recorded; a job that does not checkpoint, or past its grace period, gets 409", async () => {
+    // The previous test left `older` (checkpoints, 45 s grace) preempted by `urgent`: PENDING, its pods given 45 s to checkpoint.
+    const jobs = (await ok('GET', '/v1/jobs?limit=500')).items as { id: string; name: string; state: string }[];
+    const older = jobs.find((j) => j.name === 'older')!;
+    const newer = jobs.find((j) => j.name === 'newer')!;
+    expect([older.state, newer.state]).toEqual(['PENDING', 'ADMITTED']);
+    const at = new Date(Date.now() - 500).toISOString();
+    const during = await ok('POST', `/v1/jobs/${older.id}/progress`, { lastCheckpointAt: at, completedFraction: 0.55 });
+    expect([during.state, during.progress]).toEqual(['PENDING', { lastCheckpointAt: at, completedFraction: 0.55 }]);
+    expect((await ok('GET', `/v1/jobs/${older.id}`)).progress).toEqual({ lastCheckpointAt: at, completedFraction: 0.55 });
+
+    // `newer` does not checkpoint: preempted too, it has nothing to report.
+    const urgent = await ok('POST', '/v1/jobs', jobBody({ name: 'urgent-2', priority: 100, replicas: 1, acceleratorsPerReplica: 8 }));
+    expect((await ok('POST', '/v1/scheduler/cycles')).preemptions).toEqual([expect.objectContaining({ victimJobId: newer.id, preemptorJobId: urgent.id })]);
+    const plain = await h.request('POST', `/v1/jobs/${newer.id}/progress`, { body: { completedFraction: 0.5 } });
+    expect([plain.status, plain.body.detail]).toEqual([409, expect.stringContaining('is PENDING')]);
+
+    // Long after its requeue (its grace period and the minute's slack are over), `older` is refused too.
+    await h.pg.query(`UPDATE job_transitions SET at = at - interval '10 minutes' WHERE job_id = $1`, [older.id]);
+    const late = await h.request('POST', `/v1/jobs/${older.id}/progress`, { body: { completedFraction: 0.9 } });
+    expect([late.status, late.body.detail]).toEqual([409, expect.stringContaining('within its grace period')]);
+    expect((await ok('GET', `/v1/jobs/${older.id}`)).progress.completedFraction).toBe(0.55);
+  });
 });

@@ -72,7 +72,8 @@ export class JobsController {
   }
 
   /**
-   * For executors: the job's last checkpoint and the fraction of its work done then. Preemption picks
+   * For executors: the job's last checkpoint and the fraction of its work done then, while it holds
+   * accelerators or, preempted or moved, within its checkpoint grace period. Preemption picks
    * victims that lose the least work since their last checkpoint; a requeued job expects only the rest.
    */
   @Post(':id/progress')

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError, forbidden, notFound, type FieldError } from '#common';
-import { FlavorRepository, JobRepository, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
+import { FlavorRepository, JobRepository, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
 import type { JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
@@ -102,7 +102,7 @@ export class JobsService {
     return jobView(this.changed(id, await this.jobs.report(id, dto.state, caller.subject, reason), dto.state));
   }
 
-  /** An executor's progress: last checkpoint and fraction done, for a job that holds its accelerators. */
+  /** An executor's progress: last checkpoint and fraction done, for a job that holds its accelerators or is in its grace period after a preemption. */
   async progress(id: string, dto: JobProgressDto, caller: Principal): Promise<JobDetailView> {
     const job = await this.get(id, caller);
     if (!canReportForTeam(caller, job.team)) {
@@ -125,7 +125,10 @@ export class JobsService {
       case 'missing':
         throw notFound(`job ${id}`);
       case 'not-running':
-        throw new AppError('INVALID_TRANSITION', `job ${id} is ${r.state}: progress is reported while it holds accelerators (ADMITTED, BINDING or RUNNING)`);
+        throw new AppError(
+          'INVALID_TRANSITION',
+          `job ${id} is ${r.state}: progress is reported while it holds accelerators (ADMITTED, BINDING or RUNNING), or by a job that checkpoints within its grace period (plus ${PROGRESS_GRACE_SLACK_SECONDS} s) after it was preempted or moved`,
+        );
     }
   }
 

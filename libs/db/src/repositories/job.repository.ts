@@ -80,18 +80,25 @@ export class JobRepository {
   }
 
   /**
-   * An executor's progress report for a job that holds its accelerators: its last checkpoint and the
-   * fraction of its work done then (each kept when not given). Not a state change: the lifecycle is untouched.
+   * An executor's progress report for a job that holds its accelerators — or that declares checkpointing and
+   * was requeued (preempted, moved, its gang lost) less than its checkpoint grace period plus
+   * PROGRESS_GRACE_SLACK_SECONDS ago: its pods are given that long to write a checkpoint, and the checkpoint
+   * they write is what its next run resumes from. Its last checkpoint and the fraction of its work done then,
+   * each kept when not given. Not a state change: the lifecycle is untouched.
    */
   async reportProgress(id: string, p: { lastCheckpointAt: Date | null; completedFraction: number | null }): Promise<ProgressChange> {
     if (!UUID.test(id)) return { kind: 'missing' };
     const { rows } = await this.db.pool.query<{ state: JobState; updated: boolean }>(
       `WITH u AS (
-         UPDATE jobs SET last_checkpoint_at = COALESCE($2, last_checkpoint_at), completed_fraction = COALESCE($3, completed_fraction)
-         WHERE id = $1 AND state IN ('ADMITTED', 'BINDING', 'RUNNING') RETURNING state)
+         UPDATE jobs j SET last_checkpoint_at = COALESCE($2, last_checkpoint_at), completed_fraction = COALESCE($3, completed_fraction)
+         WHERE id = $1 AND (state IN ('ADMITTED', 'BINDING', 'RUNNING') OR (state = 'PENDING' AND checkpoint IS NOT NULL AND EXISTS (
+           SELECT 1 FROM (SELECT t."from", t.at FROM job_transitions t WHERE t.job_id = j.id ORDER BY t.id DESC LIMIT 1) last
+           WHERE last."from" = 'PREEMPTED'
+             AND now() <= last.at + make_interval(secs => GREATEST(COALESCE((j.checkpoint ->> 'gracePeriodSeconds')::float8, 0), 0) + $4))))
+         RETURNING state)
        SELECT state, true AS updated FROM u
        UNION ALL SELECT state, false FROM jobs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM u)`,
-      [id, p.lastCheckpointAt, p.completedFraction],
+      [id, p.lastCheckpointAt, p.completedFraction, PROGRESS_GRACE_SLACK_SECONDS],
     );
     const row = rows[0];
     if (row === undefined) return { kind: 'missing' };
@@ -114,5 +121,11 @@ export class JobRepository {
     return { kind: result.moved ? 'changed' : 'unchanged', job };
   }
 }
+
+/**
+ * How long after its grace period a requeued job's progress is still taken (reportProgress): its eviction is
+ * carried out after the commit that requeued it (the outbox), so its grace period starts a little later.
+ */
+export const PROGRESS_GRACE_SLACK_SECONDS = 60;
 
 export type ProgressChange = { kind: 'updated'; job: JobDetail } | { kind: 'missing' } | { kind: 'not-running'; state: JobState };
