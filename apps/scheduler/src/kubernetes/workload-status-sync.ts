@@ -16,14 +16,22 @@ const READ_CONCURRENCY = 8;
 export function workloadVerdict(
   state: JobState,
   status: WorkloadStatus | 'gone',
+  /** For a PENDING job: how it last lost an allocation (WorkloadJobRepository.lastRelease), null if it never held one. */
+  released: { reason: string } | null = null,
 ): { to: JobState; reason: string } | null {
   if (status === 'gone') return { to: 'CANCELLED', reason: 'its workload was deleted' };
   if (status.phase === 'active') return null;
   if (status.phase === 'failed') return { to: 'FAILED', reason: status.message };
-  // Succeeded: a job still waiting for admission cannot succeed; it has nothing left to run.
-  return state === 'PENDING'
-    ? { to: 'CANCELLED', reason: `its workload finished before admission (${status.message})` }
-    : { to: 'SUCCEEDED', reason: status.message };
+  if (state !== 'PENDING') return { to: 'SUCCEEDED', reason: status.message };
+  // Succeeded while the job waits (PENDING cannot move to SUCCEEDED): it has nothing left to run. Either it
+  // never ran, or it ran, lost its allocation (a kept RayCluster preempted after its RayJob succeeded) and its
+  // workload had finished anyway.
+  return released
+    ? {
+        to: 'CANCELLED',
+        reason: `its workload finished (${status.message}) after the job had been admitted and then lost its allocation (${released.reason}); nothing is left to run, so it is not admitted again`,
+      }
+    : { to: 'CANCELLED', reason: `its workload finished before admission (${status.message})` };
 }
 
 /**
@@ -86,7 +94,11 @@ export class WorkloadStatusSync {
           !object || object.metadata?.uid !== workload.uid || object.metadata?.deletionTimestamp
             ? 'gone'
             : WORKLOAD_KINDS[workload.kind].status(object);
-        const verdict = workloadVerdict(job.state, status);
+        const released =
+          job.state === 'PENDING' && status !== 'gone' && status.phase === 'succeeded'
+            ? await this.jobs.lastRelease(job.id)
+            : null;
+        const verdict = workloadVerdict(job.state, status, released);
         if (!verdict) return;
         if (object && status !== 'gone' && (await this.keptAlive(job, workload, object, verdict.reason))) return;
         const reason = `${workload.kind} ${workload.namespace}/${workload.name}: ${verdict.reason}`;

@@ -25,4 +25,18 @@ export class WorkloadJobRepository {
     );
     return rows;
   }
+
+  /**
+   * How the job last lost an allocation — the latest move out of ADMITTED, BINDING or RUNNING (`to` PREEMPTED or
+   * PENDING, with its reason) — or null when it never held one.
+   */
+  async lastRelease(jobId: string): Promise<{ to: JobState; reason: string } | null> {
+    const { rows } = await this.db.pool.query<{ to: JobState; reason: string }>(
+      `SELECT "to"::text AS "to", reason FROM job_transitions
+       WHERE job_id = $1 AND "from" IN ('ADMITTED', 'BINDING', 'RUNNING') AND "to" IN ('PREEMPTED', 'PENDING')
+       ORDER BY id DESC LIMIT 1`,
+      [jobId],
+    );
+    return rows[0] ?? null;
+  }
 }
