@@ -5,7 +5,7 @@ export * from './lifecycle.js';
 export * from './invariants.js';
 export { runCycle } from './cycle.js';
 export { DEFAULT_MOVE_OPTIONS } from './moves.js';
-export { teamUsage, type TeamFlavorUsage } from './usage.js';
+export { teamUsage, usageInputsOf, type TeamFlavorUsage, type UsageInputs } from './usage.js';
 export {
   type Amount,
   UNLIMITED,

@@ -84,7 +84,7 @@ export class QuotaBook {
   private readonly sortedMembers = new Map<CohortPool, QuotaEntry[]>();
 
   /** `teams` and `quotas` must already be sorted (by name, then team/flavor) for determinism. */
-  constructor(teams: readonly Team[], quotas: readonly Quota[]) {
+  constructor(teams: readonly Pick<Team, 'name' | 'cohort'>[], quotas: readonly Quota[]) {
     for (const t of teams) this.cohortOf.set(t.name, t.cohort);
     for (const q of quotas) {
       if (!this.cohortOf.has(q.team) || this.get(q.team, q.flavor) !== undefined) continue;

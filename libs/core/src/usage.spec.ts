@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { makeJob, makeQuota, makeTeam, snapshot } from '#testing';
-import { teamUsage } from './usage.js';
+import { teamUsage, usageInputsOf } from './usage.js';
 
 const H100 = 'h100-80gb';
 
@@ -19,7 +19,7 @@ describe('teamUsage', () => {
       )
       .pending(makeJob('p').team('nlp').replicas(2).accelerators(8), makeJob('q').team('audio').flavors(H100, 'a100-40gb').accelerators(2))
       .build();
-    expect(teamUsage(s)).toEqual([
+    expect(teamUsage(usageInputsOf(s))).toEqual([
       { team: 'audio', flavor: 'a100-40gb', nominal: 4, borrowingLimit: null, lendingLimit: null, used: 0, borrowed: 0, lent: 0, pendingDemand: 2 },
       { team: 'nlp', flavor: H100, nominal: 16, borrowingLimit: null, lendingLimit: 4, used: 4, borrowed: 0, lent: 4, pendingDemand: 16 },
       { team: 'vision', flavor: H100, nominal: 16, borrowingLimit: 8, lendingLimit: null, used: 24, borrowed: 8, lent: 0, pendingDemand: 0 },
@@ -28,7 +28,7 @@ describe('teamUsage', () => {
 
   it('usage of a flavor without quota shows up with nominal 0', () => {
     const s = snapshot().teams(makeTeam('vision')).running(makeJob('v').accelerators(2).runsOn('n1')).build();
-    expect(teamUsage(s)).toEqual([
+    expect(teamUsage(usageInputsOf(s))).toEqual([
       { team: 'vision', flavor: H100, nominal: 0, borrowingLimit: 0, lendingLimit: 0, used: 2, borrowed: 2, lent: 0, pendingDemand: 0 },
     ]);
   });

@@ -11,7 +11,7 @@
  * One row per Quota row, plus a row (nominal 0) for any flavor a team uses without quota.
  * Rows are sorted by team, then flavor.
  */
-import type { Snapshot } from './model.js';
+import type { Quota, Snapshot, Team } from './model.js';
 import { QuotaBook, type QuotaEntry, borrowedOf } from './quota.js';
 
 export interface TeamFlavorUsage {
@@ -26,18 +26,36 @@ export interface TeamFlavorUsage {
   pendingDemand: number;
 }
 
+/** What live usage is computed from: no job specs, only what each job holds or asks for. */
+export interface UsageInputs {
+  teams: readonly Pick<Team, 'name' | 'cohort'>[];
+  quotas: readonly Quota[];
+  /** Accelerators held by jobs that hold an allocation, by team and flavor (entries of a pair add up). */
+  held: readonly { team: string; flavor: string; accelerators: number }[];
+  /**
+   * Accelerators pending jobs ask for (replicas × per replica), with the flavors they accept, most
+   * preferred first (entries of the same team and flavors add up).
+   */
+  demand: readonly { team: string; flavors: readonly string[]; accelerators: number }[];
+}
+
+/** The usage inputs of a scheduling snapshot: each running job's accelerators on its flavor, each pending job's ask. */
+export function usageInputsOf(snapshot: Pick<Snapshot, 'teams' | 'quotas' | 'running' | 'pending'>): UsageInputs {
+  return {
+    teams: snapshot.teams,
+    quotas: snapshot.quotas,
+    held: snapshot.running.map((r) => ({ team: r.team, flavor: r.flavor, accelerators: r.placement.reduce((s, p) => s + p.accelerators, 0) })),
+    demand: snapshot.pending.map((j) => ({ team: j.team, flavors: j.flavors, accelerators: j.replicas * j.acceleratorsPerReplica })),
+  };
+}
+
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-export function teamUsage(snapshot: Pick<Snapshot, 'teams' | 'quotas' | 'running' | 'pending' | 'cohorts'>): TeamFlavorUsage[] {
-  const teams = [...snapshot.teams].sort((a, b) => cmp(a.name, b.name));
-  const quotas = [...snapshot.quotas].sort((a, b) => cmp(a.team, b.team) || cmp(a.flavor, b.flavor));
+export function teamUsage(inputs: UsageInputs): TeamFlavorUsage[] {
+  const teams = [...inputs.teams].sort((a, b) => cmp(a.name, b.name));
+  const quotas = [...inputs.quotas].sort((a, b) => cmp(a.team, b.team) || cmp(a.flavor, b.flavor));
   const book = new QuotaBook(teams, quotas);
-  const seen = new Set<string>();
-  for (const r of snapshot.running) {
-    if (seen.has(r.id)) continue;
-    seen.add(r.id);
-    book.add(r.team, r.flavor, r.placement.reduce((s, p) => s + p.accelerators, 0));
-  }
+  for (const h of inputs.held) book.add(h.team, h.flavor, h.accelerators);
   const limits = new Map(quotas.map((q) => [`${q.team}\u0000${q.flavor}`, q]));
 
   // Lent: each cohort/flavor's borrowing, attributed to lenders in name order.
@@ -61,13 +79,11 @@ export function teamUsage(snapshot: Pick<Snapshot, 'teams' | 'quotas' | 'running
   }
 
   const demand = new Map<string, number>();
-  for (const j of snapshot.pending) {
-    const flavors = Array.isArray(j.flavors) ? j.flavors : [];
-    const f = flavors.find((x) => limits.has(`${j.team}\u0000${x}`)) ?? flavors[0];
+  for (const d of inputs.demand) {
+    const f = d.flavors.find((x) => limits.has(`${d.team}\u0000${x}`)) ?? d.flavors[0];
     if (f === undefined) continue;
-    const k = `${j.team}\u0000${f}`;
-    const amount = (Number(j.replicas) || 0) * (Number(j.acceleratorsPerReplica) || 0);
-    demand.set(k, (demand.get(k) ?? 0) + amount);
+    const k = `${d.team}\u0000${f}`;
+    demand.set(k, (demand.get(k) ?? 0) + d.accelerators);
   }
 
   return book

@@ -9,6 +9,9 @@ import {
   TeamRepository,
   TokenRepository,
   UsageRepository,
+  JobRepository,
+  QueueRepository,
+  AuditRepository,
   createTestDatabase,
   type TestDatabase,
 } from '#db';
@@ -35,7 +38,11 @@ function calls(db: Database): [string, () => Promise<unknown>][] {
     ['flavors.deleteIfUnused', () => new FlavorRepository(db).deleteIfUnused('h100')],
     ['nodes.list', () => new NodeRepository(db).list()],
     ['tokens.findActiveByHash', () => new TokenRepository(db).findActiveByHash('0'.repeat(64))],
-    ['usage.load (groupBy)', () => new UsageRepository(db).load()],
+    ['usage.load (batch transaction, groupBy)', () => new UsageRepository(db).load()],
+    ['jobs.get (relations)', () => new JobRepository(db).get('00000000-0000-4000-8000-000000000001')],
+    ['jobs.list', () => new JobRepository(db).list({ limit: 10, before: { submittedAt: new Date(), id: '00000000-0000-4000-8000-000000000001' } })],
+    ['queue.list (findMany + count)', () => new QueueRepository(db).list({ states: ['PENDING'], limit: 10, offset: 0 })],
+    ['audit.list', () => new AuditRepository(db).list({ limit: 10, before: '42' })],
   ];
 }
 

@@ -1,4 +1,5 @@
-import type { Database } from '#db';
+import { afterAll, beforeAll } from '@jest/globals';
+import { Database, createTestDatabase, type TestDatabase } from '#db';
 
 /** Fixed ids, so expected snapshots can be written out literally. */
 export const ID = {
@@ -93,4 +94,23 @@ export async function fingerprint(db: Database): Promise<string> {
       (SELECT count(*) FROM outbox), (SELECT count(*) FROM scheduler_cycles),
       (SELECT string_agg(concat(id, ':', state, ':', version, ':', pending_code, ':', reservation::text), ',' ORDER BY id) FROM jobs)) AS f`);
   return rows[0]!.f;
+}
+
+/**
+ * A database of its own with the seeded fleet for the tests of one file: created before them, dropped
+ * after. Returns the handle's getter (the handle exists once beforeAll has run).
+ */
+export function seededDatabase(label: string, poolSize = 4): () => Database {
+  let testDb: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    testDb = await createTestDatabase({ label });
+    db = new Database(testDb.url, { poolSize });
+    await seedFleet(db);
+  });
+  afterAll(async () => {
+    await db.close();
+    await testDb.drop();
+  });
+  return () => db;
 }

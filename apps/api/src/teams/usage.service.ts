@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { teamUsage, type TeamFlavorUsage } from '#core';
 import { UsageRepository } from '#db';
 
-/** Live usage per team and flavor: always computed by libs/core's teamUsage from current allocations. */
+/** Live usage per team and flavor: always computed by libs/core's teamUsage from current allocations and pending demand. */
 @Injectable()
 export class UsageService {
   constructor(@Inject(UsageRepository) private readonly usage: UsageRepository) {}

@@ -1,5 +1,6 @@
 import type { DbHandle } from './db-handle.js';
-import type { EventRecord } from './job.records.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { EVENT_SELECT, toEventRecord, type EventRecord } from './job.records.js';
 
 /** Event kinds of the tenancy audit trail (changes made by people, not scheduling decisions). */
 export const AUDIT_KINDS = [
@@ -20,7 +21,7 @@ export interface AuditFilter {
   teams?: readonly string[];
   team?: string;
   limit: number;
-  /** Only events with an id below this one (the next page). */
+  /** Only events with an id below this one (the next page): decimal digits (the API validates them). */
   before?: string;
 }
 
@@ -29,30 +30,11 @@ export class AuditRepository {
   constructor(private readonly db: DbHandle) {}
 
   async list(f: AuditFilter): Promise<EventRecord[]> {
-    const { rows } = await this.db.pool.query<{
-      id: string;
-      at: Date;
-      kind: string;
-      team: string | null;
-      actor: string;
-      message: string;
-      data: unknown;
-    }>(
-      `SELECT id::text AS id, at, kind, team, actor, message, data FROM events
-       WHERE kind = ANY($1::text[]) AND ($2::text[] IS NULL OR team = ANY($2::text[])) AND ($3::text IS NULL OR team = $3)
-         AND ($4::bigint IS NULL OR id < $4::bigint)
-       ORDER BY events.id DESC LIMIT $5`,
-      [AUDIT_KINDS, f.teams ?? null, f.team ?? null, f.before ?? null, f.limit],
-    );
-    return rows.map((r) => ({
-      id: r.id,
-      at: r.at,
-      kind: r.kind,
-      jobId: null,
-      team: r.team,
-      actor: r.actor,
-      message: r.message,
-      data: r.data,
-    }));
+    const and: Prisma.EventWhereInput[] = [{ kind: { in: [...AUDIT_KINDS] } }];
+    if (f.teams !== undefined) and.push({ team: { in: [...f.teams] } });
+    if (f.team !== undefined) and.push({ team: f.team });
+    if (f.before !== undefined) and.push({ id: { lt: BigInt(f.before) } });
+    const rows = await this.db.prisma.event.findMany({ where: { AND: and }, select: EVENT_SELECT, orderBy: { id: 'desc' }, take: f.limit });
+    return rows.map(toEventRecord);
   }
 }

@@ -175,6 +175,7 @@ const keyScope = (s: Submission): string | null => (s.idempotency === null ? nul
 function newRecord(id: string, s: Submission, submittedAt: Date, queuedAt: Date): JobRecord {
   return {
     ...s.job,
+    checkpoint: s.job.checkpoint ?? null,
     id,
     state: 'PENDING',
     flavor: null,

@@ -1,83 +1,123 @@
-import type { JobState } from '#core';
+import type { CheckpointPolicy, JobKind as CoreJobKind, JobState } from '#core';
+import type { Prisma } from '../generated/prisma/client.js';
+import { jobKindFromDb } from '../enums.js';
 
-export type JobKindName = 'training' | 'eval' | 'batch-inference';
+export type JobKindName = CoreJobKind;
 
-/** What a submission stores (validated and defaulted by the API). */
-export interface NewJob {
-  name: string;
-  team: string;
+/**
+ * The columns of `jobs` a job record shows (everything but the scheduler's private bookkeeping:
+ * reservation, preempted_jobs, updated_at). Row types are Prisma's (ADR 0018); only the API's spelling of
+ * the kind and the JSON columns' shapes are layered on.
+ */
+export const JOB_SELECT = {
+  id: true,
+  name: true,
+  team: true,
+  kind: true,
+  priority: true,
+  preemptible: true,
+  replicas: true,
+  minReplicas: true,
+  acceleratorsPerReplica: true,
+  cpuMillisPerReplica: true,
+  memoryMiBPerReplica: true,
+  flavors: true,
+  flavorSelection: true,
+  speeds: true,
+  topologyLevel: true,
+  tpuShape: true,
+  expectedRuntimeSeconds: true,
+  template: true,
+  checkpoint: true,
+  state: true,
+  flavor: true,
+  admittedReplicas: true,
+  pendingCode: true,
+  pendingMessage: true,
+  pendingPosition: true,
+  pendingEstimatedStartAt: true,
+  preemptedBy: true,
+  preemptionCount: true,
+  submittedAt: true,
+  queuedAt: true,
+  admittedAt: true,
+  startedAt: true,
+  finishedAt: true,
+  createdBy: true,
+  version: true,
+  lastCheckpointAt: true,
+  completedFraction: true,
+} as const satisfies Prisma.JobSelect;
+type JobPayload = Prisma.JobGetPayload<{ select: typeof JOB_SELECT }>;
+
+/** A stored job. `lastCheckpointAt` / `completedFraction`: progress its executor reported (POST /v1/jobs/{id}/progress). */
+export type JobRecord = Omit<JobPayload, 'kind' | 'speeds' | 'template' | 'checkpoint'> & {
   kind: JobKindName;
-  priority: number;
-  preemptible: boolean;
-  replicas: number;
-  minReplicas: number;
-  acceleratorsPerReplica: number;
-  cpuMillisPerReplica: number;
-  memoryMiBPerReplica: number;
-  flavors: string[];
-  flavorSelection: 'preference' | 'fastest';
   speeds: Record<string, number> | null;
-  topologyLevel: 'none' | 'zone' | 'block' | 'domain';
-  tpuShape: string | null;
-  expectedRuntimeSeconds: number | null;
   template: Record<string, unknown>;
-  /** Declared checkpointing (core CheckpointPolicy); null or absent = none. */
-  checkpoint?: { intervalSeconds: number; gracePeriodSeconds: number } | null;
+  /** Declared checkpointing (core CheckpointPolicy); null = none. */
+  checkpoint: CheckpointPolicy | null;
+};
+
+/** What a submission stores (validated and defaulted by the API); the rest of a JobRecord is the database's. */
+export type NewJob = Pick<
+  JobRecord,
+  | 'name'
+  | 'team'
+  | 'kind'
+  | 'priority'
+  | 'preemptible'
+  | 'replicas'
+  | 'minReplicas'
+  | 'acceleratorsPerReplica'
+  | 'cpuMillisPerReplica'
+  | 'memoryMiBPerReplica'
+  | 'flavors'
+  | 'flavorSelection'
+  | 'speeds'
+  | 'topologyLevel'
+  | 'tpuShape'
+  | 'expectedRuntimeSeconds'
+  | 'template'
+> & { checkpoint?: CheckpointPolicy | null };
+
+export const ALLOCATION_SELECT = { replica: true, node: true, accelerators: true, cpuMillis: true, memoryMiB: true } as const satisfies Prisma.AllocationSelect;
+export type AllocationRecord = Prisma.AllocationGetPayload<{ select: typeof ALLOCATION_SELECT }>;
+
+export const TRANSITION_SELECT = { from: true, to: true, at: true, reason: true } as const satisfies Prisma.JobTransitionSelect;
+export type TransitionRecord = Prisma.JobTransitionGetPayload<{ select: typeof TRANSITION_SELECT }>;
+
+/** A job with its placement (replicas in order) and its state history (oldest first). */
+export const JOB_DETAIL_SELECT = {
+  ...JOB_SELECT,
+  allocations: { select: ALLOCATION_SELECT, orderBy: { replica: 'asc' } },
+  transitions: { select: TRANSITION_SELECT, orderBy: { id: 'asc' } },
+} as const satisfies Prisma.JobSelect;
+
+export type JobDetail = JobRecord & { allocation: AllocationRecord[]; transitions: TransitionRecord[] };
+
+/** The record of a row read with JOB_SELECT: the kind in the API's spelling, the JSON columns typed. */
+export function toJobRecord(row: JobPayload): JobRecord {
+  return {
+    ...row,
+    kind: jobKindFromDb(row.kind),
+    speeds: row.speeds as JobRecord['speeds'],
+    template: row.template as JobRecord['template'],
+    checkpoint: row.checkpoint as JobRecord['checkpoint'],
+  };
 }
 
-export interface JobRecord extends NewJob {
-  id: string;
-  state: JobState;
-  flavor: string | null;
-  admittedReplicas: number | null;
-  pendingCode: string | null;
-  pendingMessage: string | null;
-  pendingPosition: number | null;
-  pendingEstimatedStartAt: Date | null;
-  preemptedBy: string | null;
-  preemptionCount: number;
-  submittedAt: Date;
-  queuedAt: Date;
-  admittedAt: Date | null;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  createdBy: string;
-  version: number;
-  /** Progress its executor reported (POST /v1/jobs/{id}/progress). */
-  lastCheckpointAt?: Date | null;
-  completedFraction?: number | null;
+export function toJobDetail(row: Prisma.JobGetPayload<{ select: typeof JOB_DETAIL_SELECT }>): JobDetail {
+  const { allocations, transitions, ...job } = row;
+  return { ...toJobRecord(job), allocation: allocations, transitions };
 }
 
-export interface AllocationRecord {
-  replica: number;
-  node: string;
-  accelerators: number;
-  cpuMillis: number;
-  memoryMiB: number;
-}
+export const EVENT_SELECT = { id: true, at: true, kind: true, jobId: true, team: true, actor: true, message: true, data: true } as const satisfies Prisma.EventSelect;
 
-export interface TransitionRecord {
-  from: JobState | null;
-  to: JobState;
-  at: Date;
-  reason: string;
-}
+/** An event (decision or audit log); the id is the bigint's decimal text, the data JSON. */
+export type EventRecord = Omit<Prisma.EventGetPayload<{ select: typeof EVENT_SELECT }>, 'id' | 'data'> & { id: string; data: unknown };
 
-export interface JobDetail extends JobRecord {
-  allocation: AllocationRecord[];
-  transitions: TransitionRecord[];
-}
-
-export interface EventRecord {
-  id: string;
-  at: Date;
-  kind: string;
-  jobId: string | null;
-  team: string | null;
-  actor: string;
-  message: string;
-  data: unknown;
-}
+export const toEventRecord = (e: Prisma.EventGetPayload<{ select: typeof EVENT_SELECT }>): EventRecord => ({ ...e, id: e.id.toString() });
 
 export type SubmitResult =
   | { kind: 'created'; job: JobDetail }

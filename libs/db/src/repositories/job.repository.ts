@@ -1,12 +1,30 @@
 import type { JobState } from '#core';
 import type { DbHandle } from './db-handle.js';
 import { moveJobs } from '../lifecycle/transition-writer.js';
-import type { EventRecord, JobDetail, JobListFilter, JobRecord, NewJob, StateChange, SubmitResult } from './job.records.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { jobKindToDb } from '../enums.js';
+import {
+  EVENT_SELECT,
+  JOB_DETAIL_SELECT,
+  JOB_SELECT,
+  toEventRecord,
+  toJobDetail,
+  toJobRecord,
+  type EventRecord,
+  type JobDetail,
+  type JobListFilter,
+  type JobRecord,
+  type NewJob,
+  type StateChange,
+  type SubmitResult,
+} from './job.records.js';
 import { type BatcherOptions, type IdempotencyClaim, SubmissionBatcher } from './job-submission.js';
-import { DETAIL_SELECT, JOB_COLUMNS, toDetail, toRecord, type DetailRow, type JobRow } from './job.rows.js';
 import { UUID } from '../uuid.js';
 
-/** Jobs: submission (hot path, raw SQL), reads, cancellation and reported state changes. */
+/**
+ * Jobs: submission (hot path, raw SQL), reads (the Prisma client), cancellation and reported state changes
+ * (the transition writer).
+ */
 export class JobRepository {
   constructor(
     private readonly db: DbHandle,
@@ -24,46 +42,36 @@ export class JobRepository {
 
   async get(id: string): Promise<JobDetail | null> {
     if (!UUID.test(id)) return null;
-    const { rows } = await this.db.pool.query<DetailRow>(`${DETAIL_SELECT} WHERE j.id = $1`, [id]);
-    return rows[0] ? toDetail(rows[0]) : null;
+    const row = await this.db.prisma.job.findUnique({ where: { id }, select: JOB_DETAIL_SELECT });
+    return row === null ? null : toJobDetail(row);
   }
 
   /** Newest first: (submittedAt, id) descending. */
   async list(f: JobListFilter): Promise<JobRecord[]> {
-    const where: string[] = [];
-    const values: unknown[] = [];
-    const add = (sql: string, value: unknown): void => {
-      values.push(value);
-      where.push(sql.replace('?', `$${values.length}`));
-    };
-    if (f.teams !== undefined) add('team = ANY(?::text[])', f.teams);
-    if (f.team !== undefined) add('team = ?', f.team);
-    if (f.state !== undefined) add('state = ?::job_state', f.state);
-    if (f.kind !== undefined) add('kind = ?::job_kind', f.kind);
+    const where: Prisma.JobWhereInput[] = [];
+    if (f.teams !== undefined) where.push({ team: { in: [...f.teams] } });
+    if (f.team !== undefined) where.push({ team: f.team });
+    if (f.state !== undefined) where.push({ state: f.state });
+    if (f.kind !== undefined) where.push({ kind: jobKindToDb(f.kind) });
     if (f.before !== undefined) {
-      values.push(f.before.submittedAt, f.before.id);
-      where.push(`(submitted_at, id) < ($${values.length - 1}, $${values.length}::uuid)`);
+      // (submittedAt, id) < before, with `submittedAt <= before` on its own so that the index on
+      // (submitted_at DESC, id DESC) starts there instead of filtering every newer job.
+      const { submittedAt, id } = f.before;
+      where.push({ submittedAt: { lte: submittedAt } }, { OR: [{ submittedAt: { lt: submittedAt } }, { id: { lt: id } }] });
     }
-    values.push(f.limit);
-    const sql = `SELECT ${JOB_COLUMNS} FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY submitted_at DESC, id DESC LIMIT $${values.length}`;
-    const { rows } = await this.db.pool.query<JobRow>(sql, values);
-    return rows.map(toRecord);
+    const rows = await this.db.prisma.job.findMany({
+      where: { AND: where },
+      select: JOB_SELECT,
+      orderBy: [{ submittedAt: 'desc' }, { id: 'desc' }],
+      take: f.limit,
+    });
+    return rows.map(toJobRecord);
   }
 
   async events(jobId: string): Promise<EventRecord[]> {
     if (!UUID.test(jobId)) return [];
-    const { rows } = await this.db.pool.query<{
-      id: string;
-      at: Date;
-      kind: string;
-      job_id: string | null;
-      team: string | null;
-      actor: string;
-      message: string;
-      data: unknown;
-    }>('SELECT id::text AS id, at, kind, job_id, team, actor, message, data FROM events WHERE job_id = $1 ORDER BY id', [jobId]);
-    return rows.map((r) => ({ id: r.id, at: r.at, kind: r.kind, jobId: r.job_id, team: r.team, actor: r.actor, message: r.message, data: r.data }));
+    const rows = await this.db.prisma.event.findMany({ where: { jobId }, select: EVENT_SELECT, orderBy: { id: 'asc' } });
+    return rows.map(toEventRecord);
   }
 
   /**

@@ -1,5 +1,5 @@
-import type { JobRecord } from './job.records.js';
-import { JOB_COLUMNS, toRecord, type JobRow } from './job.rows.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { JOB_SELECT, toJobRecord, type JobRecord } from './job.records.js';
 import type { DbHandle } from './db-handle.js';
 
 /** The states a job holds in the queue or on the fleet (the console's Queue page). */
@@ -36,27 +36,18 @@ export class QueueRepository {
     const pending = f.states.includes('PENDING');
     if (pending && f.states.length > 1)
       throw new Error('PENDING is listed alone: its order differs from the other states');
-    const values: unknown[] = [f.states];
-    const where = ['state = ANY($1::job_state[])'];
-    const add = (sql: string, value: unknown): void => {
-      values.push(value);
-      where.push(sql.replaceAll('?', `$${values.length}`));
-    };
-    if (f.teams !== undefined) add('team = ANY(?::text[])', f.teams);
-    if (f.team !== undefined) add('team = ?', f.team);
-    if (f.flavor !== undefined) add(pending ? '? = ANY(flavors)' : 'flavor = ?', f.flavor);
-    const order = pending
-      ? 'pending_position ASC NULLS LAST, queued_at ASC, id ASC'
-      : 'admitted_at ASC NULLS LAST, id ASC';
-    const filter = where.join(' AND ');
-    const n = values.length;
-    const [page, count] = await Promise.all([
-      this.db.pool.query<JobRow>(
-        `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${filter} ORDER BY ${order} LIMIT $${n + 1} OFFSET $${n + 2}`,
-        [...values, f.limit, f.offset],
-      ),
-      this.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE ${filter}`, values),
+    const and: Prisma.JobWhereInput[] = [{ state: { in: [...f.states] } }];
+    if (f.teams !== undefined) and.push({ team: { in: [...f.teams] } });
+    if (f.team !== undefined) and.push({ team: f.team });
+    if (f.flavor !== undefined) and.push(pending ? { flavors: { has: f.flavor } } : { flavor: f.flavor });
+    const where = { AND: and };
+    const orderBy: Prisma.JobOrderByWithRelationInput[] = pending
+      ? [{ pendingPosition: { sort: 'asc', nulls: 'last' } }, { queuedAt: 'asc' }, { id: 'asc' }]
+      : [{ admittedAt: { sort: 'asc', nulls: 'last' } }, { id: 'asc' }];
+    const [page, total] = await Promise.all([
+      this.db.prisma.job.findMany({ where, select: JOB_SELECT, orderBy, take: f.limit, skip: f.offset }),
+      this.db.prisma.job.count({ where }),
     ]);
-    return { items: page.rows.map(toRecord), total: count.rows[0]!.n };
+    return { items: page.map(toJobRecord), total };
   }
 }
