@@ -9,6 +9,13 @@ interface Check {
   error?: string;
 }
 
+/** What /readyz answers: the dependencies' checks, the process's role and its status details. */
+export interface ProcessReadiness extends Record<string, unknown> {
+  status: 'ready' | 'unavailable';
+  role: ProcessStatus['role'];
+  checks: { postgres: Check; redis: Check };
+}
+
 /** Operations endpoints of the scheduler and worker processes. */
 @Controller()
 export class HealthController {
@@ -28,11 +35,11 @@ export class HealthController {
    * a standby is ready (it is what takes over), so leadership does not decide the status code.
    */
   @Get('readyz')
-  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<ProcessReadiness> {
     const [postgres, redis] = await Promise.all([check(() => this.probes.postgres(), this.probes.timeoutMs), check(() => this.probes.redis(), this.probes.timeoutMs)]);
     const ready = postgres.ok && redis.ok;
     void reply.status(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'unavailable', role: this.status.role, checks: { postgres, redis }, ...this.status.details() };
+    return { ...this.status.details(), status: ready ? 'ready' : 'unavailable', role: this.status.role, checks: { postgres, redis } };
   }
 
   @Get('metrics')

@@ -1,7 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { FleetNode } from '#db';
-import { JobView } from '../jobs/job.view.js';
-import { MapProperty, ObjectProperty, TimeProperty } from '../response.doc.js';
+import { nodeTopology, type FleetNode } from '#db';
+import { JobEventView, JobView } from '../jobs/job.view.js';
+import { NodeTopologyView } from '../nodes/node.view.js';
+import { MapProperty, TimeProperty } from '../response.doc.js';
 
 export class FlavorCapacityView {
   @ApiProperty({ example: 'h100-80gb' })
@@ -75,24 +76,13 @@ export class QueueView {
   offset!: number;
 }
 
-export class FleetTopologyView {
-  @ApiProperty({ required: false })
-  zone?: string;
-  @ApiProperty({ required: false })
-  block?: string;
-  @ApiProperty({ required: false })
-  domain?: string;
-  @ApiProperty({ required: false })
-  tpuShape?: string;
-}
-
 export class FleetNodeView {
   @ApiProperty({ example: 'gpu-1' })
   name!: string;
   @ApiProperty({ example: 'h100-80gb' })
   flavor!: string;
-  @ApiProperty({ type: () => FleetTopologyView })
-  topology!: FleetTopologyView;
+  @ApiProperty({ type: () => NodeTopologyView })
+  topology!: NodeTopologyView;
   @ApiProperty()
   accelerators!: number;
   @ApiProperty({ description: "Held by Quartermaster's allocations." })
@@ -136,21 +126,10 @@ export class PlacementView {
   items!: PlacementItemView[];
 }
 
-export class AuditEntryView {
-  @ApiProperty({ example: '42' })
-  id!: string;
-  @TimeProperty()
-  at!: string;
-  @ApiProperty({ example: 'quota.updated' })
-  kind!: string;
+/** An audit entry: an event with the team it concerns. */
+export class AuditEntryView extends JobEventView {
   @ApiProperty({ type: String, nullable: true })
   team!: string | null;
-  @ApiProperty()
-  actor!: string;
-  @ApiProperty()
-  message!: string;
-  @ObjectProperty({ description: 'before / after and what else the change carries.' })
-  data!: unknown;
 }
 
 export class AuditView {
@@ -160,21 +139,14 @@ export class AuditView {
   nextBefore!: string | null;
 }
 
-export const fleetNodeView = (n: FleetNode): FleetNodeView => {
-  const topology: FleetTopologyView = {};
-  if (n.zone !== null) topology.zone = n.zone;
-  if (n.block !== null) topology.block = n.block;
-  if (n.domain !== null) topology.domain = n.domain;
-  if (n.tpuShape !== null) topology.tpuShape = n.tpuShape;
-  return {
-    name: n.name,
-    flavor: n.flavor,
-    topology,
-    accelerators: n.accelerators,
-    allocated: n.allocated,
-    external: n.external,
-    free: Math.max(0, n.accelerators - n.allocated - n.external),
-    jobs: n.jobs,
-    schedulable: n.schedulable,
-  };
-};
+export const fleetNodeView = (n: FleetNode): FleetNodeView => ({
+  name: n.name,
+  flavor: n.flavor,
+  topology: nodeTopology(n),
+  accelerators: n.accelerators,
+  allocated: n.allocated,
+  external: n.external,
+  free: Math.max(0, n.accelerators - n.allocated - n.external),
+  jobs: n.jobs,
+  schedulable: n.schedulable,
+});

@@ -1,16 +1,16 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { FleetRepository } from '#db';
 import { ApiProblems } from '../problem.doc.js';
 import { Answers } from '../response.doc.js';
-import { FleetNodeListView, fleetNodeView } from './console.view.js';
+import { ConsoleService } from './console.service.js';
+import { FleetNodeListView } from './console.view.js';
 
 @ApiTags('console')
 @ApiBearerAuth()
 @ApiProblems()
 @Controller('v1/fleet')
 export class FleetController {
-  constructor(@Inject(FleetRepository) private readonly fleet: FleetRepository) {}
+  constructor(@Inject(ConsoleService) private readonly console: ConsoleService) {}
 
   /**
    * Every node with its allocation (ours, other schedulers' pods, free) ordered by flavor, zone, block,
@@ -18,7 +18,7 @@ export class FleetController {
    */
   @Get('nodes')
   @Answers(FleetNodeListView)
-  async nodes(): Promise<FleetNodeListView> {
-    return { items: (await this.fleet.nodes()).map(fleetNodeView) };
+  nodes(): Promise<FleetNodeListView> {
+    return this.console.fleetNodes();
   }
 }

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { JobState } from '#core';
-import type { JobDetail, JobRecord } from '#db';
+import type { EventRecord, JobDetail, JobRecord } from '#db';
 import { MapProperty, ObjectProperty, TimeProperty } from '../response.doc.js';
 
 const JOB_STATES = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PREEMPTED'] as const;
@@ -146,6 +146,7 @@ export class JobListView {
   nextCursor!: string | null;
 }
 
+/** An event of the decision and audit log. */
 export class JobEventView {
   @ApiProperty({ example: '42' })
   id!: string;
@@ -165,6 +166,8 @@ export class JobEventListView {
   @ApiProperty({ type: [JobEventView] })
   items!: JobEventView[];
 }
+
+export const eventView = (e: EventRecord): JobEventView => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, actor: e.actor, message: e.message, data: e.data });
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 

@@ -7,7 +7,7 @@ import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Pr
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CreateJobDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
-import { jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
+import { eventView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
 import { plainPodTemplate, podTemplateProblems } from './pod-template.dto.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -82,7 +82,7 @@ export class JobsService {
     await this.get(id, caller);
     const events = await this.jobs.events(id);
     return {
-      items: events.map((e) => ({ id: e.id, at: e.at.toISOString(), kind: e.kind, actor: e.actor, message: e.message, data: e.data })),
+      items: events.map(eventView),
     };
   }
 

@@ -79,12 +79,18 @@ export type NodeRecord = Pick<NodeRow, 'name' | 'flavor' | 'accelerators' | 'cpu
 const isStringMap = (value: unknown): value is Record<string, string> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 
-export function toNodeRecord(r: NodeRow): NodeRecord {
+/** A node's topology as the API shows it: the levels it has, none as null. */
+export function nodeTopology(r: Pick<NodeRow, 'zone' | 'block' | 'domain' | 'tpuShape'>): NodeRecord['topology'] {
   const topology: NodeRecord['topology'] = {};
   if (r.zone !== null) topology.zone = r.zone;
   if (r.block !== null) topology.block = r.block;
   if (r.domain !== null) topology.domain = r.domain;
   if (r.tpuShape !== null) topology.tpuShape = r.tpuShape;
+  return topology;
+}
+
+export function toNodeRecord(r: NodeRow): NodeRecord {
+  const topology = nodeTopology(r);
   return {
     name: r.name,
     flavor: r.flavor,
