@@ -252,6 +252,8 @@ function gavelSweep(): void {
         checkpointSeconds: CHECKPOINT_SECONDS,
         lostGpuHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.lostGpuHours])),
         makespanDays: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.makespanDays])),
+        utilizationWhileQueued: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.utilizationWhileQueued])),
+        meanWaitHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.meanWaitHours])),
         wallSeconds: round(wall, 1),
         loadAverage1m: round(loadavg()[0]!, 1),
       }) + '\n',
