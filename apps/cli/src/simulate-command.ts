@@ -380,7 +380,7 @@ function writeOut(path: string, text: string, what: string): void {
 
 export function comparisonTable(runs: SimulateOutput['runs']): string {
   return formatTable(
-    ['policy', 'done', 'util%', 'useful util%', 'util% queued', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'JCT p50 h', 'preempt', 'lost GPU-h', '>=32 max wait h', '>=32 mean wait h', 'Jain', 'wall s', 'cpu s'],
+    ['policy', 'done', 'util%', 'useful util%', 'util% queued', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'JCT p50 h', 'preempt', 'moves', 'lost GPU-h', '>=32 max wait h', '>=32 mean wait h', 'Jain', 'wall s', 'cpu s'],
     runs.map(({ policy, metrics: { overall: o }, wallSeconds, cpuSeconds }) => [
       policy,
       `${o.completed}/${o.jobs}`,
@@ -393,6 +393,7 @@ export function comparisonTable(runs: SimulateOutput['runs']): string {
       hours(o.jctSeconds.mean),
       hours(o.jctSeconds.median),
       String(o.preemptions),
+      String(o.moves),
       o.lostAcceleratorHours.toFixed(0),
       hours(o.largeGang.longestWaitSeconds),
       hours(o.largeGang.meanWaitSeconds),

@@ -87,7 +87,7 @@ function section(run: ReportRun): string {
   const smallest = allDelays.length > 0 ? Math.min(1, 100 / allDelays.length / 10) : 1;
   return `<section><h2>Policy ${escapeHtml(run.policy)}</h2>
 <p>${o.completed} of ${o.jobs} jobs completed; utilization ${(100 * o.utilization).toFixed(1)} % (${(100 * o.usefulUtilization).toFixed(1)} % without work preemption discarded);
-${o.preemptions} preemptions losing ${o.lostAcceleratorHours.toFixed(1)} accelerator-hours;
+${o.preemptions} preemptions and ${o.moves} moves to faster flavors losing ${o.lostAcceleratorHours.toFixed(1)} accelerator-hours;
 mean queueing delay ${(o.queueingDelaySeconds.mean / 3600).toFixed(2)} h; mean JCT ${(o.jctSeconds.mean / 3600).toFixed(2)} h;
 gangs ≥ ${o.largeGang.minAccelerators}: longest wait ${(o.largeGang.longestWaitSeconds / 3600).toFixed(2)} h; Jain ${o.jainFairness.toFixed(3)}.</p>
 ${teamTable(metrics)}
@@ -123,7 +123,7 @@ function teamTable(m: Metrics): string {
 }
 
 function table(runs: ReportRun[]): string {
-  const head = ['policy', 'jobs done', 'util %', 'useful util %', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'preempt', 'lost accelerator-h', '≥32 longest wait h', 'Jain'];
+  const head = ['policy', 'jobs done', 'util %', 'useful util %', 'wait mean h', 'wait p50 s', 'wait p99 h', 'JCT mean h', 'preempt', 'moves', 'lost accelerator-h', '≥32 longest wait h', 'Jain'];
   const rows = runs.map((r) => {
     const o = r.metrics.overall;
     return [
@@ -136,6 +136,7 @@ function table(runs: ReportRun[]): string {
       (o.queueingDelaySeconds.p99 / 3600).toFixed(2),
       (o.jctSeconds.mean / 3600).toFixed(2),
       String(o.preemptions),
+      String(o.moves),
       o.lostAcceleratorHours.toFixed(1),
       (o.largeGang.longestWaitSeconds / 3600).toFixed(2),
       o.jainFairness.toFixed(3),
