@@ -1,7 +1,13 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+import { precompressDir } from '../api/src/console/precompress.js';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+/** Writes `<file>.gz` and `<file>.br` next to the built files, so the API never compresses at start. */
+function precompress(outDir: string): Plugin {
+  return { name: 'qm-precompress', apply: 'build', async closeBundle() { await precompressDir(outDir); } };
+}
 
 /**
  * The web console: built by `npm run build` into dist/console, served by the API at /ui (apps/api/src/console).
@@ -11,6 +17,7 @@ export default defineConfig({
   root: here('.'),
   base: '/ui/',
   publicDir: here('public'),
+  plugins: [precompress(here('../../dist/console'))],
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     outDir: here('../../dist/console'),

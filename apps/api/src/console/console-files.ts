@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { compress, compressible, ENCODINGS, type Encoding } from './precompress.js';
 
-/** One file of the built console, held in memory with its precompressed forms. */
+/** One file of the built console, held in memory with its compressed forms. */
 export interface ConsoleFile {
   body: Buffer;
+  /** Null: not worth compressing, or not compressed yet (then served as is until it is). */
   gzip: Buffer | null;
   brotli: Buffer | null;
   contentType: string;
@@ -27,38 +28,57 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
   '.map': 'application/json',
 };
-const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt', '.map']);
+export interface ConsoleFiles {
+  files: Map<string, ConsoleFile>;
+  /** Settles when every compressible file has its compressed forms (at once when the build wrote them all). */
+  compressed: Promise<void>;
+}
 
 /**
  * The console's build output (`vite build` → dist/console), read once at start: a few hundred KB, so
- * every request is served from memory, compressed once, and no request path ever touches the disk.
- * Null when the directory has no index.html (the console was not built).
+ * every request is served from memory and no request path ever touches the disk. The compressed forms
+ * are the build's `<file>.gz` / `<file>.br` (precompress.ts); a file without them (or with older ones) is
+ * compressed in the background, off the main thread, and served as is meanwhile — nothing compresses on
+ * the start path. Null when the directory has no index.html (the console was not built).
  */
-export function loadConsoleFiles(dir: string): Map<string, ConsoleFile> | null {
+export function loadConsoleFiles(dir: string): ConsoleFiles | null {
   if (!existsSync(join(dir, 'index.html'))) return null;
   const files = new Map<string, ConsoleFile>();
+  const pending: Promise<void>[] = [];
   const walk = (at: string): void => {
-    for (const entry of readdirSync(at)) {
+    const entries = new Set(readdirSync(at));
+    for (const entry of entries) {
       const path = join(at, entry);
-      if (statSync(path).isDirectory()) walk(path);
-      else {
-        const name = relative(dir, path).split(sep).join('/');
-        const ext = extname(name);
-        const body = readFileSync(path);
-        const compress = COMPRESSIBLE.has(ext) && body.length > 512;
-        files.set(name, {
-          body,
-          gzip: compress ? gzipSync(body, { level: 9 }) : null,
-          brotli: compress ? brotliCompressSync(body) : null,
-          contentType: TYPES[ext] ?? 'application/octet-stream',
-          etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-          immutable: name.startsWith('assets/'),
-        });
+      const stat = statSync(path);
+      if (stat.isDirectory()) {
+        walk(path);
+        continue;
+      }
+      if (Object.values(ENCODINGS).some((suffix) => entry.endsWith(suffix) && entries.has(entry.slice(0, -suffix.length)))) continue;
+      const name = relative(dir, path).split(sep).join('/');
+      const body = readFileSync(path);
+      const file: ConsoleFile = {
+        body,
+        gzip: null,
+        brotli: null,
+        contentType: TYPES[extname(name)] ?? 'application/octet-stream',
+        etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+        immutable: name.startsWith('assets/'),
+      };
+      files.set(name, file);
+      if (!compressible(name, body.length)) continue;
+      for (const encoding of Object.keys(ENCODINGS) as Encoding[]) {
+        const built = path + ENCODINGS[encoding];
+        if (entries.has(entry + ENCODINGS[encoding]) && statSync(built).mtimeMs >= stat.mtimeMs) file[encoding] = readFileSync(built);
+        else {
+          // A failure leaves the file served as is (never an unhandled rejection).
+          pending.push(compress(body, encoding).then((compressed) => void (file[encoding] = compressed), () => undefined));
+        }
       }
     }
   };
   walk(dir);
-  return files;
+  return { files, compressed: Promise.all(pending).then(() => undefined) };
 }
 
 /** dist/console of this installation, found from this module's location (source under Jest, or dist). */

@@ -28,11 +28,12 @@ const CSP = [
  *   /ui/jobs/<id>): index.html with `Cache-Control: no cache`, so a new build is picked up at once.
  * - Unknown files (a path with an extension, or under assets/) → 404 problem+json, never HTML in place
  *   of a script.
- * ETag / If-None-Match → 304; gzip or brotli when the client accepts it.
+ * ETag / If-None-Match → 304; gzip or brotli when the client accepts it (compressed by the build; see
+ *   console-files.ts).
  * When the console was not built (`npm run build` builds it), /ui answers 404 saying so.
  */
 export function installConsole(fastify: FastifyInstance, dir: string): void {
-  const files = loadConsoleFiles(dir);
+  const files = loadConsoleFiles(dir)?.files ?? null;
   const handler = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const path = decodePath(request.url);
     if (files === null)
