@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { runCycle } from '#core';
 import { Database, createTestDatabase, type TestDatabase } from '#db';
-import { runCli } from '../../../apps/cli/src/cli.js';
+import { H, NOW, historyJob, qmInProcess, seedSimulatedCluster } from './simulate-support.js';
 
 jest.setTimeout(120_000);
 
@@ -9,58 +8,18 @@ jest.setTimeout(120_000);
  * `qm simulate --from-db --since` starts from the cluster's state at `since` (real Postgres, its own
  * database): jobs running then hold their accelerators, jobs waiting then are queued — not an empty cluster.
  */
-const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
-const H = 3_600_000;
 const SINCE = NOW - 24 * H;
 let testDb: TestDatabase;
 let db: Database;
 
-async function qm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: { write: (s: string) => ((stdout += s), true) },
-    stderr: { write: (s: string) => ((stderr += s), true) },
-    repoRoot: process.cwd(),
-    cwd: process.cwd(),
-    env: { DATABASE_URL: testDb.url },
-    scheduler: runCycle,
-    now: () => NOW,
-  });
-  return { code, stdout, stderr };
-}
+const qm = (args: string[]) => qmInProcess(args, { env: { DATABASE_URL: testDb.url } });
+const job = (name: string, team: string, replicas: number, submitted: number, started: number, finished: number) =>
+  historyJob(db, { name, team, replicas, submitted, started, finished, state: 'SUCCEEDED' });
 
 beforeAll(async () => {
   testDb = await createTestDatabase({ label: 'cli_sim_state' });
   db = new Database(testDb.url, { poolSize: 2 });
-  const p = db.prisma;
-  await p.flavor.create({ data: { name: 'h100-80gb', kind: 'nvidia_gpu', resourceName: 'nvidia.com/gpu' } });
-  await p.cohort.create({ data: { name: 'research' } });
-  for (const team of ['vision', 'nlp']) {
-    await p.team.create({ data: { name: team, cohort: 'research' } });
-    await p.quota.create({ data: { team, flavor: 'h100-80gb', nominal: 8 } });
-  }
-  for (const name of ['n1', 'n2']) await p.node.create({ data: { name, flavor: 'h100-80gb', accelerators: 8, cpuMillis: 64_000, memoryMiB: 512_000 } });
-  const job = (name: string, team: string, replicas: number, submitted: number, started: number, finished: number) =>
-    p.job.create({
-      data: {
-        name,
-        team,
-        kind: 'training',
-        replicas,
-        minReplicas: replicas,
-        acceleratorsPerReplica: 8,
-        flavors: ['h100-80gb'],
-        template: { image: 'x' },
-        createdBy: 'test',
-        state: 'SUCCEEDED',
-        flavor: 'h100-80gb',
-        submittedAt: new Date(submitted),
-        queuedAt: new Date(submitted),
-        startedAt: new Date(started),
-        finishedAt: new Date(finished),
-      },
-    });
+  await seedSimulatedCluster(db);
   // Ended before the window: not part of the replay.
   await job('done-before', 'nlp', 2, SINCE - 30 * H, SINCE - 30 * H, SINCE - 20 * H);
   // Running at SINCE on the whole fleet (16 GPUs) until SINCE + 2 h.

@@ -2,26 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCycle } from '#core';
-import { runCli } from '../../../apps/cli/src/cli.js';
+import { qmInProcess } from './simulate-support.js';
 
-/** Runs `qm` in-process (its main function with argv) against the real scheduling core. */
-async function qm(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: { write: (s: string) => ((stdout += s), true) },
-    stderr: { write: (s: string) => ((stderr += s), true) },
-    repoRoot: cwd,
-    cwd,
-    env: { QM_TRACES_DIR: join(cwd, 'traces'), ...env },
-    scheduler: runCycle,
-    now: () => NOW,
-  });
-  return { code, stdout, stderr };
-}
-
-const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
+const qm = (args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) => qmInProcess(args, { cwd, env: { QM_TRACES_DIR: join(cwd, 'traces'), ...env } });
 const HEADER = 'timestamp,duration,num_gpus,gpu_time,cluster';
 let dir: string;
 
