@@ -12,6 +12,8 @@ import {
   JobRepository,
   QueueRepository,
   AuditRepository,
+  BudgetRepository,
+  UsageLedgerRepository,
   createTestDatabase,
   type TestDatabase,
 } from '#db';
@@ -43,6 +45,9 @@ function calls(db: Database): [string, () => Promise<unknown>][] {
     ['jobs.list', () => new JobRepository(db).list({ limit: 10, before: { submittedAt: new Date(), id: '00000000-0000-4000-8000-000000000001' } })],
     ['queue.list (findMany + count)', () => new QueueRepository(db).list({ states: ['PENDING'], limit: 10, offset: 0 })],
     ['audit.list', () => new AuditRepository(db).list({ limit: 10, before: '42' })],
+    ['budgets.put (interactive transaction)', () => new BudgetRepository(db).put({ team: 'vision', period: 'month', limit: 10, unit: 'currency', onExhausted: 'warn' }, 'test')],
+    ['budgets.alerts', () => new BudgetRepository(db).alerts('vision')],
+    ['ledger.segments', () => new UsageLedgerRepository(db).segments()],
   ];
 }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { notFound, unknownReference } from '#common';
-import { BudgetRepository, isForeignKeyViolation, TeamRepository, type PeriodKind } from '#db';
+import { BudgetRepository, MissingReferenceError, TeamRepository, type PeriodKind } from '#db';
 import type { Principal } from '../auth/principal.js';
 import type { PutBudgetDto } from './accounting.dto.js';
 import { AccountingService } from './accounting.service.js';
@@ -38,7 +38,7 @@ export class BudgetsService {
   async put(team: string, period: PeriodKind, dto: PutBudgetDto, caller: Principal): Promise<{ created: boolean; budget: BudgetSetView }> {
     if ((await this.teams.missing([team])).length > 0) throw unknownReference('team', `unknown team: ${team}`);
     const change = await this.budgets.put({ team, period, limit: dto.limit, unit: dto.unit, onExhausted: dto.onExhausted }, caller.subject).catch((error: unknown) => {
-      if (isForeignKeyViolation(error)) throw unknownReference('team', `unknown team: ${team}`);
+      if (error instanceof MissingReferenceError) throw unknownReference('team', `unknown team: ${team}`);
       throw error;
     });
     // A budget set below what the team already used warns (and blocks) at once, not at the next check.

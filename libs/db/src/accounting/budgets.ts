@@ -1,24 +1,23 @@
-import { periodOf, type PeriodKind } from './periods.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { periodOf } from './periods.js';
 import { readUsage, type Queryable } from './usage-ledger.js';
 
 export type BudgetUnitName = 'accelerator-hours' | 'currency';
 export type BudgetActionName = 'warn' | 'block';
 
-export interface BudgetRecord {
-  team: string;
-  period: PeriodKind;
-  /** In accelerator-hours, or in the currency of the flavors' costPerHour. */
-  limit: number;
-  unit: BudgetUnitName;
-  onExhausted: BudgetActionName;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export const BUDGET_SELECT = { team: true, period: true, limit: true, unit: true, onExhausted: true, createdAt: true, updatedAt: true } as const satisfies Prisma.BudgetSelect;
+type BudgetPayload = Prisma.BudgetGetPayload<{ select: typeof BUDGET_SELECT }>;
+
+/** A team's budget for one period kind: Prisma's row, the unit in the API's spelling. `limit`: accelerator-hours, or the currency of the flavors' costPerHour. */
+export type BudgetRecord = Omit<BudgetPayload, 'unit'> & { unit: BudgetUnitName };
+
+export const toBudgetRecord = (r: BudgetPayload): BudgetRecord => ({ ...r, unit: r.unit === 'accelerator_hours' ? 'accelerator-hours' : 'currency' });
+export const budgetUnitToDb = (unit: BudgetUnitName): BudgetPayload['unit'] => (unit === 'accelerator-hours' ? 'accelerator_hours' : 'currency');
 
 /** Share of the limit at which a warning is recorded, and at which the budget is exhausted. */
 export const WARN_AT = 0.8;
 
-export interface BudgetStatus extends BudgetRecord {
+export type BudgetStatus = BudgetRecord & {
   periodStart: Date;
   periodEnd: Date;
   /** `2026-11`, `2026-W48`, `2026-11-30`. */
@@ -30,29 +29,11 @@ export interface BudgetStatus extends BudgetRecord {
   /** used / limit (Infinity for a zero limit with any use, 0 without). */
   ratio: number;
   state: 'ok' | 'warning' | 'exhausted';
-}
+};
 
-export interface BudgetRow {
-  team: string;
-  period: PeriodKind;
-  limit_amount: number;
-  unit: BudgetUnitName;
-  on_exhausted: BudgetActionName;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export const BUDGET_COLUMNS = 'team, period::text AS period, limit_amount, unit::text AS unit, on_exhausted::text AS on_exhausted, created_at, updated_at';
-
-export const toBudgetRecord = (r: BudgetRow): BudgetRecord => ({
-  team: r.team,
-  period: r.period,
-  limit: r.limit_amount,
-  unit: r.unit,
-  onExhausted: r.on_exhausted,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+/** The columns of a BudgetRecord, as the raw read of the snapshot's budget check names them. */
+const BUDGET_COLUMNS = `team, period::text AS period, limit_amount AS "limit", unit::text AS unit, on_exhausted::text AS "onExhausted",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const figure = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
 
@@ -66,13 +47,12 @@ export function budgetFigures(b: Pick<BudgetStatus, 'used' | 'limit' | 'unit'>):
  * period kind in use, for all the teams that have one.
  */
 export async function readBudgetStatuses(sql: Queryable, now: Date, filter: { teams?: readonly string[]; action?: BudgetActionName } = {}): Promise<BudgetStatus[]> {
-  const { rows } = await sql.query<BudgetRow>(
+  const { rows: budgets } = await sql.query<BudgetRecord>(
     `SELECT ${BUDGET_COLUMNS} FROM budgets
      WHERE ($1::text[] IS NULL OR team = ANY($1::text[])) AND ($2::text IS NULL OR on_exhausted = $2::budget_action)
      ORDER BY team, period`,
     [filter.teams === undefined ? null : [...filter.teams], filter.action ?? null],
   );
-  const budgets = rows.map(toBudgetRecord);
   const out: BudgetStatus[] = [];
   for (const kind of [...new Set(budgets.map((b) => b.period))]) {
     const bounds = periodOf(kind, now);

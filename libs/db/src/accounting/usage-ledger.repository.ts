@@ -1,25 +1,30 @@
+import type { Prisma } from '../generated/prisma/client.js';
 import type { DbHandle } from '../repositories/db-handle.js';
 import { readUsage, readUsageTotals, type UsageRow, type UsageWindow } from './usage-ledger.js';
 
-export interface UsageSegmentRecord {
-  id: string;
-  jobId: string;
-  team: string;
-  flavor: string;
-  accelerators: number;
-  startedAt: Date;
-  endedAt: Date | null;
-  endState: string | null;
-  wasted: boolean;
-}
+export const USAGE_SEGMENT_SELECT = {
+  id: true,
+  jobId: true,
+  team: true,
+  flavor: true,
+  accelerators: true,
+  startedAt: true,
+  endedAt: true,
+  endState: true,
+  wasted: true,
+} as const satisfies Prisma.UsageSegmentSelect;
 
-export interface FlavorPriceRecord {
-  flavor: string;
-  costPerHour: number;
-  effectiveFrom: Date;
-}
+/** A row of the ledger (Prisma's), its bigint id as decimal text. */
+export type UsageSegmentRecord = Omit<Prisma.UsageSegmentGetPayload<{ select: typeof USAGE_SEGMENT_SELECT }>, 'id'> & { id: string };
 
-/** Reads of the usage ledger and price history (both written by triggers: see the migration usage_ledger_triggers). */
+export const FLAVOR_PRICE_SELECT = { flavor: true, costPerHour: true, effectiveFrom: true } as const satisfies Prisma.FlavorPriceSelect;
+export type FlavorPriceRecord = Prisma.FlavorPriceGetPayload<{ select: typeof FLAVOR_PRICE_SELECT }>;
+
+/**
+ * Reads of the usage ledger and price history (both written by triggers: see the migration
+ * usage_ledger_triggers): rows through the Prisma client, the usage aggregations (clipping to windows,
+ * days or months and price periods) in raw SQL.
+ */
 export class UsageLedgerRepository {
   constructor(private readonly db: DbHandle) {}
 
@@ -33,41 +38,17 @@ export class UsageLedgerRepository {
 
   /** The ledger rows of some jobs (or all), in order. */
   async segments(jobIds?: readonly string[]): Promise<UsageSegmentRecord[]> {
-    const { rows } = await this.db.pool.query<{
-      id: string;
-      job_id: string;
-      team: string;
-      flavor: string;
-      accelerators: number;
-      started_at: Date;
-      ended_at: Date | null;
-      end_state: string | null;
-      wasted: boolean;
-    }>(
-      `SELECT id::text AS id, job_id, team, flavor, accelerators, started_at, ended_at, end_state::text AS end_state, wasted
-       FROM usage_segments WHERE ($1::uuid[] IS NULL OR job_id = ANY($1::uuid[])) ORDER BY id`,
-      [jobIds === undefined ? null : [...jobIds]],
-    );
-    return rows.map((r) => ({
-      id: r.id,
-      jobId: r.job_id,
-      team: r.team,
-      flavor: r.flavor,
-      accelerators: r.accelerators,
-      startedAt: r.started_at,
-      endedAt: r.ended_at,
-      endState: r.end_state,
-      wasted: r.wasted,
-    }));
+    const rows = await this.db.prisma.usageSegment.findMany({
+      where: jobIds === undefined ? {} : { jobId: { in: [...jobIds] } },
+      select: USAGE_SEGMENT_SELECT,
+      orderBy: { id: 'asc' },
+    });
+    return rows.map((r) => ({ ...r, id: r.id.toString() }));
   }
 
   /** Price history of a flavor, oldest first (also of a deleted flavor). */
-  async prices(flavor: string): Promise<FlavorPriceRecord[]> {
-    const { rows } = await this.db.pool.query<{ flavor: string; cost_per_hour: number; effective_from: Date }>(
-      'SELECT flavor, cost_per_hour, effective_from FROM flavor_prices WHERE flavor = $1 ORDER BY effective_from, id',
-      [flavor],
-    );
-    return rows.map((r) => ({ flavor: r.flavor, costPerHour: r.cost_per_hour, effectiveFrom: r.effective_from }));
+  prices(flavor: string): Promise<FlavorPriceRecord[]> {
+    return this.db.prisma.flavorPrice.findMany({ where: { flavor }, select: FLAVOR_PRICE_SELECT, orderBy: [{ effectiveFrom: 'asc' }, { id: 'asc' }] });
   }
 
   /**

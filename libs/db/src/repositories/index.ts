@@ -1,7 +1,6 @@
-// Repositories over the database (raw SQL on the Database's pg pool; see README of libs/db).
+// Repositories over the database: the Prisma client for CRUD and reads, raw SQL on the hot paths (ADR 0018).
 export * from './db-handle.js';
 export * from './tenancy.records.js';
-export { isForeignKeyViolation } from './prisma-helpers.js';
 export * from './job.records.js';
 export * from './token.repository.js';
 export * from './flavor.repository.js';
