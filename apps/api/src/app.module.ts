@@ -8,6 +8,7 @@ import { CohortsService } from './cohorts/cohorts.service.js';
 import { FlavorsController } from './flavors/flavors.controller.js';
 import { FlavorsService } from './flavors/flavors.service.js';
 import { HealthController } from './health/health.controller.js';
+import { HealthService } from './health/health.service.js';
 import { InfraModule, type Infrastructure } from './infra/infra.module.js';
 import { JobsController } from './jobs/jobs.controller.js';
 import { JobsService } from './jobs/jobs.service.js';
@@ -48,6 +49,7 @@ export class ApiModule {
         TeamsService,
         NodesService,
         SchedulerService,
+        HealthService,
       ],
     };
   }

@@ -1,21 +1,5 @@
 // The only public door of libs/db: Prisma client and Database handle, migrations, scheduler hot paths.
 export { Prisma, PrismaClient, $Enums as DbEnums } from './generated/prisma/client.js';
-export type {
-  Allocation as AllocationRow,
-  ApiToken as ApiTokenRow,
-  Cohort as CohortRow,
-  Event as EventRow,
-  Flavor as FlavorRow,
-  IdempotencyKey as IdempotencyKeyRow,
-  Job as JobRow,
-  JobTransition as JobTransitionRow,
-  Node as NodeRow,
-  OutboxEntry as OutboxEntryRow,
-  Quota as QuotaRow,
-  SchedulerCycle as SchedulerCycleRow,
-  SchedulerLease as SchedulerLeaseRow,
-  Team as TeamRow,
-} from './generated/prisma/client.js';
 export { createPrismaClient } from './client.js';
 export { Database, type DatabaseOptions } from './database.js';
 export { UUID } from './uuid.js';

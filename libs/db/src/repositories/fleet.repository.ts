@@ -45,38 +45,11 @@ export interface JobStateCount {
   jobs: number;
 }
 
-const NODE_SELECT = `SELECT n.name, n.flavor, n.zone, n.block, n.domain, n.tpu_shape, n.accelerators, n.schedulable,
+/** Every node with its allocation, as FleetNode (columns named as its fields). */
+const NODE_SELECT = `SELECT n.name, n.flavor, n.zone, n.block, n.domain, n.tpu_shape AS "tpuShape", n.accelerators, n.schedulable,
     n.external_accelerators AS external, COALESCE(a.allocated, 0)::int AS allocated, COALESCE(a.jobs, 0)::int AS jobs
   FROM nodes n
   LEFT JOIN (SELECT node, sum(accelerators) AS allocated, count(DISTINCT job_id) AS jobs FROM allocations GROUP BY node) a ON a.node = n.name`;
-
-interface NodeRow {
-  name: string;
-  flavor: string;
-  zone: string | null;
-  block: string | null;
-  domain: string | null;
-  tpu_shape: string | null;
-  accelerators: number;
-  schedulable: boolean;
-  external: number;
-  allocated: number;
-  jobs: number;
-}
-
-const toNode = (r: NodeRow): FleetNode => ({
-  name: r.name,
-  flavor: r.flavor,
-  zone: r.zone,
-  block: r.block,
-  domain: r.domain,
-  tpuShape: r.tpu_shape,
-  accelerators: r.accelerators,
-  allocated: r.allocated,
-  external: r.external,
-  jobs: r.jobs,
-  schedulable: r.schedulable,
-});
 
 /** Read-only aggregates of the fleet and the queue for dashboards (the console's Overview and Nodes pages). */
 export class FleetRepository {
@@ -86,13 +59,13 @@ export class FleetRepository {
   async nodes(names?: readonly string[]): Promise<FleetNode[]> {
     const { rows } =
       names === undefined
-        ? await this.db.pool.query<NodeRow>(
+        ? await this.db.pool.query<FleetNode>(
             `${NODE_SELECT} ORDER BY n.flavor, n.zone NULLS LAST, n.block NULLS LAST, n.domain NULLS LAST, n.name`,
           )
-        : await this.db.pool.query<NodeRow>(`${NODE_SELECT} WHERE n.name = ANY($1::text[]) ORDER BY n.name`, [
+        : await this.db.pool.query<FleetNode>(`${NODE_SELECT} WHERE n.name = ANY($1::text[]) ORDER BY n.name`, [
             names,
           ]);
-    return rows.map(toNode);
+    return rows;
   }
 
   /** Per flavor (every flavor, with or without nodes): total = allocated + free + unschedulable. */

@@ -68,8 +68,8 @@ export const NODE_SELECT = {
   createdAt: true,
   updatedAt: true,
 } as const satisfies Prisma.NodeSelect;
-type NodeRow = Prisma.NodeGetPayload<{ select: typeof NODE_SELECT }>;
-export type NodeRecord = Pick<NodeRow, 'name' | 'flavor' | 'accelerators' | 'cpuMillis' | 'memoryMiB' | 'schedulable' | 'source' | 'createdAt' | 'updatedAt'> & {
+type NodePayload = Prisma.NodeGetPayload<{ select: typeof NODE_SELECT }>;
+export type NodeRecord = Pick<NodePayload, 'name' | 'flavor' | 'accelerators' | 'cpuMillis' | 'memoryMiB' | 'schedulable' | 'source' | 'createdAt' | 'updatedAt'> & {
   topology: { zone?: string; block?: string; domain?: string; tpuShape?: string };
   /** Its labels: a Kubernetes Node's, or as given over REST (jobs' node selectors match them). */
   labels: Record<string, string>;
@@ -80,7 +80,7 @@ const isStringMap = (value: unknown): value is Record<string, string> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 
 /** A node's topology as the API shows it: the levels it has, none as null. */
-export function nodeTopology(r: Pick<NodeRow, 'zone' | 'block' | 'domain' | 'tpuShape'>): NodeRecord['topology'] {
+export function nodeTopology(r: Pick<NodePayload, 'zone' | 'block' | 'domain' | 'tpuShape'>): NodeRecord['topology'] {
   const topology: NodeRecord['topology'] = {};
   if (r.zone !== null) topology.zone = r.zone;
   if (r.block !== null) topology.block = r.block;
@@ -89,7 +89,7 @@ export function nodeTopology(r: Pick<NodeRow, 'zone' | 'block' | 'domain' | 'tpu
   return topology;
 }
 
-export function toNodeRecord(r: NodeRow): NodeRecord {
+export function toNodeRecord(r: NodePayload): NodeRecord {
   const topology = nodeTopology(r);
   return {
     name: r.name,
