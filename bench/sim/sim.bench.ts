@@ -10,7 +10,8 @@
  *   jctRatioSpeedFloor: the same with jobs that accept only flavors where they run at ≥ ½ their best speed.
  *
  * Environment: QM_TRACES_DIR (default ../shared/traces from the repo root), BENCH_SIM_SCENARIOS
- * (comma list), BENCH_SIM_POLICIES (comma list, default all), BENCH_SIM_GAVEL_JOBS.
+ * (comma list), BENCH_SIM_POLICIES (comma list, default all), BENCH_SIM_GAVEL_JOBS, BENCH_SIM_SWEEP_JOBS,
+ * BENCH_SIM_SWEEP_LOADS, BENCH_SIM_CHECKPOINT_SECONDS, BENCH_SIM_GRACE_SECONDS (grace period of checkpointing jobs, default 0).
  */
 import { DEFAULT_OPTIONS, runCycle, seededRandom } from '#core';
 import {
@@ -79,8 +80,14 @@ function figures(run: PolicyRun): Record<string, number> {
 }
 
 function input(base: Omit<SimInput, 'config'>, checkpointIntervalSeconds = 0): SimInput {
-  return { ...base, config: { cycleIntervalSeconds: 10, checkpointIntervalSeconds, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS } } };
+  return {
+    ...base,
+    config: { cycleIntervalSeconds: 10, checkpointIntervalSeconds, checkpointGraceSeconds: GRACE_SECONDS, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS } },
+  };
 }
+
+/** Grace period of checkpointing jobs (preempted or moved: they run on this long and checkpoint at its end); 0 = none. */
+const GRACE_SECONDS = Number(process.env.BENCH_SIM_GRACE_SECONDS ?? 0);
 
 /** Checkpoint interval of the `full+checkpoint` runs (every job checkpoints this often; victims are chosen by work lost). */
 const CHECKPOINT_SECONDS = Number(process.env.BENCH_SIM_CHECKPOINT_SECONDS ?? 1800);
@@ -125,6 +132,7 @@ function philly(scenario: string, nodes: number | null): void {
     const np = per['no-preemption'];
     const full = per.full;
     out.checkpointSeconds = CHECKPOINT_SECONDS;
+    out.graceSeconds = GRACE_SECONDS;
     out.checkpoint = {
       meanWaitHours: { 'full+checkpoint': ck.meanWaitHours, 'no-preemption': np?.meanWaitHours ?? null, full: full?.meanWaitHours ?? null },
       p99WaitHours: { 'full+checkpoint': ck.p99WaitHours, 'no-preemption': np?.p99WaitHours ?? null, full: full?.p99WaitHours ?? null },
@@ -250,6 +258,7 @@ function gavelSweep(): void {
         jctRatioFastestFree: ratio(jct('hetero-agnostic'), jct('fastest-free')),
         moves: per.full?.moves ?? 0,
         checkpointSeconds: CHECKPOINT_SECONDS,
+        graceSeconds: GRACE_SECONDS,
         lostGpuHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.lostGpuHours])),
         makespanDays: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.makespanDays])),
         utilizationWhileQueued: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.utilizationWhileQueued])),

@@ -78,6 +78,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
     .option('--policies <list>', "several policies, comma-separated, or 'all': prints a comparison table")
     .option('--cycle-interval <seconds>', 'scheduling cycle grid in virtual seconds (0 = at every change)', nonNegative, 10)
     .option('--checkpoint-interval <seconds>', 'a preempted job keeps progress up to its last checkpoint (0 = restarts)', nonNegative, 0)
+    .option('--checkpoint-grace <seconds>', 'with checkpoints: a preempted or moved job runs on this long and checkpoints at its end; its replacement starts then', nonNegative, 0)
     .option('--reservation-depth <n>', 'blocked jobs that get a reservation', nonNegativeInt)
     .option('--min-runtime <seconds>', 'a job cannot be preempted before running this long', nonNegative)
     .option('--limit <n>', 'only the first n jobs by arrival', positiveInt)

@@ -46,6 +46,8 @@ export interface SimulateFlags {
   policies?: string;
   cycleInterval: number;
   checkpointInterval: number;
+  /** Grace period of checkpointing jobs (0 = none). */
+  checkpointGrace?: number;
   reservationDepth?: number;
   minRuntime?: number;
   limit?: number;
@@ -219,6 +221,7 @@ export interface SimulateOutput {
     teams: number;
     cycleIntervalSeconds: number;
     checkpointIntervalSeconds: number;
+    checkpointGraceSeconds: number;
     /** What the figures rest on (quotas, checkpoints, cycles, starting state). */
     assumptions: string[];
     /** Assumptions that change the figures a lot (e.g. trace teams missing from the tenancy file). */
@@ -285,7 +288,7 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
     trace: loaded.trace,
     cluster: loaded.cluster,
     tenancy: loaded.tenancy,
-    config: { cycleIntervalSeconds: flags.cycleInterval, checkpointIntervalSeconds: flags.checkpointInterval, seriesBucketSeconds: 0, options },
+    config: { cycleIntervalSeconds: flags.cycleInterval, checkpointIntervalSeconds: flags.checkpointInterval, checkpointGraceSeconds: flags.checkpointGrace ?? 0, seriesBucketSeconds: 0, options },
     epochMs: loaded.epochMs,
   };
   let changed: SimInput | undefined;
@@ -338,10 +341,14 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
       teams: input.tenancy.teams.length,
       cycleIntervalSeconds: flags.cycleInterval,
       checkpointIntervalSeconds: flags.checkpointInterval,
+      checkpointGraceSeconds: flags.checkpointInterval > 0 ? (flags.checkpointGrace ?? 0) : 0,
       assumptions: [
         ...loaded.assumptions,
         flags.checkpointInterval > 0
-          ? `every job checkpoints every ${flags.checkpointInterval} s: a preempted job keeps its progress up to its last checkpoint (grace periods are not simulated)`
+          ? `every job checkpoints every ${flags.checkpointInterval} s: a preempted job keeps its progress up to its last checkpoint` +
+            ((flags.checkpointGrace ?? 0) > 0
+              ? `; a preempted or moved job runs on for its ${flags.checkpointGrace} s grace period and checkpoints at its end, and the job taking its accelerators starts then`
+              : ' (no grace period: --checkpoint-grace to simulate one)')
           : 'no checkpoints: a preempted job restarts from zero (--checkpoint-interval to change)',
         `a scheduling cycle every ${flags.cycleInterval} s of virtual time, only when something changed; run times are exact (the trace's), so the core knows every job's end`,
       ],

@@ -149,6 +149,38 @@ describe('runSimulation (event engine)', () => {
     expect(outcome(r, 'j1')).toMatchObject({ endSeconds: 160, lostAcceleratorSeconds: 10 * 8 });
   });
 
+  describe('grace periods (checkpointGraceSeconds)', () => {
+    /** firstFit, with the grace period the core gives a checkpointing victim (and each admission's victims, as the core lists them). */
+    const withGrace =
+      (seconds: number) =>
+      (snapshot: Snapshot): CycleResult => {
+        const r = firstFit(snapshot);
+        return {
+          ...r,
+          admissions: r.admissions.map((a) => ({ ...a, preempts: r.preemptions.filter((p) => p.preemptorJobId === a.jobId).map((p) => p.victimJobId) })),
+          preemptions: r.preemptions.map((p) => ({ ...p, gracePeriodSeconds: seconds })),
+        };
+      };
+    const graced = (jobs: SimJob[]) => input(jobs, 1, { checkpointIntervalSeconds: 20, checkpointGraceSeconds: 10 });
+
+    it('a victim runs on through its grace period and checkpoints at its end; its preemptor starts then', () => {
+      const r = runSimulation(graced([job('j1', 0, 100), job('j2', 30, 50, { priority: 10 })]), withGrace(10));
+      // j1 runs until 40 (keeping all 40 s), j2 runs 40–90, j1 restarts at 90 with 60 s left.
+      expect(outcome(r, 'j2')).toMatchObject({ firstStartSeconds: 40, endSeconds: 90 });
+      expect(outcome(r, 'j1')).toMatchObject({ endSeconds: 150, preemptions: 1, lostAcceleratorSeconds: 0 });
+      expect(outcome(r, 'j1').acceleratorSeconds).toBe((40 + 60) * 8);
+      // Without a grace period it loses the 10 s since its checkpoint at 20.
+      const none = runSimulation(input([job('j1', 0, 100), job('j2', 30, 50, { priority: 10 })], 1, { checkpointIntervalSeconds: 20 }), withGrace(10));
+      expect(outcome(none, 'j1')).toMatchObject({ endSeconds: 160, lostAcceleratorSeconds: 10 * 8 });
+    });
+
+    it('a victim whose work ends within its grace period completes, and its preemptor starts when it ends', () => {
+      const r = runSimulation(graced([job('j1', 0, 35), job('j2', 30, 50, { priority: 10 })]), withGrace(10));
+      expect(outcome(r, 'j1')).toMatchObject({ endSeconds: 35, preemptions: 0, lostAcceleratorSeconds: 0 });
+      expect(outcome(r, 'j2')).toMatchObject({ firstStartSeconds: 35, endSeconds: 85 });
+    });
+  });
+
   it('rejects a gang larger than the cluster with its line, and an unknown flavor, instead of dropping them', () => {
     const r = runSimulation(
       input([job('j1', 0, 10), job('j7', 0, 10, { replicas: 3, line: 7 }), job('j8', 0, 10, { flavors: ['tpu'], line: 8 })], 2),

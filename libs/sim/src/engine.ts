@@ -62,6 +62,8 @@ function sortedForCore(cluster: ClusterSpec, tenancy: TenancySpec): CoreWorld {
 class Simulation {
   private readonly intervalMs: number;
   private readonly checkpointMs: number;
+  /** Grace period of checkpointing jobs (SimConfig.checkpointGraceSeconds), 0 without checkpoints. */
+  private readonly graceSeconds: number;
   private readonly minRuntimeMs: number;
   private readonly wall: () => number;
   /** Rows the parser rejected, then jobs that cannot run on this cluster/tenancy: all reported, none dropped silently. */
@@ -91,6 +93,7 @@ class Simulation {
     this.wall = hooks.wallClock ?? (() => performance.now());
     this.intervalMs = Math.round(config.cycleIntervalSeconds * MS);
     this.checkpointMs = Math.round(config.checkpointIntervalSeconds * MS);
+    this.graceSeconds = this.checkpointMs > 0 ? Math.max(0, config.checkpointGraceSeconds ?? 0) : 0;
     this.minRuntimeMs = config.options.preemption ? config.options.minRuntimeBeforePreemptionSeconds * MS : 0;
     this.rejected = [...input.trace.rejected];
     const bound = bindJobs(input.trace.jobs, cluster, tenancy);
@@ -98,7 +101,7 @@ class Simulation {
     const runningAtStart: JobState[] = [];
     for (const job of bound.jobs) {
       if (this.states.has(job.id)) throw new Error(`duplicate job id ${job.id}`);
-      const state = newJobState(job, input.epochMs, config.checkpointIntervalSeconds);
+      const state = newJobState(job, input.epochMs, config.checkpointIntervalSeconds, this.graceSeconds);
       this.states.set(job.id, state);
       if (job.runningAtStart !== undefined) runningAtStart.push(state);
       else this.arriveAt(job.submitSeconds, job.id);
@@ -204,12 +207,15 @@ class Simulation {
     const started = this.wall();
     const result = this.scheduler(snapshot);
     this.stats.cycleTook(this.wall() - started, this.pending.size);
-    for (const p of result.preemptions) this.preempt(p.victimJobId);
-    for (const a of result.admissions) this.admit(a);
-    // A move: the job is preempted (keeping its last checkpoint) and admitted again on the faster flavor.
+    // A victim runs on through its grace period (the decision's, as the app evicts with it); its preemptor starts after the longest.
+    const graceMs = new Map<string, number>();
+    for (const p of result.preemptions) graceMs.set(p.victimJobId, this.preempt(p.victimJobId, false, p.gracePeriodSeconds ?? 0));
+    for (const a of result.admissions) this.admit(a, Math.max(0, ...a.preempts.map((v) => graceMs.get(v) ?? 0)));
+    // A move: the job is preempted (keeping its last checkpoint, or running on through its grace period and
+    // checkpointing at its end) and admitted again on the faster flavor, where it starts when that period ends.
     for (const m of result.moves ?? []) {
-      this.preempt(m.jobId, true);
-      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] });
+      const delay = this.preempt(m.jobId, true, m.gracePeriodSeconds);
+      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] }, delay);
     }
     this.lastPending = result.pending;
     this.stats.recordAllocation(this.now, this.allocated);
@@ -270,31 +276,55 @@ class Simulation {
     this.running.delete(state.job.id);
     state.running = null;
     this.allocated -= run.replicas * run.acceleratorsPerReplica;
-    state.outcome.acceleratorSeconds += ((this.now - state.runStartMs) / MS) * run.replicas * run.acceleratorsPerReplica;
+    state.outcome.acceleratorSeconds += (Math.max(0, this.now - state.runStartMs) / MS) * run.replicas * run.acceleratorsPerReplica;
   }
 
-  /** The victim (or a moved job) loses the progress since its last checkpoint and waits again, keeping its submission time. */
-  private preempt(jobId: string, move = false): void {
+  /**
+   * The victim (or a moved job) loses the progress since its last checkpoint and waits again, keeping its
+   * submission time. With a grace period (checkpointing jobs, SimConfig.checkpointGraceSeconds, as the core's
+   * decision gives it) it runs on for that long and checkpoints at its end, losing nothing; a victim is queued
+   * again then (a moved job is admitted at once, starting then), and one whose work ends within the period
+   * completes. Returns the grace period in ms: when the job that takes its accelerators may start.
+   */
+  private preempt(jobId: string, move = false, graceSeconds = 0): number {
     const state = this.states.get(jobId);
     if (state?.running === undefined || state.running === null) throw new Error(`the core preempted ${jobId}, which is not running`);
     const flavor = state.running.flavor;
-    const elapsedMs = this.now - state.runStartMs;
-    const keptMs = this.checkpointMs > 0 ? Math.floor(elapsedMs / this.checkpointMs) * this.checkpointMs : 0;
+    const rate = state.job.rates[flavor]!;
+    const graceMs = this.graceSeconds > 0 && graceSeconds > 0 ? Math.round(Math.min(graceSeconds, this.graceSeconds) * MS) : 0;
+    const elapsedMs = Math.max(0, this.now - state.runStartMs);
     const accelerators = state.outcome.accelerators;
     this.release(state);
-    state.remaining = Math.max(0, state.remaining - (keptMs / MS) * state.job.rates[flavor]!);
-    state.outcome.lostAcceleratorSeconds += ((elapsedMs - keptMs) / MS) * accelerators;
+    state.run += 1;
+    if (graceMs > 0) {
+      // Held (and running) through the grace period, checkpointing at its end.
+      const finishMs = Math.max(1, Math.ceil((state.remaining / rate) * MS));
+      const ranMs = Math.min(elapsedMs + graceMs, finishMs);
+      state.outcome.acceleratorSeconds += ((ranMs - elapsedMs) / MS) * accelerators;
+      if (ranMs >= finishMs) {
+        state.remaining = 0;
+        state.outcome.endSeconds = (this.now + ranMs - elapsedMs) / MS;
+        this.done += 1;
+        return ranMs - elapsedMs;
+      }
+      state.remaining = Math.max(0, state.remaining - (ranMs / MS) * rate);
+    } else {
+      const keptMs = this.checkpointMs > 0 ? Math.floor(elapsedMs / this.checkpointMs) * this.checkpointMs : 0;
+      state.remaining = Math.max(0, state.remaining - (keptMs / MS) * rate);
+      state.outcome.lostAcceleratorSeconds += ((elapsedMs - keptMs) / MS) * accelerators;
+    }
     if (move) state.outcome.moves += 1;
     else state.outcome.preemptions += 1;
-    state.run += 1;
     const checkpointSeconds = this.input.config.checkpointIntervalSeconds;
-    state.spec = { ...toPendingSpec(state.job, state.spec.submittedAt, state.remaining, checkpointSeconds), queuedAt: this.now + this.input.epochMs };
-    this.pending.set(state.spec);
+    state.spec = { ...toPendingSpec(state.job, state.spec.submittedAt, state.remaining, checkpointSeconds, this.graceSeconds), queuedAt: this.now + graceMs + this.input.epochMs };
+    if (move || graceMs === 0) this.pending.set(state.spec);
+    else this.queue.push({ at: this.now + graceMs, kind: 'arrival', jobId, run: 0 });
     if (!move) this.stats.preemptionTimes.push(this.now / MS);
+    return graceMs;
   }
 
   /** The job starts on the decided flavor and nodes; its completion is at now + remaining work ÷ the flavor's rate. */
-  private admit(decision: CycleResult['admissions'][number]): void {
+  private admit(decision: CycleResult['admissions'][number], delayMs = 0): void {
     const state = this.states.get(decision.jobId);
     if (state === undefined || !this.pending.has(decision.jobId)) throw new Error(`the core admitted ${decision.jobId}, which is not pending`);
     const job = state.job;
@@ -302,34 +332,36 @@ class Simulation {
     const rate = job.rates[decision.flavor];
     if (rate === undefined) throw new Error(`the core admitted ${job.id} on flavor ${decision.flavor}, which it does not accept`);
     this.pending.delete(job.id);
-    this.startRun(state, decision.flavor, decision.placement, decision.preempts, 0);
+    this.startRun(state, decision.flavor, decision.placement, decision.preempts, 0, delayMs);
   }
 
   /**
    * A run of the job starts now on `flavor` (or started `elapsedSeconds` before the simulation did);
    * its completion is at now + remaining work ÷ the flavor's rate.
    */
-  private startRun(state: JobState, flavor: string, placement: ReplicaPlacement[], preempts: string[], elapsedSeconds: number): void {
+  private startRun(state: JobState, flavor: string, placement: ReplicaPlacement[], preempts: string[], elapsedSeconds: number, delayMs = 0): void {
     const job = state.job;
     const rate = job.rates[flavor]!;
     const runMs = Math.max(1, Math.ceil((state.remaining / rate) * MS));
     state.run += 1;
-    state.runStartMs = this.now;
+    // It holds its accelerators from now and runs from now + delayMs (the grace period of those it replaces).
+    state.runStartMs = this.now + delayMs;
     state.outcome.flavor = flavor;
-    if (state.outcome.firstStartSeconds === null) state.outcome.firstStartSeconds = this.now / MS - elapsedSeconds;
+    if (state.outcome.firstStartSeconds === null) state.outcome.firstStartSeconds = (this.now + delayMs) / MS - elapsedSeconds;
     state.running = {
       ...state.spec,
       flavor,
       placement,
       admittedAt: this.now + this.input.epochMs - elapsedSeconds * MS,
       // On its fastest flavor, as the core expects of a job with speeds (it scales it to this flavor's rate).
-      expectedRuntimeSeconds: elapsedSeconds === 0 ? state.remaining / bestRate(job) : ((state.remaining / rate + elapsedSeconds) * rate) / bestRate(job),
+      expectedRuntimeSeconds:
+        elapsedSeconds === 0 && delayMs === 0 ? state.remaining / bestRate(job) : ((state.remaining / rate + elapsedSeconds + delayMs / MS) * rate) / bestRate(job),
       // Kept for the core so that a victim never preempts its own preemptor back.
       ...(preempts.length > 0 ? { preempted: preempts } : {}),
     };
     this.running.set(state.running);
     this.allocated += job.replicas * job.acceleratorsPerReplica;
-    this.queue.push({ at: this.now + runMs, kind: 'completion', jobId: job.id, run: state.run });
+    this.queue.push({ at: this.now + delayMs + runMs, kind: 'completion', jobId: job.id, run: state.run });
   }
 
   /** Every job's outcome, the unfinished ones with the last reason the core gave, and the run's figures. */

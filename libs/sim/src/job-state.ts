@@ -17,11 +17,11 @@ export interface JobState {
 }
 
 /** A job of the trace before its arrival: all of its work left, never started. */
-export function newJobState(job: SimJob, epochMs: number, checkpointIntervalSeconds: number): JobState {
+export function newJobState(job: SimJob, epochMs: number, checkpointIntervalSeconds: number, graceSeconds = 0): JobState {
   const submitMs = Math.round(job.submitSeconds * MS);
   return {
     job,
-    spec: toPendingSpec(job, submitMs + epochMs, job.work, checkpointIntervalSeconds),
+    spec: toPendingSpec(job, submitMs + epochMs, job.work, checkpointIntervalSeconds, graceSeconds),
     remaining: job.work,
     run: 0,
     running: null,
@@ -55,10 +55,10 @@ export function bestRate(job: SimJob): number {
 }
 
 /** The core's view of a job waiting with `remaining` units of work left. */
-export function toPendingSpec(job: SimJob, submittedAt: number, remaining: number, checkpointSeconds = 0): PendingJob {
+export function toPendingSpec(job: SimJob, submittedAt: number, remaining: number, checkpointSeconds = 0, graceSeconds = 0): PendingJob {
   return {
     // Jobs checkpoint every `checkpointSeconds` (SimConfig): the core then picks victims by the work they would lose.
-    ...(checkpointSeconds > 0 ? { checkpoint: { intervalSeconds: checkpointSeconds, gracePeriodSeconds: 0 } } : {}),
+    ...(checkpointSeconds > 0 ? { checkpoint: { intervalSeconds: checkpointSeconds, gracePeriodSeconds: Math.max(0, graceSeconds) } } : {}),
     id: job.id,
     name: job.id,
     team: job.team,

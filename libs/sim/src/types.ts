@@ -70,6 +70,12 @@ export interface SimConfig {
   cycleIntervalSeconds: number;
   /** A preempted job keeps the progress up to its last checkpoint; 0 = restarts from scratch. */
   checkpointIntervalSeconds: number;
+  /**
+   * Grace period of a checkpointing job (with `checkpointIntervalSeconds` > 0; absent or 0 = none): when it is
+   * preempted or moved it keeps its accelerators and runs for this long, checkpointing at its end, and the
+   * job that takes its place starts then (a victim is queued again then, too).
+   */
+  checkpointGraceSeconds?: number;
   /** Width of the utilization time series buckets in the result (seconds). 0 = automatic. */
   seriesBucketSeconds: number;
   options: SchedulerOptions;

@@ -137,7 +137,12 @@ describe('qm simulate: the summary and report as a decision aid', () => {
     const json = JSON.parse((await qm([...args, '--json'], dir)).stdout);
     expect(json.input.warnings).toEqual([expect.stringContaining(warning.slice('WARNING: '.length))]);
     const ck = await qm([...args, '--checkpoint-interval', '600'], dir);
-    expect(ck.stdout).toContain('every job checkpoints every 600 s: a preempted job keeps its progress up to its last checkpoint');
+    expect(ck.stdout).toContain('every job checkpoints every 600 s: a preempted job keeps its progress up to its last checkpoint (no grace period');
+    const grace = await qm([...args, '--checkpoint-interval', '600', '--checkpoint-grace', '120', '--json'], dir);
+    expect(grace.code).toBe(0);
+    const graced = JSON.parse(grace.stdout);
+    expect(graced.input.checkpointGraceSeconds).toBe(120);
+    expect(graced.input.assumptions).toContainEqual(expect.stringContaining('runs on for its 120 s grace period and checkpoints at its end'));
   });
 
   it('says loudly which trace teams got no quota when quotas are derived', async () => {
