@@ -1,7 +1,7 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, PickType } from '@nestjs/swagger';
 import { nodeTopology, type FleetNode } from '#db';
 import { JobEventView, JobView } from '../jobs/job.view.js';
-import { NodeTopologyView } from '../nodes/node.view.js';
+import { NodeView } from '../nodes/node.view.js';
 import { MapProperty, TimeProperty } from '../response.doc.js';
 
 export class FlavorCapacityView {
@@ -76,15 +76,8 @@ export class QueueView {
   offset!: number;
 }
 
-export class FleetNodeView {
-  @ApiProperty({ example: 'gpu-1' })
-  name!: string;
-  @ApiProperty({ example: 'h100-80gb' })
-  flavor!: string;
-  @ApiProperty({ type: () => NodeTopologyView })
-  topology!: NodeTopologyView;
-  @ApiProperty()
-  accelerators!: number;
+/** A node as GET /v1/nodes shows it (name, flavor, accelerators, topology) with how much of it is taken. */
+export class FleetNodeView extends PickType(NodeView, ['name', 'flavor', 'accelerators', 'topology'] as const) {
   @ApiProperty({ description: "Held by Quartermaster's allocations." })
   allocated!: number;
   @ApiProperty({ description: 'Held by pods Quartermaster does not manage.' })
