@@ -68,7 +68,11 @@ describe('chaos: +200 ms of Postgres latency', () => {
     expect(second.result.admissions).toHaveLength(1000);
     expect(messages).toBe(2);
     expect(reads.map((r) => r.kind)).toEqual(['full', 'incremental']);
-    expect(reads[1]!.changed).toBe(2000); // the 1,000 admitted by the first cycle and the 1,000 new
+    // The 1,000 admitted by the first cycle and the 1,000 new; and the 250 seeded nodes when some other
+    // transaction on the server (another database's: transaction ids are cluster-wide) was open at the first
+    // read, which leaves the seed's changes at or above that read's xmin — a superset is what the log promises.
+    expect(reads[1]!.changed).toBeGreaterThanOrEqual(2000);
+    expect(reads[1]!.changed).toBeLessThanOrEqual(2250);
 
     proxy.heal();
     const { rows } = await direct.pool.query<{ state: string; n: number }>(`SELECT state::text, count(*)::int AS n FROM jobs GROUP BY state`);

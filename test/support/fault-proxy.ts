@@ -77,7 +77,7 @@ export class FaultProxy {
     this.accepted++;
     client.on('error', () => undefined);
     if (this.mode === 'reset') {
-      client.resetAndDestroy();
+      resetSocket(client);
       return;
     }
     const link = new Link(client, () => this.delayMs, () => this.links.delete(link));
@@ -134,8 +134,8 @@ class Link {
   }
 
   reset(): void {
-    if (!this.client.destroyed) this.client.resetAndDestroy();
-    if (this.upstream && !this.upstream.destroyed) this.upstream.resetAndDestroy();
+    resetSocket(this.client);
+    if (this.upstream) resetSocket(this.upstream);
     this.close();
   }
 
@@ -179,4 +179,16 @@ class Link {
     if (this.upstream && !this.upstream.destroyed) this.upstream.destroy();
     this.onClose();
   }
+}
+
+/**
+ * Resets a connection (RST). A socket we already ended (FIN sent: its peer ended its side and we passed
+ * that on) cannot be reset: libuv refuses uv_tcp_close_reset while a shutdown is under way (EINVAL), Node
+ * then marks the handle closing without ever closing it, and the process spins at exit waiting for it —
+ * what kept `npm run test:chaos` from exiting after its tests passed. Such a socket is destroyed instead.
+ */
+export function resetSocket(socket: net.Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
 }
