@@ -101,6 +101,16 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * The database refused a commit of ours (its fencing token is not ours any more): the lease moved on
+   * while we still believed we held it (a renewal answered late, a paused process). Step down now rather
+   * than at the next renewal; the renewals go on, so this process competes again (and leads again, with a
+   * new token, once the lease is free).
+   */
+  stepDown(reason: string): void {
+    this.depose(reason);
+  }
+
   /** One election round (exposed for tests). */
   async tick(): Promise<void> {
     const { leaseName, holder, ttlMs } = this.options;

@@ -114,6 +114,12 @@ export class SchedulerService {
     } catch (error) {
       if (error instanceof NotLeaderError) return;
       this.lastCycleError = (error as Error).message;
+      if ((error as { code?: unknown }).code === 'FENCING_TOKEN_STALE') {
+        // Nothing of the cycle was written: the lease has another holder. Stop leading at once.
+        this.logger.warn({ err: error }, 'commit refused by the fencing check: the lease moved on; stepping down');
+        this.elector.stepDown('commit refused by the fencing check');
+        return;
+      }
       throw error;
     }
   }
