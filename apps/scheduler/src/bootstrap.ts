@@ -4,7 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { Config, PinoNestLogger, createLogger, redactUrl } from '#common';
+import { Config, PinoNestLogger, ProblemFilter, createLogger, redactUrl } from '#common';
 import { runCycle } from '#core';
 import { Database, migrateDatabase } from '#db';
 import {
@@ -113,10 +113,15 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
   let url: string | null = null;
   if (port !== null) {
     app = await NestFactory.create<NestFastifyApplication>(
-      SchedulerAppModule.forRoot(status, { timeoutMs: config.readyTimeoutMs, postgres: () => database.ping(config.readyTimeoutMs), redis: () => redis.ping() }),
+      SchedulerAppModule.forRoot(
+        status,
+        { timeoutMs: config.readyTimeoutMs, postgres: () => database.ping(config.readyTimeoutMs), redis: () => redis.ping() },
+        { metricsTokenHash: config.metricsTokenHash },
+      ),
       new FastifyAdapter({ logger: false }),
       { logger: new PinoNestLogger(logger), abortOnError: false },
     );
+    app.useGlobalFilters(new ProblemFilter(logger)); // errors (401 of /metrics, 404) as problem+json, like the API's
     options.routes?.(app.getHttpAdapter().getInstance());
     await app.listen(port, config.host);
     const address = app.getHttpServer().address();

@@ -1,7 +1,8 @@
-import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { register } from 'prom-client';
-import { PROBES, PROCESS_STATUS, type ProcessStatus, type Probes } from './process-status.js';
+import { AppError, bearerMatches } from '#common';
+import { OPS_ACCESS, PROBES, PROCESS_STATUS, type OpsAccess, type ProcessStatus, type Probes } from './process-status.js';
 
 interface Check {
   ok: boolean;
@@ -9,19 +10,31 @@ interface Check {
   error?: string;
 }
 
-/** What /readyz answers: the dependencies' checks, the process's role and its status details. */
+/** What /readyz answers the token's bearer (or everyone, without QM_METRICS_TOKEN): the dependencies' checks, the process's role and its status details. */
 export interface ProcessReadiness extends Record<string, unknown> {
   status: 'ready' | 'unavailable';
   role: ProcessStatus['role'];
   checks: { postgres: Check; redis: Check };
 }
 
-/** Operations endpoints of the scheduler and worker processes. */
+/** What /readyz answers others when QM_METRICS_TOKEN is set: ready or not, and ok per dependency. */
+export interface PublicReadiness {
+  status: 'ready' | 'unavailable';
+  checks: { postgres: { ok: boolean }; redis: { ok: boolean } };
+}
+
+/**
+ * Operations endpoints of the scheduler and worker processes (QM_SCHEDULER_PORT, QM_WORKER_PORT). With
+ * QM_METRICS_TOKEN set they follow the API's rule: /metrics (team names, job counts, the leader) answers
+ * only `Authorization: Bearer <QM_METRICS_TOKEN>` (401 problem+json otherwise) and /readyz shows others
+ * only ready/unavailable and ok per dependency; /healthz stays open (liveness probes carry no token).
+ */
 @Controller()
 export class HealthController {
   constructor(
     @Inject(PROCESS_STATUS) private readonly status: ProcessStatus,
     @Inject(PROBES) private readonly probes: Probes,
+    @Inject(OPS_ACCESS) private readonly access: OpsAccess,
   ) {}
 
   /** Liveness: no dependency is consulted. */
@@ -35,17 +48,30 @@ export class HealthController {
    * a standby is ready (it is what takes over), so leadership does not decide the status code.
    */
   @Get('readyz')
-  async readyz(@Res({ passthrough: true }) reply: FastifyReply): Promise<ProcessReadiness> {
+  async readyz(@Res({ passthrough: true }) reply: FastifyReply, @Headers('authorization') authorization: string | undefined): Promise<ProcessReadiness | PublicReadiness> {
     const [postgres, redis] = await Promise.all([check(() => this.probes.postgres(), this.probes.timeoutMs), check(() => this.probes.redis(), this.probes.timeoutMs)]);
     const ready = postgres.ok && redis.ok;
     void reply.status(ready ? 200 : 503);
+    if (!this.operator(authorization)) {
+      // Timings, Postgres/Redis error text and the leader's host:pid are for the token's bearer only.
+      return { status: ready ? 'ready' : 'unavailable', checks: { postgres: { ok: postgres.ok }, redis: { ok: redis.ok } } };
+    }
     return { ...this.status.details(), status: ready ? 'ready' : 'unavailable', role: this.status.role, checks: { postgres, redis } };
   }
 
   @Get('metrics')
-  @Header('Content-Type', register.contentType)
-  async metrics(): Promise<string> {
+  async metrics(@Res({ passthrough: true }) reply: FastifyReply, @Headers('authorization') authorization: string | undefined): Promise<string> {
+    if (!this.operator(authorization)) {
+      throw new AppError('UNAUTHENTICATED', '/metrics needs Authorization: Bearer <QM_METRICS_TOKEN> (Prometheus: authorization.credentials)');
+    }
+    void reply.header('content-type', register.contentType);
     return register.metrics();
+  }
+
+  /** True when the caller may see everything: no QM_METRICS_TOKEN set, or it carries it. */
+  private operator(authorization: string | undefined): boolean {
+    const hash = this.access.metricsTokenHash;
+    return hash === null || bearerMatches(authorization, hash);
   }
 }
 
