@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
-import { createTestDatabase, JobRepository, SubmissionQueueFullError, type NewJob, type TestDatabase } from '#db';
+import type pg from 'pg';
+import { createTestDatabase, Database, JobRepository, SubmissionQueueFullError, type NewJob, type TestDatabase } from '#db';
 import './harness.js';
 
 const job = (name: string, overrides: Partial<NewJob> = {}): NewJob => ({
@@ -26,23 +26,23 @@ const job = (name: string, overrides: Partial<NewJob> = {}): NewJob => ({
 
 describe('group commit of submissions (JobRepository over a real Postgres)', () => {
   let db: TestDatabase;
+  let database: Database;
   let pool: pg.Pool;
   beforeAll(async () => {
     db = await createTestDatabase({ label: 'api_group' });
-    pool = new pg.Pool({ connectionString: db.url, max: 8 });
-    // pool.end() resolves before its sockets close, so db.drop()'s FORCE can reach a closing client.
-    pool.on('error', () => undefined);
+    database = new Database(db.url, { poolSize: 8 });
+    pool = database.pool;
     await pool.query(`INSERT INTO flavors (name, kind, resource_name) VALUES ('h100-80gb', 'nvidia-gpu', 'nvidia.com/gpu')`);
     await pool.query(`INSERT INTO teams (name) VALUES ('vision')`);
   });
   afterAll(async () => {
-    await pool.end();
+    await database.close();
     await db.drop();
   });
 
   it('groups concurrent submissions, keeps per-row outcomes, and one bad row fails alone', async () => {
     // One statement in flight: the other 49 submissions queue and go as groups.
-    const repo = new JobRepository({ pool, prisma: undefined as never }, { maxGroup: 16, maxInFlight: 1 });
+    const repo = new JobRepository(database, { maxGroup: 16, maxInFlight: 1 });
     const submissions = Array.from({ length: 50 }, (_, i) => {
       if (i === 10) return repo.submit(job('unknown-team', { team: 'ghost' }), 'alice', null);
       if (i === 20) return repo.submit(job('unknown-flavor', { flavors: ['h100-80gb', 'h200'] }), 'alice', null);
@@ -70,7 +70,7 @@ describe('group commit of submissions (JobRepository over a real Postgres)', () 
   });
 
   it('refuses submissions beyond the queue bound instead of queueing without limit, and stores none of them', async () => {
-    const repo = new JobRepository({ pool, prisma: undefined as never }, { maxGroup: 1, maxInFlight: 1, maxQueued: 2 });
+    const repo = new JobRepository(database, { maxGroup: 1, maxInFlight: 1, maxQueued: 2 });
     const before = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
     const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => repo.submit(job(`burst-${i}`), 'alice', null)));
     const refused = results.filter((r) => r.status === 'rejected');
