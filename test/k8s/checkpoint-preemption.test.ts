@@ -2,7 +2,8 @@
 // period as its pods' terminationGracePeriodSeconds, its executor reports progress by annotating its pod,
 // and when a higher-priority job preempts it, its pod is evicted with that grace period (the API server keeps
 // it Terminating for the kubelet to send SIGTERM and wait). The preemptor is not bound while the victim's pod
-// is still there; the victim is requeued with its progress and resumes on its next admission.
+// is still there; a checkpoint its pod reports while Terminating is recorded; the victim is requeued with its
+// progress and resumes on its next admission.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { ANNOTATION_COMPLETED_FRACTION } from '#kube';
@@ -73,6 +74,19 @@ describe('checkpoint-aware preemption in Kubernetes', () => {
     const preempted = await eventually('Preempted Event on the pod', async () => (await eventsOf(pod.metadata!.name!)).find((e) => e.reason === 'Preempted'));
     expect(preempted.message).toContain('given 45 s to checkpoint');
 
+    // In its grace period the trainer writes a checkpoint and says so on its Terminating pod: recorded, though it is PENDING.
+    const during = new Date(Date.now() - 500).toISOString();
+    await qm.core.patchNamespacedPod({
+      name: pod.metadata!.name!,
+      namespace: qm.namespace,
+      body: [{ op: 'replace', path: '/metadata/annotations/quartermaster.io~1last-checkpoint-at', value: during }, { op: 'replace', path: '/metadata/annotations/quartermaster.io~1completed-fraction', value: '0.6' }],
+    });
+    const last = await eventually('progress written in the grace period recorded', async () => {
+      const view = await job(trainer);
+      return view.progress.completedFraction === 0.6 ? view : undefined;
+    });
+    expect([last.state, last.progress]).toEqual(['PENDING', { lastCheckpointAt: during, completedFraction: 0.6 }]);
+
     // The trainer checkpointed and exited: its pod goes, the preemptor is bound on the node.
     await qm.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: qm.namespace, gracePeriodSeconds: 0 });
     const urgentPod = await livePod(urgent);
@@ -89,6 +103,6 @@ describe('checkpoint-aware preemption in Kubernetes', () => {
     expect(again.spec?.terminationGracePeriodSeconds).toBe(45);
     const resumed = await job(trainer);
     expect(['ADMITTED', 'BINDING', 'RUNNING']).toContain(resumed.state);
-    expect(resumed.progress.completedFraction).toBe(0.5);
+    expect(resumed.progress.completedFraction).toBe(0.6);
   }, 180_000);
 });

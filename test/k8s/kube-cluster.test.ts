@@ -285,6 +285,14 @@ describe('KubeCluster against a real kube-apiserver', () => {
     expect(await cluster.deletePod(name, { uid: 'another-incarnation' })).toBe('not-found');
     expect(await cluster.getPod(name)).not.toBeNull();
     expect(await cluster.deletePod(name, { uid: pod.metadata!.uid! })).toBe('deleted');
+
+    // Evictions too: a pod of the same name made since is left alone.
+    const { pod: again } = await cluster.createPod(manifest);
+    expect(await cluster.evictPod(name, { uid: pod.metadata!.uid! })).toBe('not-found');
+    expect((await cluster.getPod(name))?.metadata).toMatchObject({ uid: again.metadata!.uid! });
+    expect((await cluster.getPod(name))?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(await cluster.evictPod(name, { uid: again.metadata!.uid!, gracePeriodSeconds: 0 })).toBe('evicted');
+    expect(await cluster.getPod(name)).toBeNull();
   }, 30_000);
 
   it('elects a leader with a Lease: renew, wait, release, take over on expiry, fencing token grows', async () => {

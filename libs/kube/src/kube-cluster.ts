@@ -301,25 +301,28 @@ export class KubeCluster {
 
   /**
    * Evicts through the Eviction API (honours PodDisruptionBudgets and the pod's grace period). Gone →
-   * 'not-found'; refused by a budget → EvictionBlockedError (retry later).
+   * 'not-found'; refused by a budget → EvictionBlockedError (retry later). With `uid`, only that
+   * incarnation is evicted (a pod of the same name made since is left alone: 'not-found').
    */
-  async evictPod(name: string, options: { namespace?: string; gracePeriodSeconds?: number } = {}): Promise<RemoveResult> {
+  async evictPod(name: string, options: { namespace?: string; gracePeriodSeconds?: number; uid?: string } = {}): Promise<RemoveResult> {
     const namespace = options.namespace ?? this.namespace;
+    const deleteOptions = {
+      ...(options.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: options.gracePeriodSeconds }),
+      ...(options.uid === undefined ? {} : { preconditions: { uid: options.uid } }),
+    };
     try {
       await this.core.createNamespacedPodEviction({
         name,
         namespace,
-        body: {
-          apiVersion: 'policy/v1',
-          kind: 'Eviction',
-          metadata: { name, namespace },
-          ...(options.gracePeriodSeconds === undefined ? {} : { deleteOptions: { gracePeriodSeconds: options.gracePeriodSeconds } }),
-        },
+        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace }, ...(Object.keys(deleteOptions).length === 0 ? {} : { deleteOptions }) },
       });
       return 'evicted';
     } catch (error) {
       const status = apiStatusOf(error);
       if (status === 404) return 'not-found';
+      // A uid precondition that no longer matches: the incarnation we meant is gone (a conflict of another
+      // kind, with that incarnation still there, is thrown below and retried).
+      if (status === 409 && options.uid && (await this.getPod(name, namespace))?.metadata?.uid !== options.uid) return 'not-found';
       if (status === 429) {
         throw new EvictionBlockedError(namespace, name, KubeApiError.from('evict', error).message);
       }
@@ -344,8 +347,9 @@ export class KubeCluster {
     } catch (error) {
       const status = apiStatusOf(error);
       if (status === 404) return 'not-found';
-      // A uid precondition that no longer matches: the incarnation we meant is gone.
-      if (status === 409 && options.uid) return 'not-found';
+      // A uid precondition that no longer matches: the incarnation we meant is gone (a conflict of another
+      // kind, with that incarnation still there, is thrown below and retried).
+      if (status === 409 && options.uid && (await this.getPod(name, namespace))?.metadata?.uid !== options.uid) return 'not-found';
       throw KubeApiError.from(`delete pod ${namespace}/${name}`, error);
     }
   }

@@ -70,9 +70,9 @@ export class KubeJobStore {
     return this.reads.waitingJobs(ids);
   }
 
-  /** The message of the job's latest preemption (who preempted it and why), for the Events on its pods. */
-  preemptionMessage(jobId: string): Promise<string | null> {
-    return this.reads.preemptionMessage(jobId);
+  /** Why its pods are evicted (its latest preemption or move, whichever came last), for the Events on them. */
+  evictionReason(jobId: string): Promise<{ moved: boolean; message: string } | null> {
+    return this.reads.evictionReason(jobId);
   }
 
   /** Ids of the RUNNING jobs. */
@@ -80,8 +80,11 @@ export class KubeJobStore {
     return this.reads.runningJobs();
   }
 
-  /** State, admitted replica count, and whether the job is an imported gang (its pods are not Quartermaster's to re-create). */
-  state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean } | null> {
+  /**
+   * State, admitted replica count, whether the job is an imported gang (its pods are not Quartermaster's to
+   * re-create), and its current admission (BindTarget.admission; null before its first).
+   */
+  state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean; admission: string | null } | null> {
     return this.reads.state(jobId);
   }
 

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { LABEL_JOB_ID, LABEL_REPLICA, failedByNode, progressOfPod, type KubeCluster, type PodProgress, type ResourceWatch } from '#kube';
-import { lostGangReason } from './bind-checks.js';
+import { ANNOTATION_ADMISSION, lostGangReason } from './bind-checks.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { ReplicaFailurePolicy } from './kubernetes-settings.js';
 import { LABEL_WORKLOAD_KIND } from './workload-pods.js';
@@ -48,6 +48,15 @@ export function gangVerdict(pods: readonly V1Pod[], replicas: number, running = 
 export function gangMembers(pods: readonly V1Pod[]): V1Pod[] {
   if (!pods.some((pod) => pod.metadata?.labels?.[LABEL_WORKLOAD_KIND])) return [...pods];
   return pods.filter((pod) => pod.metadata?.labels?.[LABEL_REPLICA] !== undefined);
+}
+
+/**
+ * Whether a pod stands for the job's current admission: Quartermaster's own pods carry the admission they
+ * were made for (ANNOTATION_ADMISSION); pods it did not make (an imported gang's, a workload's) always do.
+ */
+export function ofAdmission(pod: V1Pod, admission: string | null): boolean {
+  const made = pod.metadata?.annotations?.[ANNOTATION_ADMISSION];
+  return made === undefined || admission === null || made === admission;
 }
 
 /**
@@ -204,12 +213,15 @@ export class PodPhaseSync {
     }
   }
 
-  private async decide(jobId: string, all: V1Pod[], disrupted: boolean): Promise<void> {
-    const pods = gangMembers(all);
+  private async decide(jobId: string, every: V1Pod[], disrupted: boolean): Promise<void> {
     // Nothing to decide while any live pod is still Pending and none failed or went away: skip the database.
-    if (!disrupted && gangVerdict(pods, pods.length).kind === 'none') return;
+    const members = gangMembers(every);
+    if (!disrupted && gangVerdict(members, members.length).kind === 'none') return;
     const job = await this.store.state(jobId);
     if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return;
+    // Pods of an earlier admission (a moved job's on its old nodes, Running until evicted) say nothing of this one.
+    const all = every.filter((pod) => ofAdmission(pod, job.admission));
+    const pods = gangMembers(all);
     // An imported gang's pods all exist from its import on: one going away is a loss in any holding state.
     const verdict = gangVerdict(pods, job.replicas, job.state === 'RUNNING' || job.imported);
     const log = this.logger.child({ jobId });

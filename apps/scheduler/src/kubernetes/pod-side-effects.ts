@@ -72,7 +72,10 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
  *   gang, uses its existing pods) and binds each to its allocated node through pods/binding.
  *   A pod already bound there is fine; a stale pod (terminal, terminating, or bound elsewhere — left by an
  *   earlier admission) is deleted and the entry retried.
- * - `evict`: evicts every pod of the victim gang through the Eviction API; an imported gang then ends.
+ * - `evict`: evicts every pod of the victim gang through the Eviction API, with its checkpoint grace period
+ *   when it declares one, and says why on each (Preempted, or Moved for a move to a faster flavor); an
+ *   imported gang then ends. A job that holds again — a move re-admits it in the same commit — loses only
+ *   the pods of its earlier admission (its new admission's bind waits for them to go).
  * - `delete`: deletes every pod of a job that no longer holds an allocation; an imported gang that was
  *   requeued (gang timeout) then ends.
  * - `notify`: nothing to do in the cluster.
@@ -83,16 +86,10 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
   const objects = new WorkloadObjects(cluster.kubeConfig);
   /** Admissions whose Admitted Events this process recorded (retries of a bind do not repeat them). */
   const announced = new Set<string>();
-  const removeAll = async (jobId: string, how: 'evict' | 'delete', before?: (pod: V1Pod) => Promise<void>, period = grace): Promise<number> => {
+  /** Deletes every pod of the job (with the configured grace period); how many there were. */
+  const removeAll = async (jobId: string): Promise<number> => {
     const pods = await listJobPods(cluster, jobId);
-    const results = await Promise.all(
-      pods.map(async (pod) => {
-        const namespace = pod.metadata?.namespace ?? cluster.namespace;
-        const name = pod.metadata!.name!;
-        await before?.(pod);
-        return how === 'evict' ? cluster.evictPod(name, { namespace, ...period }) : cluster.deletePod(name, { namespace, ...period });
-      }),
-    );
+    const results = await Promise.all(pods.map((pod) => cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace ?? cluster.namespace, ...grace })));
     return results.filter((r) => r !== 'not-found').length;
   };
 
@@ -105,7 +102,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
   const releasedMeanwhile = async (jobId: string): Promise<boolean> => {
     const now = await store.bindTarget(jobId);
     if (now && HOLDING.has(now.state)) return false;
-    const deleted = await removeAll(jobId, 'delete');
+    const deleted = await removeAll(jobId);
     const service = await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
     logger.info({ jobId, state: now?.state, deleted, service }, 'bind: job released while its pods were made; pods and Service removed');
     return true;
@@ -149,7 +146,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         if (verdict.kind === 'wait') {
           // Pods of this job's earlier admission still on these nodes (its `delete` found it holding again): remove them.
           if (!target.importedFrom && !target.workload) {
-            await Promise.all(verdict.ownStale.map((pod) => cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, ...grace })));
+            await Promise.all(verdict.ownStale.map((pod) => cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, ...(isTerminal(pod) ? grace : evictionGrace(target, grace)) })));
           }
           throw new WaitingForNodeError(verdict.message);
         }
@@ -187,12 +184,14 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
       name: 'evict',
       handle: async ({ jobId, preemptorJobId }) => {
         const target = await store.bindTarget(jobId);
-        if (target && HOLDING.has(target.state)) {
-          // Re-admitted since: its current pods are the new admission's (the bind handler replaces stale ones).
+        const holds = target !== null && HOLDING.has(target.state);
+        if (holds && (target.workload || target.importedFrom)) {
+          // Re-admitted since: its pods (its controller's, or the imported gang's) are the new admission's.
           logger.info({ jobId }, 'evict: job holds again, its pods belong to the new admission');
           return;
         }
-        const why = (await store.preemptionMessage(jobId)) ?? `preempted by job ${preemptorJobId}`;
+        const reason = (await store.evictionReason(jobId)) ?? { moved: false, message: preemptorJobId ? `preempted by job ${preemptorJobId}` : 'requeued' };
+        const why = reason.message;
         // A job that checkpoints is evicted with its checkpoint grace period: the time it asked for to save its work.
         const period = evictionGrace(target, grace);
         if (target?.workload) {
@@ -207,17 +206,25 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, preemptorJobId, workload: target.workload, how }, 'evict: victim workload stopped');
           return;
         }
+        // Held again — moved to a faster flavor in the same commit, or admitted again before this ran: only the
+        // pods of its earlier admission go, with its grace period; the new admission's bind waits for them.
+        const pods = (await listJobPods(cluster, jobId)).filter((pod) => !holds || pod.metadata?.annotations?.[ANNOTATION_ADMISSION] !== target.admission);
         const checkpoint = target?.checkpointGraceSeconds ? ` (given ${target.checkpointGraceSeconds} s to checkpoint)` : '';
-        const evicted = await removeAll(
-          jobId,
-          'evict',
-          async (pod) => {
-            if (!pod.metadata?.deletionTimestamp && !isTerminal(pod)) await events.record(involvedPod(pod), 'Warning', 'Preempted', `Quartermaster evicts the whole gang${checkpoint}: ${why}`);
-          },
-          period,
+        const [type, eventReason, message] = reason.moved
+          ? (['Normal', 'Moved', `Quartermaster evicts the whole gang${checkpoint} to move it: ${why}`] as const)
+          : (['Warning', 'Preempted', `Quartermaster evicts the whole gang${checkpoint}: ${why}`] as const);
+        const results = await Promise.all(
+          pods.map(async (pod) => {
+            // Also on a pod already Terminating: the bind of a moved job may have started its eviction first.
+            if (!isTerminal(pod)) await events.record(involvedPod(pod), type, eventReason, message);
+            // That incarnation only: once it is gone, the new admission's pod may take its name.
+            return cluster.evictPod(pod.metadata!.name!, { namespace: pod.metadata?.namespace ?? cluster.namespace, uid: pod.metadata?.uid, ...period });
+          }),
         );
-        if (!target?.importedFrom) await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
-        logger.info({ jobId, preemptorJobId, evicted, gracePeriodSeconds: period.gracePeriodSeconds }, 'evict: victim gang evicted');
+        const evicted = results.filter((r) => r !== 'not-found').length;
+        // Its rendezvous Service goes with its pods, unless it holds again (the new admission's pods use it).
+        if (!holds && !target?.importedFrom) await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
+        logger.info({ jobId, preemptorJobId, evicted, moved: reason.moved, holds, gracePeriodSeconds: period.gracePeriodSeconds }, 'evict: victim gang evicted');
         if (target?.importedFrom && target.state === 'PENDING') {
           await store.transition(jobId, 'FAILED', importedGangEnded(target, `was preempted (${why}) and its pods evicted`));
         }
@@ -238,7 +245,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, workload: target.workload, how }, 'delete: workload stopped');
           return;
         }
-        const deleted = await removeAll(jobId, 'delete');
+        const deleted = await removeAll(jobId);
         // Its rendezvous Service goes with its pods (a requeued job gets it again at its next bind).
         const service = target?.importedFrom ? 'not-found' : await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
         logger.info({ jobId, deleted, service }, 'delete: pods removed');
@@ -384,10 +391,11 @@ async function bindReplicas(
         if (target.importedFrom) {
           throw new PermanentSideEffectError(`imported pod ${pod.metadata?.namespace}/${pod.metadata?.name} is ${pod.status?.phase ?? 'gone'} or bound elsewhere`);
         }
-        // Left by an earlier admission of this job: remove it, retry once it is gone.
+        // Left by an earlier admission of this job: remove it, retry once it is gone. A live one gets the job's
+        // checkpoint grace period, as its eviction would (a moved job's `evict` may not have run yet).
         // No uid precondition: libs/kube's deletePod sends it as a body, and the API server then ignores the
         // gracePeriodSeconds query parameter (the pod would linger Terminating for its default 30 s).
-        if (!pod.metadata?.deletionTimestamp) await cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, ...grace });
+        if (!pod.metadata?.deletionTimestamp) await cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace, ...(isTerminal(pod) ? grace : evictionGrace(target, grace)) });
         stale.push(pod.metadata!.name!);
         return;
       }

@@ -104,13 +104,17 @@ export class KubeJobsRepository {
     }));
   }
 
-  /** The message of the job's latest preemption (who preempted it and why). */
-  async preemptionMessage(jobId: string): Promise<string | null> {
-    const { rows } = await this.db.pool.query<{ message: string }>(
-      `SELECT message FROM events WHERE job_id = $1 AND kind = 'job.preempted' ORDER BY id DESC LIMIT 1`,
+  /**
+   * Why the job's pods are being evicted: its latest preemption (who preempted it and why) or move to a
+   * faster flavor (`moved`), whichever came last; null when it was neither.
+   */
+  async evictionReason(jobId: string): Promise<{ moved: boolean; message: string } | null> {
+    const { rows } = await this.db.pool.query<{ kind: string; message: string }>(
+      `SELECT kind, message FROM events WHERE job_id = $1 AND kind IN ('job.preempted', 'job.moved') ORDER BY id DESC LIMIT 1`,
       [jobId],
     );
-    return rows[0]?.message ?? null;
+    const row = rows[0];
+    return row === undefined ? null : { moved: row.kind === 'job.moved', message: row.message };
   }
 
   /** Ids of the RUNNING jobs. */
@@ -119,11 +123,14 @@ export class KubeJobsRepository {
     return rows.map((row) => row.id);
   }
 
-  /** State, admitted replica count, and whether the job is an imported gang. */
-  async state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean } | null> {
-    const { rows } = await this.db.pool.query<{ state: JobState; replicas: number; imported: boolean }>(
+  /**
+   * State, admitted replica count, whether the job is an imported gang, and its current admission
+   * (admitted_at in epoch ms as text, as BindTargetRow.admission; null before its first).
+   */
+  async state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean; admission: string | null } | null> {
+    const { rows } = await this.db.pool.query<{ state: JobState; replicas: number; imported: boolean; admission: string | null }>(
       `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas,
-              (template ? 'importedFrom') AS imported
+              (template ? 'importedFrom') AS imported, (extract(epoch from admitted_at) * 1000)::bigint::text AS admission
        FROM jobs j WHERE id = $1`,
       [jobId],
     );
