@@ -2,10 +2,12 @@
 // because the h100 node is busy for long; when the h100 node frees, a cycle moves it there — evicted and
 // admitted again on the h100 in one commit. Its pod on the a100 is evicted with its checkpoint grace period
 // and says why (a Moved Event); the pod of the new admission is bound to the h100 node once the old one is
-// gone, and until then the job is not RUNNING however the old pod changes.
+// gone, and until then the job is not RUNNING however the old pod changes. A node of the faster flavor that
+// joins the cluster moves a running job the same way, with nothing pending.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AdmissionregistrationV1Api, type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
 import { ANNOTATION_ADMISSION } from '../../apps/scheduler/src/kubernetes/bind-checks.js';
+import { fakeNode, uniqueName } from './support/cluster.js';
 import { eventually, gangBody, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
 
 let qm: QmEnv;
@@ -146,10 +148,10 @@ describe('moves to a faster flavor in Kubernetes', () => {
     expect([evicted.metadata?.uid, evicted.metadata?.deletionGracePeriodSeconds]).toEqual([first.metadata?.uid, 30]);
     const event = await eventually('Moved Event on the old pod', async () => (await eventsOf(first.metadata!.name!)).find((e) => e.reason === 'Moved'));
     expect(event.type).toBe('Normal');
-    expect(event.message).toMatch(/^Quartermaster evicts the whole gang \(given 30 s to checkpoint\) to move it: moved from a100 to h100: expected to finish \d+ h earlier/);
+    expect(event.message).toMatch(/^Quartermaster evicts the whole gang \(given 30 s to checkpoint\) to move it: moved from a100 to h100: expected to finish [\d.]+ h earlier/);
     const jobEvents = ((await qm.ok('GET', `/v1/jobs/${mover}/events`)) as { items: { kind: string; message: string }[] }).items;
     const movedEvent = jobEvents.find((e) => e.kind === 'job.moved');
-    expect(movedEvent?.message).toMatch(/^moved from a100 to h100: expected to finish \d+ h earlier/);
+    expect(movedEvent?.message).toMatch(/^moved from a100 to h100: expected to finish [\d.]+ h earlier/);
     expect(event.message).toContain(movedEvent!.message);
     const admitted = jobEvents.filter((e) => e.kind === 'job.admitted').map((e) => e.message);
     expect(admitted).toHaveLength(2);
@@ -172,5 +174,43 @@ describe('moves to a faster flavor in Kubernetes', () => {
       return view.state === 'RUNNING' ? view : undefined;
     });
     expect(running).toMatchObject({ flavor: 'h100', progress: { completedFraction: 0.04 } });
+  }, 240_000);
+
+  it('moves a running job to an h100 node that joins the cluster (no job pending)', async () => {
+    // The h100 node is the first mover's for ~50 h more: 20 h on the free a100 beats waiting for it.
+    const mover = await submit(
+      gangBody({
+        name: 'mover-2',
+        priority: 0,
+        replicas: 1,
+        flavors: ['h100', 'a100'],
+        flavorSelection: 'fastest',
+        speeds: { h100: 2, a100: 1 },
+        expectedRuntimeSeconds: 10 * 3600,
+        checkpoint: { intervalSeconds: 1800, gracePeriodSeconds: 20 },
+      }),
+    );
+    const first = await livePod(mover);
+    expect(first.spec?.nodeName).toBe(a100Node);
+    await qm.kubelet();
+    await eventually('mover-2 RUNNING', async () => ((await job(mover)).state === 'RUNNING' ? true : undefined));
+
+    const joined = uniqueName('qm-move-h100-new');
+    qm.nodes.push(joined);
+    await qm.core.createNode({ body: fakeNode(joined, { labels: { 'nvidia.com/gpu.product': qm.h100Product }, extended: { 'nvidia.com/gpu': '8' } }) });
+    const evicted = await eventually('old pod evicted once the node joined', async () => {
+      const [p] = await qm.jobPods(mover);
+      return p?.metadata?.deletionTimestamp ? p : undefined;
+    });
+    expect([evicted.metadata?.uid, evicted.metadata?.deletionGracePeriodSeconds]).toEqual([first.metadata?.uid, 20]);
+    const event = await eventually('Moved Event', async () => (await eventsOf(first.metadata!.name!)).find((e) => e.reason === 'Moved'));
+    expect(event.message).toMatch(/\(given 20 s to checkpoint\) to move it: moved from a100 to h100: expected to finish [\d.]+ h earlier/);
+
+    await qm.core.deleteNamespacedPod({ name: first.metadata!.name!, namespace: qm.namespace, gracePeriodSeconds: 0 });
+    const second = await livePod(mover);
+    expect(second.spec?.nodeName).toBe(joined);
+    await qm.kubelet();
+    await eventually('mover-2 RUNNING on the new node', async () => ((await job(mover)).state === 'RUNNING' ? true : undefined));
+    expect((await job(mover)).flavor).toBe('h100');
   }, 240_000);
 });
