@@ -13,6 +13,7 @@ import {
   QueueRepository,
   AuditRepository,
   BudgetRepository,
+  FleetRepository,
   UsageLedgerRepository,
   createTestDatabase,
   type TestDatabase,
@@ -48,6 +49,7 @@ function calls(db: Database): [string, () => Promise<unknown>][] {
     ['budgets.put (interactive transaction)', () => new BudgetRepository(db).put({ team: 'vision', period: 'month', limit: 10, unit: 'currency', onExhausted: 'warn' }, 'test')],
     ['budgets.alerts', () => new BudgetRepository(db).alerts('vision')],
     ['ledger.segments', () => new UsageLedgerRepository(db).segments()],
+    ['fleet.activeJobs (groupBy)', () => new FleetRepository(db).activeJobs(['vision'])],
   ];
 }
 

@@ -45,6 +45,8 @@ export interface JobStateCount {
   jobs: number;
 }
 
+const ACTIVE_STATES = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING'] as const;
+
 /** Every node with its allocation, as FleetNode (columns named as its fields). */
 const NODE_SELECT = `SELECT n.name, n.flavor, n.zone, n.block, n.domain, n.tpu_shape AS "tpuShape", n.accelerators, n.schedulable,
     n.external_accelerators AS external, COALESCE(a.allocated, 0)::int AS allocated, COALESCE(a.jobs, 0)::int AS jobs
@@ -97,15 +99,14 @@ export class FleetRepository {
     return rows.map((r) => ({ code: r.code, jobs: r.jobs, accelerators: Number(r.accelerators) }));
   }
 
-  /** Jobs per active state (PENDING, ADMITTED, BINDING, RUNNING). */
+  /** Jobs per active state (PENDING, ADMITTED, BINDING, RUNNING), every state present (0 when none), in that order. */
   async activeJobs(teams?: readonly string[]): Promise<JobStateCount[]> {
-    const { rows } = await this.db.pool.query<JobStateCount>(
-      `SELECT s.state::text AS state, count(j.id)::int AS jobs
-       FROM unnest(ARRAY['PENDING', 'ADMITTED', 'BINDING', 'RUNNING']::job_state[]) WITH ORDINALITY AS s(state, n)
-       LEFT JOIN jobs j ON j.state = s.state AND ($1::text[] IS NULL OR j.team = ANY($1::text[]))
-       GROUP BY s.state, s.n ORDER BY s.n`,
-      [teams ?? null],
-    );
-    return rows;
+    const groups = await this.db.prisma.job.groupBy({
+      by: ['state'],
+      where: { state: { in: [...ACTIVE_STATES] }, ...(teams === undefined ? {} : { team: { in: [...teams] } }) },
+      _count: { _all: true },
+    });
+    const count = new Map(groups.map((g) => [g.state, g._count._all]));
+    return ACTIVE_STATES.map((state) => ({ state, jobs: count.get(state) ?? 0 }));
   }
 }
