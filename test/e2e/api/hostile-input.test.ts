@@ -110,13 +110,55 @@ describe('races on one object', () => {
     for (let i = 1; i < rows.length; i++) expect(rows[i]!.data.before?.limit).toBe(rows[i - 1]!.data.after.limit);
   });
 
+  /** The audit events of one object, oldest first. */
+  async function auditOf(object: string, name: string): Promise<{ kind: string; actor: string; data: { before: Record<string, unknown> | null; after: Record<string, unknown> | null } }[]> {
+    const { rows } = await h.pg.query<{ kind: string; actor: string; data: { before: Record<string, unknown> | null; after: Record<string, unknown> | null } }>(
+      `SELECT kind, actor, data FROM events WHERE kind LIKE $1 AND data->>$2 = $3 ORDER BY id`,
+      [`${object}.%`, object, name],
+    );
+    return rows;
+  }
+
   it.each([
-    ['flavor', '/v1/flavors/race', (i: number) => ({ kind: 'nvidia-gpu', costPerHour: i })],
-    ['cohort', '/v1/cohorts/race', (i: number) => ({ description: `take ${i}` })],
-    ['team', '/v1/teams/race', (i: number) => ({ cohort: 'research', fairShareWeight: i + 1, preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } })],
-    ['node', '/v1/nodes/race', (i: number) => ({ flavor: 'h100-80gb', accelerators: i + 1, cpuMillis: 1000, memoryMiB: 1000 })],
-  ])('20 concurrent PUTs creating one %s: exactly one 201', async (_, path, body) => {
+    ['flavor', '/v1/flavors/race', (i: number) => ({ kind: 'nvidia-gpu', costPerHour: i }), 'costPerHour'],
+    ['cohort', '/v1/cohorts/race', (i: number) => ({ description: `take ${i}` }), 'description'],
+    ['team', '/v1/teams/race', (i: number) => ({ cohort: 'research', fairShareWeight: i + 1, preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } }), 'fairShareWeight'],
+    ['node', '/v1/nodes/race', (i: number) => ({ flavor: 'h100-80gb', accelerators: i + 1, cpuMillis: 1000, memoryMiB: 1000 }), 'accelerators'],
+  ])('20 concurrent PUTs creating one %s: exactly one 201 and one .created, and the audit trail chains every change with its true before/after', async (object, path, body, field) => {
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => h.request('PUT', path, { body: body(i) })));
     expect(replies.map((r) => r.status).sort()).toEqual([...Array<number>(19).fill(200), 201].sort());
+    const events = await auditOf(object, 'race');
+    expect(events.map((e) => e.kind)).toEqual([`${object}.created`, ...Array<string>(19).fill(`${object}.updated`)]);
+    expect(events[0]!.data.before).toBeNull();
+    for (let i = 1; i < events.length; i++) expect({ i, before: events[i]!.data.before?.[field] }).toEqual({ i, before: events[i - 1]!.data.after?.[field] });
+    // The last change's after is what the object is now; every change is the admin's.
+    expect((await h.request('GET', path)).body[field]).toEqual(events.at(-1)!.data.after?.[field]);
+    expect(new Set(events.map((e) => e.actor))).toEqual(new Set([events[0]!.actor]));
+    // And the audit trail lists them (admins: flavors, cohorts and nodes carry no team).
+    const audit = await h.request('GET', '/v1/audit?limit=100');
+    expect(audit.body.items.filter((e: { kind: string }) => e.kind.startsWith(`${object}.`)).length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('20 concurrent PATCHes of one team: each is audited as team.updated with its true before, and none is lost', async () => {
+    await h.request('PUT', '/v1/teams/patched', { body: { fairShareWeight: 1 } });
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => h.request('PATCH', '/v1/teams/patched', { body: i % 2 === 0 ? { fairShareWeight: i + 2 } : { cohort: i % 4 === 1 ? 'research' : null } })),
+    );
+    expect(replies.map((r) => r.status)).toEqual(Array<number>(20).fill(200));
+    const events = await auditOf('team', 'patched');
+    expect(events.map((e) => e.kind)).toEqual(['team.created', ...Array<string>(20).fill('team.updated')]);
+    for (let i = 1; i < events.length; i++) expect({ i, before: events[i]!.data.before }).toEqual({ i, before: events[i - 1]!.data.after });
+    const now = (await h.request('GET', '/v1/teams/patched')).body;
+    expect({ cohort: now.cohort, fairShareWeight: now.fairShareWeight }).toEqual({ cohort: events.at(-1)!.data.after?.['cohort'], fairShareWeight: events.at(-1)!.data.after?.['fairShareWeight'] });
+  });
+
+  it('a flavor deleted is audited with what it was', async () => {
+    await h.request('PUT', '/v1/flavors/short-lived', { body: { kind: 'nvidia-gpu', costPerHour: 3 } });
+    expect((await h.request('DELETE', '/v1/flavors/short-lived')).status).toBe(204);
+    const events = await auditOf('flavor', 'short-lived');
+    expect(events.map((e) => [e.kind, e.data.before?.['costPerHour'] ?? null, e.data.after?.['costPerHour'] ?? null])).toEqual([
+      ['flavor.created', null, 3],
+      ['flavor.deleted', 3, null],
+    ]);
   });
 });

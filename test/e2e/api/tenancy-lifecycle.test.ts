@@ -162,6 +162,7 @@ describe('tenancy lifecycle: PATCH and full PUT of teams; DELETE of nodes, teams
       const audit = await ok('GET', '/v1/audit?limit=20');
       expect(audit.items.filter((e: { kind: string }) => e.kind.endsWith('.deleted')).map((e: { kind: string; team: string | null }) => [e.kind, e.team])).toEqual([
         ['team.deleted', 'legacy'],
+        ['flavor.deleted', null],
         ['cohort.deleted', null],
         ['team.deleted', 'legacy'],
         ['node.deleted', null],
@@ -172,6 +173,7 @@ describe('tenancy lifecycle: PATCH and full PUT of teams; DELETE of nodes, teams
         { kind: 'node.deleted', actor: 'admin' },
         { kind: 'team.deleted', actor: 'admin' },
         { kind: 'cohort.deleted', actor: 'admin' },
+        { kind: 'flavor.deleted', actor: 'admin' },
         { kind: 'team.deleted', actor: 'admin' },
       ]);
     });

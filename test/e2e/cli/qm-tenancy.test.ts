@@ -188,7 +188,8 @@ describe('qm X rm: refused with what still uses it (exit 1), then deleted in ord
     expect(await qm('quota', 'rm', 'vision', 'h100')).toMatchObject({ code: 0 });
     // Who changed the quota, and when: the audit trail without curl (members see their teams').
     const trail = await json('audit', '--team', 'vision');
-    expect(trail.map((e: { kind: string; actor: string }) => [e.kind, e.actor])).toEqual([['quota.deleted', 'admin'], ['quota.created', 'admin']]);
+    expect(trail.filter((e: { kind: string }) => e.kind.startsWith('quota.')).map((e: { kind: string; actor: string }) => [e.kind, e.actor])).toEqual([['quota.deleted', 'admin'], ['quota.created', 'admin']]);
+    expect(trail.at(-1)).toMatchObject({ kind: 'team.created', actor: 'admin', team: 'vision' }); // the team's own changes are in its trail too
     const table = await runQm(['audit'], { env: { ...admin, QM_TOKEN: alice } });
     expect(table.stdout).toMatch(/^WHEN\s+TEAM\s+KIND\s+BY\s+CHANGE\n\d\d:\d\d UTC\s+vision\s+quota\.deleted\s+admin\s+quota of team vision for h100 deleted by admin: /);
     failed(await qm('audit', '--limit', 'lots'), 2, "--limit 'lots': expected a positive integer");

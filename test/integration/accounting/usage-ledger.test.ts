@@ -97,8 +97,8 @@ beforeAll(async () => {
   jobs = new JobRepository(db);
   ledger = new UsageLedgerRepository(db);
   const flavors = new FlavorRepository(db);
-  await flavors.upsert(H100, { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 2, costPerHour: 4 });
-  await flavors.upsert(A100, { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 2 });
+  await flavors.upsert(H100, { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 2, costPerHour: 4 }, 'test');
+  await flavors.upsert(A100, { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 2 }, 'test');
   const p = db.prisma;
   await p.cohort.create({ data: { name: 'research' } });
   await p.team.createMany({ data: [{ name: 'vision', cohort: 'research' }, { name: 'nlp', cohort: 'research' }] });
@@ -137,7 +137,7 @@ beforeAll(async () => {
   expect(preempting.preempted.sort()).toEqual([ids.a, ids.b].sort());
   await report(ids.c, 'RUNNING');
   // The h100 price changes while c runs; then c is cancelled mid-run (used, not wasted).
-  await flavors.upsert(H100, { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 2, costPerHour: 6 });
+  await flavors.upsert(H100, { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 2, costPerHour: 6 }, 'test');
   await jobs.cancel(ids.c, 'alice');
   // a and b come back (requeued with their history); a succeeds, b fails (wasted).
   expect((await cycleAt(Date.now())).admitted.sort()).toEqual([ids.a, ids.b].sort());

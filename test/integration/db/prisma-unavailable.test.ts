@@ -33,12 +33,12 @@ function calls(db: Database): [string, () => Promise<unknown>][] {
   const quotas = new QuotaRepository(db);
   return [
     ['teams.list', () => teams.list()],
-    ['teams.upsert', () => teams.upsert('vision', { cohort: null, fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' })],
+    ['teams.upsert', () => teams.upsert('vision', { cohort: null, fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, 'test')],
     ['teams.delete (interactive transaction)', () => teams.delete('vision', 'test')],
     ['quotas.put (interactive transaction)', () => quotas.put({ team: 'vision', flavor: 'h100', nominal: 8, borrowingLimit: null, lendingLimit: null }, 'test')],
     ['cohorts.get', () => new CohortRepository(db).get('research')],
-    ['flavors.upsert', () => new FlavorRepository(db).upsert('h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 1 })],
-    ['flavors.deleteIfUnused', () => new FlavorRepository(db).deleteIfUnused('h100')],
+    ['flavors.upsert', () => new FlavorRepository(db).upsert('h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 1 }, 'test')],
+    ['flavors.deleteIfUnused', () => new FlavorRepository(db).deleteIfUnused('h100', 'test')],
     ['nodes.list', () => new NodeRepository(db).list()],
     ['tokens.findActiveByHash', () => new TokenRepository(db).findActiveByHash('0'.repeat(64))],
     ['usage.load (batch transaction, groupBy)', () => new UsageRepository(db).load()],
@@ -100,9 +100,9 @@ describe('Prisma-backed repositories while Postgres is unreachable', () => {
       const result = await failures(db);
       expect(result.filter((r) => !r.unavailable)).toEqual([]);
       proxy.heal();
-      const { created } = await new FlavorRepository(db).upsert('h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 1 });
+      const { created } = await new FlavorRepository(db).upsert('h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 1 }, 'test');
       expect(created).toBe(true);
-      expect((await new TeamRepository(db).upsert('vision', { cohort: null, fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' })).created).toBe(true);
+      expect((await new TeamRepository(db).upsert('vision', { cohort: null, fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, 'test')).created).toBe(true);
       const change = await new QuotaRepository(db).put({ team: 'vision', flavor: 'h100', nominal: 8, borrowingLimit: null, lendingLimit: null }, 'test');
       expect(change.before).toBeNull();
     } finally {

@@ -21,8 +21,13 @@ export class CohortsController {
   @Put(':name')
   @AdminOnly()
   @Answers(CohortView, 200, 201)
-  async put(@Param('name', NamePipe) name: string, @Body() dto: PutCohortDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<CohortView> {
-    const { created, cohort } = await this.cohorts.put(name, dto.description ?? '');
+  async put(
+    @Param('name', NamePipe) name: string,
+    @Body() dto: PutCohortDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Caller() caller: Principal,
+  ): Promise<CohortView> {
+    const { created, cohort } = await this.cohorts.put(name, dto.description ?? '', caller);
     void reply.status(created ? 201 : 200);
     return cohort;
   }

@@ -13,8 +13,8 @@ export class CohortsService {
     @Inject(UsageService) private readonly usage: UsageService,
   ) {}
 
-  async put(name: string, description: string): Promise<{ created: boolean; cohort: CohortView }> {
-    const { record, created } = await this.cohorts.upsert(name, description);
+  async put(name: string, description: string, caller: Principal): Promise<{ created: boolean; cohort: CohortView }> {
+    const { record, created } = await this.cohorts.upsert(name, description, caller.subject);
     return { created, cohort: cohortView(record, await this.usage.byTeam()) };
   }
 

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AdminOnly } from '../auth/auth.decorators.js';
+import { AdminOnly, Caller } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
 import { NamePipe } from '../validation/name.pipe.js';
 import { PutFlavorDto } from './flavor.dto.js';
 import { FlavorListView, FlavorView } from './flavor.view.js';
@@ -20,8 +21,13 @@ export class FlavorsController {
   @Put(':name')
   @AdminOnly()
   @Answers(FlavorView, 200, 201)
-  async put(@Param('name', NamePipe) name: string, @Body() dto: PutFlavorDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<FlavorView> {
-    const { created, flavor } = await this.flavors.put(name, dto);
+  async put(
+    @Param('name', NamePipe) name: string,
+    @Body() dto: PutFlavorDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Caller() caller: Principal,
+  ): Promise<FlavorView> {
+    const { created, flavor } = await this.flavors.put(name, dto, caller);
     void reply.status(created ? 201 : 200);
     return flavor;
   }
@@ -42,7 +48,7 @@ export class FlavorsController {
   @Delete(':name')
   @AdminOnly()
   @HttpCode(204)
-  delete(@Param('name', NamePipe) name: string): Promise<void> {
-    return this.flavors.delete(name);
+  delete(@Param('name', NamePipe) name: string, @Caller() caller: Principal): Promise<void> {
+    return this.flavors.delete(name, caller);
   }
 }

@@ -1,15 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, notFound } from '#common';
 import { FlavorRepository } from '#db';
+import type { Principal } from '../auth/principal.js';
 import { DEFAULT_RESOURCE_NAME, type PutFlavorDto } from './flavor.dto.js';
 import { flavorView, type FlavorView } from './flavor.view.js';
 
-/** Flavors: create or replace (defaults filled in), read, delete unless something still uses one. */
+/** Flavors: create or replace (defaults filled in), read, delete unless something still uses one; every change audited. */
 @Injectable()
 export class FlavorsService {
   constructor(@Inject(FlavorRepository) private readonly flavors: FlavorRepository) {}
 
-  async put(name: string, dto: PutFlavorDto): Promise<{ created: boolean; flavor: FlavorView }> {
+  async put(name: string, dto: PutFlavorDto, caller: Principal): Promise<{ created: boolean; flavor: FlavorView }> {
     const { record, created } = await this.flavors.upsert(name, {
       kind: dto.kind,
       resourceName: dto.resourceName ?? DEFAULT_RESOURCE_NAME[dto.kind],
@@ -18,7 +19,7 @@ export class FlavorsService {
       memoryGiB: dto.memoryGiB ?? null,
       relativeSpeed: dto.relativeSpeed ?? 1,
       costPerHour: dto.costPerHour ?? 0,
-    });
+    }, caller.subject);
     return { created, flavor: flavorView(record) };
   }
 
@@ -33,8 +34,8 @@ export class FlavorsService {
   }
 
   /** 409 FLAVOR_IN_USE while nodes, quotas or unfinished jobs refer to it. */
-  async delete(name: string): Promise<void> {
-    const outcome = await this.flavors.deleteIfUnused(name);
+  async delete(name: string, caller: Principal): Promise<void> {
+    const outcome = await this.flavors.deleteIfUnused(name, caller.subject);
     if (outcome === 'missing') throw notFound(`flavor ${name}`);
     if (outcome === 'in-use') {
       const use = await this.flavors.use(name);

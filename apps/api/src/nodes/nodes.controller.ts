@@ -25,8 +25,13 @@ export class NodesController {
   @Put(':name')
   @AdminOnly()
   @Answers(NodeView, 200, 201)
-  async put(@Param('name', NodeNamePipe) name: string, @Body() dto: PutNodeDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<NodeView> {
-    const { created, node } = await this.nodes.put(name, dto);
+  async put(
+    @Param('name', NodeNamePipe) name: string,
+    @Body() dto: PutNodeDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Caller() caller: Principal,
+  ): Promise<NodeView> {
+    const { created, node } = await this.nodes.put(name, dto, caller);
     void reply.status(created ? 201 : 200);
     return node;
   }

@@ -17,7 +17,7 @@ export class NodesService {
     @Inject(Config) private readonly config: Config,
   ) {}
 
-  async put(name: string, dto: PutNodeDto): Promise<{ created: boolean; node: NodeView }> {
+  async put(name: string, dto: PutNodeDto, caller: Principal): Promise<{ created: boolean; node: NodeView }> {
     if (this.config.kubeconfig !== null) throw await this.managedByKubernetes(name);
     if ((await this.flavors.missing([dto.flavor])).length > 0) throw unknownReference('flavor', `unknown flavor: ${dto.flavor}`);
     const { record, created } = await this.nodes
@@ -29,7 +29,7 @@ export class NodesService {
         topology: { ...dto.topology },
         labels: { ...(dto.labels ?? {}) },
         schedulable: dto.schedulable ?? true,
-      })
+      }, caller.subject)
       .catch((error: unknown) => {
         // The flavor was deleted between the check and the write.
         if (error instanceof MissingReferenceError) throw unknownReference('flavor', `unknown flavor: ${dto.flavor}`);

@@ -25,8 +25,13 @@ export class TeamsController {
   @Put(':name')
   @AdminOnly()
   @Answers(TeamView, 200, 201)
-  async put(@Param('name', NamePipe) name: string, @Body() dto: PutTeamDto, @Res({ passthrough: true }) reply: FastifyReply): Promise<TeamView> {
-    const { created, team } = await this.teams.put(name, dto);
+  async put(
+    @Param('name', NamePipe) name: string,
+    @Body() dto: PutTeamDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Caller() caller: Principal,
+  ): Promise<TeamView> {
+    const { created, team } = await this.teams.put(name, dto, caller);
     void reply.status(created ? 201 : 200);
     return team;
   }
@@ -35,8 +40,8 @@ export class TeamsController {
   @Patch(':name')
   @AdminOnly()
   @Answers(TeamView)
-  patch(@Param('name', NamePipe) name: string, @Body() dto: PatchTeamDto): Promise<TeamView> {
-    return this.teams.patch(name, dto);
+  patch(@Param('name', NamePipe) name: string, @Body() dto: PatchTeamDto, @Caller() caller: Principal): Promise<TeamView> {
+    return this.teams.patch(name, dto, caller);
   }
 
   /**

@@ -6,7 +6,7 @@ import type { PatchTeamDto, PutQuotaDto, PutTeamDto } from './team.dto.js';
 import { quotaView, teamView, type QuotaDeletedView, type QuotaSetView, type TeamView } from './team.view.js';
 import { UsageService } from './usage.service.js';
 
-/** Teams and their quotas: create, replace, merge, delete unless in use; every quota change audited. */
+/** Teams and their quotas: create, replace, merge, delete unless in use; every change audited. */
 @Injectable()
 export class TeamsService {
   constructor(
@@ -21,7 +21,7 @@ export class TeamsService {
    * Creates a team (absent fields take their defaults) or replaces one: replacing an existing team needs
    * every field (400 naming each missing one) — a partial body would otherwise reset what it leaves out.
    */
-  async put(name: string, dto: PutTeamDto): Promise<{ created: boolean; team: TeamView }> {
+  async put(name: string, dto: PutTeamDto, caller: Principal): Promise<{ created: boolean; team: TeamView }> {
     if (await this.teams.get(name)) {
       const missing = missingForReplace(dto);
       if (missing.length > 0) {
@@ -40,13 +40,13 @@ export class TeamsService {
         fairShareWeight: dto.fairShareWeight ?? 1,
         withinTeam: dto.preemption?.withinTeam ?? 'LowerPriority',
         reclaimWithinCohort: dto.preemption?.reclaimWithinCohort ?? 'Any',
-      })
+      }, caller.subject)
       .catch(unknownCohort);
     return { created, team: teamView(record, (await this.usage.byTeam()).get(name) ?? []) };
   }
 
   /** Merge: changes the fields sent (`cohort: null` leaves the cohort), keeps the others. 404 for an unknown team. */
-  async patch(name: string, dto: PatchTeamDto): Promise<TeamView> {
+  async patch(name: string, dto: PatchTeamDto, caller: Principal): Promise<TeamView> {
     const cohort = dto.cohort;
     if (typeof cohort === 'string') await this.assertCohort(cohort);
     const record = await this.teams
@@ -55,7 +55,7 @@ export class TeamsService {
         ...(dto.fairShareWeight !== undefined ? { fairShareWeight: dto.fairShareWeight } : {}),
         ...(dto.preemption?.withinTeam !== undefined ? { withinTeam: dto.preemption.withinTeam } : {}),
         ...(dto.preemption?.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: dto.preemption.reclaimWithinCohort } : {}),
-      })
+      }, caller.subject)
       .catch(unknownCohort);
     if (!record) throw notFound(`team ${name}`);
     return teamView(record, (await this.usage.byTeam()).get(name) ?? []);

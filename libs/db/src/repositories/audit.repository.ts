@@ -10,9 +10,19 @@ export const AUDIT_KINDS = [
   'budget.created',
   'budget.updated',
   'budget.deleted',
-  // Deletions of tenancy objects (their own team for team.deleted; no team, so admins only, for the others).
+  // Creations, changes (with the true before) and deletions of tenancy objects: a team's own events carry
+  // the team; flavors', cohorts' and nodes' carry none, so admins only read them.
+  'team.created',
+  'team.updated',
   'team.deleted',
+  'cohort.created',
+  'cohort.updated',
   'cohort.deleted',
+  'flavor.created',
+  'flavor.updated',
+  'flavor.deleted',
+  'node.created',
+  'node.updated',
   'node.deleted',
 ] as const;
 

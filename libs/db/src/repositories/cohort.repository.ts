@@ -1,6 +1,7 @@
 import type { DbHandle } from './db-handle.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { isRecordMissing, lockTenancyRow, TX_OPTIONS, writeTenancyEvent } from './prisma-helpers.js';
+import { lockTenancyRow, TX_OPTIONS, writeTenancyEvent } from './prisma-helpers.js';
+import { auditUpsert } from './tenancy-audit.js';
 import { COHORT_SELECT, type CohortRecord, type Deletion, type Upserted } from './tenancy.records.js';
 
 /** What keeps a cohort from being deleted: its member teams. */
@@ -14,18 +15,25 @@ const toRecord = ({ teams, ...c }: Prisma.CohortGetPayload<{ select: typeof COHO
 export class CohortRepository {
   constructor(private readonly db: DbHandle) {}
 
-  async upsert(name: string, description: string): Promise<Upserted<CohortRecord>> {
-    for (;;) {
-      const { count } = await this.db.prisma.cohort.createMany({ data: [{ name, description }], skipDuplicates: true });
-      try {
-        const record = count === 1
-          ? await this.db.prisma.cohort.findUniqueOrThrow({ where: { name }, select: COHORT_SELECT })
-          : await this.db.prisma.cohort.update({ where: { name }, data: { description }, select: COHORT_SELECT });
-        return { record: toRecord(record), created: count === 1 };
-      } catch (error) {
-        if (!isRecordMissing(error)) throw error; // deleted in between: create it again
+  /**
+   * Creates or replaces a cohort with its audit event (cohort.created, or cohort.updated with the true
+   * before) in one transaction; inserted first, as quotas are, so concurrent creations give one creation.
+   */
+  async upsert(name: string, description: string, actor: string): Promise<Upserted<CohortRecord>> {
+    return this.db.prisma.$transaction(async (tx) => {
+      for (;;) {
+        const { count } = await tx.cohort.createMany({ data: [{ name, description }], skipDuplicates: true });
+        if (count === 1) {
+          await auditUpsert(tx, 'cohort', name, actor, null, { description });
+          return { record: toRecord(await tx.cohort.findUniqueOrThrow({ where: { name }, select: COHORT_SELECT })), created: true };
+        }
+        if (!(await lockTenancyRow(tx, 'cohorts', name))) continue; // deleted in between: create it again
+        const before = await tx.cohort.findUniqueOrThrow({ where: { name }, select: { description: true } });
+        const record = toRecord(await tx.cohort.update({ where: { name }, data: { description }, select: COHORT_SELECT }));
+        await auditUpsert(tx, 'cohort', name, actor, { description: before.description }, { description: record.description });
+        return { record, created: false };
       }
-    }
+    }, TX_OPTIONS);
   }
 
   async list(): Promise<CohortRecord[]> {

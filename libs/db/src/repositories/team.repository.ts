@@ -1,6 +1,7 @@
 import type { DbHandle } from './db-handle.js';
-import { isForeignKeyViolation, isRecordMissing, lockTenancyRow, TX_OPTIONS, writeTenancyEvent, type Tx } from './prisma-helpers.js';
+import { isForeignKeyViolation, lockTenancyRow, TX_OPTIONS, writeTenancyEvent, type Tx } from './prisma-helpers.js';
 import { MissingReferenceError, QUOTA_SELECT, TEAM_SELECT, type Deletion, type QuotaRecord, type TeamRecord, type Upserted } from './tenancy.records.js';
+import { auditUpsert, type Audited } from './tenancy-audit.js';
 
 export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt'>;
 
@@ -30,31 +31,40 @@ function cohortMissing(error: unknown, cohort: string | null | undefined): never
 export class TeamRepository {
   constructor(private readonly db: DbHandle) {}
 
-  /** Creates or replaces a team. Throws MissingReferenceError('cohort') when the cohort does not exist. */
-  async upsert(name: string, t: TeamInput): Promise<Upserted<TeamRecord>> {
+  /**
+   * Creates or replaces a team with its audit event (team.created, or team.updated with the true before) in
+   * one transaction; inserted first, as quotas are, so concurrent creations give one creation. Throws
+   * MissingReferenceError('cohort') when the cohort does not exist.
+   */
+  async upsert(name: string, t: TeamInput, actor: string): Promise<Upserted<TeamRecord>> {
     try {
-      for (;;) {
-        // INSERT … ON CONFLICT DO NOTHING RETURNING: a row back means it was created.
-        const [created] = await this.db.prisma.team.createManyAndReturn({ data: [{ name, ...t }], skipDuplicates: true, select: TEAM_SELECT });
-        if (created) return { record: created, created: true };
-        const replaced = await this.patch(name, t);
-        if (replaced) return { record: replaced, created: false };
-        // deleted in between: create it
-      }
+      return await this.db.prisma.$transaction(async (tx) => {
+        for (;;) {
+          // INSERT … ON CONFLICT DO NOTHING RETURNING: a row back means it was created.
+          const [created] = await tx.team.createManyAndReturn({ data: [{ name, ...t }], skipDuplicates: true, select: TEAM_SELECT });
+          if (created) {
+            await auditUpsert(tx, 'team', name, actor, null, audited(created));
+            return { record: created, created: true };
+          }
+          const replaced = await changeTeam(tx, name, t, actor);
+          if (replaced) return { record: replaced, created: false };
+          // deleted in between: create it
+        }
+      }, TX_OPTIONS);
     } catch (error) {
       return cohortMissing(error, t.cohort);
     }
   }
 
   /**
-   * Changes only the fields given (merge), in one statement, so concurrent patches of different fields both
-   * stay. Null when there is no such team. Throws MissingReferenceError('cohort') when the cohort does not exist.
+   * Changes only the fields given (merge) with its team.updated event; concurrent patches of different
+   * fields both stay (the row is locked, each writes only its fields). Null when there is no such team.
+   * Throws MissingReferenceError('cohort') when the cohort does not exist.
    */
-  async patch(name: string, t: Partial<TeamInput>): Promise<TeamRecord | null> {
+  async patch(name: string, t: Partial<TeamInput>, actor: string): Promise<TeamRecord | null> {
     try {
-      return await this.db.prisma.team.update({ where: { name }, data: t, select: TEAM_SELECT });
+      return await this.db.prisma.$transaction((tx) => changeTeam(tx, name, t, actor), TX_OPTIONS);
     } catch (error) {
-      if (isRecordMissing(error)) return null;
       return cohortMissing(error, t.cohort);
     }
   }
@@ -126,6 +136,21 @@ export class TeamRepository {
       return { outcome: 'deleted', eventId };
     }, TX_OPTIONS);
   }
+}
+
+/** What a team's audit events record: its settings. */
+function audited(t: TeamRecord): Audited {
+  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort } = t;
+  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort };
+}
+
+/** Locks the team, changes the fields given and writes team.updated with the true before; null when there is no such team. */
+async function changeTeam(tx: Tx, name: string, t: Partial<TeamInput>, actor: string): Promise<TeamRecord | null> {
+  if (!(await lockTenancyRow(tx, 'teams', name))) return null;
+  const before = await tx.team.findUniqueOrThrow({ where: { name }, select: TEAM_SELECT });
+  const after = await tx.team.update({ where: { name }, data: t, select: TEAM_SELECT });
+  await auditUpsert(tx, 'team', name, actor, audited(before), audited(after));
+  return after;
 }
 
 async function teamUse(tx: Tx, name: string): Promise<TeamUse> {
