@@ -49,7 +49,12 @@ export class BudgetWatcher implements OnApplicationBootstrap, OnApplicationShutd
       for (const id of written) this.logger.info({ eventId: id }, 'budget threshold reached');
       return written;
     })();
-    this.running = work.then(() => undefined);
+    // Shutdown waits for it, failed or not; the caller gets the failure. (`work.then(() => undefined)` alone
+    // rejected too, with no one to handle it: a check failing on a lost Postgres killed the process.)
+    this.running = work.then(
+      () => undefined,
+      () => undefined,
+    );
     return work;
   }
 }
