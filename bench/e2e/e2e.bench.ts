@@ -8,6 +8,8 @@
 //   latency +200 ms each way on the service's Postgres link (test/support/fault-proxy.ts): 1,000 jobs
 //           appear pending at once (250 nodes); the wall time of the cycle that commits them, with the
 //           incremental snapshot and with a full read every cycle (QM_SNAPSHOT_FULL_RELOAD_MS=0) (issue #15)
+//   outage  Postgres reset / black-holed and Redis refused / black-holed behind FaultProxies: time to 503,
+//           recovery after Postgres returns, side effects flowing after Redis returns (outage.ts; issue #11)
 //
 // Admission time of a job = when the cycle that admitted it had committed (its "cycle committed" log
 // line; the cycle number is in the job's `job.admitted` event); submission time = `jobs.submitted_at`.
@@ -20,6 +22,7 @@ import { dropDatabase, ensureDatabase, migrateDatabase } from '#db';
 import { call, closeClient, mustCall, pool } from './client.js';
 import { finishAdmitted } from './executor.js';
 import { FaultProxy } from '../../test/support/fault-proxy.js';
+import { outage } from './outage.js';
 import { startService, type Service } from './service.js';
 
 const SERVER = process.env['DATABASE_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/quartermaster';
@@ -366,7 +369,7 @@ async function latency(): Promise<LatencyFigures> {
 }
 
 const only = process.argv[2];
-for (const [name, scenario] of [['burst', burst], ['steady', steady], ['drain', drain], ['latency', latency]] as const) {
+for (const [name, scenario] of [['burst', burst], ['steady', steady], ['drain', drain], ['latency', latency], ['outage', outage]] as const) {
   if (only && only !== name) continue;
   const result = await scenario();
   process.stdout.write(`${JSON.stringify(result)}\n`);
