@@ -9,7 +9,7 @@ import type { KubeFlavor } from '../node-mapping.js';
 export function podSpecFitsFlavor(spec: V1PodSpec | undefined, flavor: KubeFlavor): boolean {
   const labels = flavor.nodeLabels ?? {};
   for (const [key, value] of Object.entries(spec?.nodeSelector ?? {})) {
-    if (key in labels && labels[key] !== value) return false;
+    if (Object.hasOwn(labels, key) && labels[key] !== value) return false;
   }
   const terms =
     spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
@@ -20,7 +20,7 @@ export function podSpecFitsFlavor(spec: V1PodSpec | undefined, flavor: KubeFlavo
 }
 
 function expressionAllows(expression: V1NodeSelectorRequirement, labels: Record<string, string>): boolean {
-  if (!(expression.key in labels)) return true;
+  if (!Object.hasOwn(labels, expression.key)) return true;
   const value = labels[expression.key]!;
   const values = expression.values ?? [];
   switch (expression.operator) {

@@ -336,6 +336,98 @@ describe('a gang from a workload', () => {
   });
 });
 
+describe('the node selector of a workload gang (the core places by it: ADR 0017)', () => {
+  const team = { 'quartermaster.io/team': 'vision' };
+  const required = (...terms: { key: string; operator: string; values?: string[] }[][]): Partial<V1PodSpec> => ({
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: terms.map((matchExpressions) => ({ matchExpressions })),
+        },
+      },
+    },
+  });
+  const gangOf = (extra: Partial<V1PodSpec>) => {
+    const podSpec = spec(extra, { 'nvidia.com/gpu': '8' });
+    const top = job('sel', podSpec, {}, team);
+    return workloadGang([top], podOf(top, podSpec), flavors, options);
+  };
+  const ZONE = 'topology.kubernetes.io/zone';
+
+  it('carries the pods’ nodeSelector into the job template', () => {
+    const result = gangOf({ nodeSelector: { [ZONE]: 'eu-1a', 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB' } });
+    expect(result.ok && [result.value.flavors, result.value.template.nodeSelector]).toEqual([
+      ['a100'],
+      { [ZONE]: 'eu-1a', 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB' },
+    ]);
+    const plain = gangOf({});
+    expect(plain.ok && plain.value.template.nodeSelector).toBeUndefined();
+  });
+
+  it('reads a required affinity In with one value as a label; expressions on flavor keys are the flavor’s', () => {
+    const result = gangOf(
+      required([
+        { key: ZONE, operator: 'In', values: ['eu-1b'] },
+        { key: 'nvidia.com/gpu.product', operator: 'NotIn', values: ['NVIDIA-A100-SXM4-80GB'] },
+      ]),
+    );
+    expect(result.ok && [result.value.flavors, result.value.template.nodeSelector]).toEqual([['h100'], { [ZONE]: 'eu-1b' }]);
+  });
+
+  it('refuses affinity the core cannot hold the pods to, naming the field', () => {
+    for (const extra of [
+      required([{ key: ZONE, operator: 'In', values: ['eu-1a', 'eu-1b'] }]),
+      required([{ key: 'pool', operator: 'Exists' }]),
+      required([{ key: ZONE, operator: 'In', values: ['eu-1a'] }], [{ key: ZONE, operator: 'In', values: ['eu-1b'] }]),
+    ]) {
+      const result = gangOf(extra);
+      expect(result.ok ? result.value : result.issue).toMatchObject({
+        field: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution',
+        code: 'INVALID_WORKLOAD',
+      });
+    }
+    const conflicting = gangOf({ nodeSelector: { [ZONE]: 'eu-1a' }, ...required([{ key: ZONE, operator: 'In', values: ['eu-1b'] }]) });
+    expect(conflicting.ok ? conflicting.value : conflicting.issue.message).toContain(`${ZONE}=eu-1a and ${ZONE}=eu-1b`);
+  });
+
+  it('a selector on every role of the gang: their union', () => {
+    const head = spec({ nodeSelector: { pool: 'ray' } });
+    const worker = spec({ nodeSelector: { [ZONE]: 'eu-1a' } }, { 'nvidia.com/gpu': '8' });
+    const top: KubeObject = {
+      apiVersion: 'ray.io/v1',
+      kind: 'RayCluster',
+      metadata: { name: 'rc', namespace: 'ml', uid: 'uid-rc', labels: team },
+      spec: {
+        headGroupSpec: { template: { spec: head } },
+        workerGroupSpecs: [{ groupName: 'w', replicas: 2, template: { spec: worker } }],
+      },
+    };
+    const result = workloadGang([top], podOf(top, worker), flavors, options);
+    expect(result.ok && result.value.template.nodeSelector).toEqual({ pool: 'ray', [ZONE]: 'eu-1a' });
+  });
+
+  it('named flavors must suit the pods’ selector too', () => {
+    const podSpec = spec({ nodeSelector: { 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB' } }, { 'nvidia.com/gpu': '8' });
+    const top = job('named', podSpec, {}, team);
+    top.metadata!.annotations = { 'quartermaster.io/flavors': 'h100,a100' };
+    const result = workloadGang([top], podOf(top, podSpec), flavors, options);
+    expect(result.ok && result.value.flavors).toEqual(['a100']);
+    top.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
+    const none = workloadGang([top], podOf(top, podSpec), flavors, options);
+    expect(none.ok ? none.value : none.issue).toMatchObject({ field: 'quartermaster.io/flavors' });
+  });
+
+  it('a label named like an Object.prototype member (constructor, toString) is a label like any other', () => {
+    const result = gangOf({ nodeSelector: { constructor: 'x', toString: 'y' } });
+    expect(result.ok && [result.value.flavors, result.value.template.nodeSelector]).toEqual([
+      ['h100', 'a100'],
+      { constructor: 'x', toString: 'y' },
+    ]);
+    const byAffinity = gangOf(required([{ key: 'constructor', operator: 'In', values: ['x'] }]));
+    expect(byAffinity.ok && byAffinity.value.flavors).toEqual(['h100', 'a100']);
+  });
+});
+
 describe('the owner chain of a pod', () => {
   const objects = new Map<string, KubeObject>();
   const put = (o: KubeObject): KubeObject => {

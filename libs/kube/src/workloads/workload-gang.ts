@@ -6,6 +6,7 @@ import { podRequests } from '../pod-resources.js';
 import { QuantityError } from '../quantity.js';
 import { acceleratorResourcesOf, draOnlyMessage, podSpecFitsFlavor, requestsResourceClaims } from './workload-flavors.js';
 import { workloadKindOf } from './workload-kinds.js';
+import { gangNodeSelector } from './workload-node-selector.js';
 import type { KubeObject, WorkloadRef, WorkloadRole } from './workload.js';
 
 /** Optional, on the workload or its pod template: acceptable flavors, most preferred first (`h100,a100`). */
@@ -90,7 +91,12 @@ function readPriority(text: string | undefined, pod: V1Pod): { ok: true; value: 
     : { ok: false };
 }
 
-function templateOf(template: V1PodTemplateSpec, cpuMillis: number, memoryMiB: number): JobPodTemplate {
+function templateOf(
+  template: V1PodTemplateSpec,
+  cpuMillis: number,
+  memoryMiB: number,
+  nodeSelector: Record<string, string>,
+): JobPodTemplate {
   const container = template.spec?.containers?.[0];
   const env: Record<string, string> = {};
   for (const variable of container?.env ?? [])
@@ -102,6 +108,7 @@ function templateOf(template: V1PodTemplateSpec, cpuMillis: number, memoryMiB: n
     env,
     cpuMillis,
     memoryMiB,
+    ...(Object.keys(nodeSelector).length > 0 ? { nodeSelector } : {}),
   };
 }
 
@@ -115,7 +122,9 @@ function templateOf(template: V1PodTemplateSpec, cpuMillis: number, memoryMiB: n
  * - per replica: the largest request of any member role (the core's replicas are uniform), for the one
  *   accelerator resource they ask for (or none);
  * - flavors: annotation quartermaster.io/flavors (workload, then pod), else every flavor counted in that
- *   resource whose node labels agree with each member role's nodeSelector and required node affinity.
+ *   resource whose node labels agree with each member role's nodeSelector and required node affinity;
+ * - node selector (the job template's `nodeSelector`, by which the core places it: ADR 0017): the labels the
+ *   member roles' nodeSelector and required node affinity ask for (gangNodeSelector).
  * Pure. An issue names the field and why.
  */
 export function workloadGang(
@@ -225,7 +234,12 @@ export function workloadGang(
         ANNOTATION_FLAVORS,
         `${wrong.join(', ')} not counted in ${resourceName}, which the pods ask for`,
       );
-    accepted = [...new Set(named)];
+    // Named flavors still have to suit the pods' own node selector and affinity (their nodes are where they run).
+    accepted = [...new Set(named)].filter((name) =>
+      members.every((role) => podSpecFitsFlavor(role.template.spec, flavors.find((f) => f.name === name)!)),
+    );
+    if (accepted.length === 0)
+      return invalid(ANNOTATION_FLAVORS, `${named.join(', ')}: none matches the pods’ node selector and affinity`);
   } else {
     accepted = flavors
       .filter((f) => resourceName === null || f.resourceName === resourceName)
@@ -240,6 +254,12 @@ export function workloadGang(
       );
     }
   }
+
+  const selector = gangNodeSelector(
+    members.map((role) => role.template.spec),
+    flavors.filter((f) => accepted.includes(f.name)),
+  );
+  if (!selector.ok) return invalid(selector.field, selector.message);
 
   return {
     ok: true,
@@ -258,7 +278,7 @@ export function workloadGang(
       resourceName,
       flavors: accepted,
       roles: members.map(({ name, count, minCount }) => ({ name, count, minCount })),
-      template: templateOf(shown.template, per.cpuMillis, per.memoryMiB),
+      template: templateOf(shown.template, per.cpuMillis, per.memoryMiB, selector.value),
       suspendable: kind.suspendPatch(true, top) !== null,
     },
   };
