@@ -1,17 +1,21 @@
 // npm run bench:k8s — pods bound per second on one real control plane (etcd + kube-apiserver v1.34, no
-// kubelet) with fake nodes, two scenarios, one JSON line each:
-// - `pods`: first the stock kube-scheduler alone binds N single-GPU pods, then Quartermaster (REST
-//   submission → cycle → pods created and bound through pods/binding) binds N single-GPU jobs' pods on the
-//   same nodes.
+// kubelet) with fake nodes, two scenarios, one JSON line each. Each scenario runs kube-scheduler twice — stock
+// (its client's default rate limit, QPS 50 / burst 100) and with the limit lifted (QPS_LIFTED, burst twice
+// that) — then Quartermaster, one after another on the same nodes, and reports both ratios (issue #15: ≥ 2× on
+// both), the load average beside each run, and the API server's requests per pod of each run (writes, reads) (from its
+// apiserver_request_total: every client's — the controllers' too — by verb and resource):
+// - `pods`: kube-scheduler binds N single-GPU pods; Quartermaster (REST submission → cycle → pods created and
+//   bound through pods/binding) binds N single-GPU jobs' pods.
 // - `jobsets`: M JobSets of 8 single-GPU pods each (one replicatedJob, parallelism 8) made into pods by the real
 //   JobSet and Job controllers, from creation to every pod bound: the stock kube-scheduler (pod by pod, no
 //   gangs) vs Quartermaster (the JobSets carry the team label and name its scheduler: each becomes one gang
 //   job through the workload importer, admitted whole, its pods bound once all exist).
 //   QM_BENCH_SCENARIOS (pods,jobsets), QM_BENCH_NODES (500), QM_BENCH_PODS (4000), QM_BENCH_JOBSETS (100),
-//   QM_BENCH_KS_QPS (unset = kube-scheduler's stock client QPS/burst 50/100; set e.g. 1000 to lift it),
-//   QM_WORKER_CONCURRENCY (unset = the service's default).
+//   QM_BENCH_KS_QPS (the lifted kube-scheduler's client QPS, 1000), QM_WORKER_CONCURRENCY (unset = the
+//   service's default).
 import { execFileSync } from 'node:child_process';
-import { homedir } from 'node:os';
+import { request, type RequestOptions } from 'node:https';
+import { homedir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import { KubeCluster } from '#kube';
@@ -25,7 +29,7 @@ const NODES = Number(process.env.QM_BENCH_NODES ?? 500);
 const PODS = Number(process.env.QM_BENCH_PODS ?? 4000);
 const JOBSETS = Number(process.env.QM_BENCH_JOBSETS ?? 100);
 const SCENARIOS = new Set((process.env.QM_BENCH_SCENARIOS ?? 'pods,jobsets').split(',').map((s) => s.trim()));
-const KS_QPS = process.env.QM_BENCH_KS_QPS;
+const QPS_LIFTED = Number(process.env.QM_BENCH_KS_QPS ?? 1000);
 const WORKER_CONCURRENCY = String(schedulerSettingsFromEnv(process.env).workerConcurrency);
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -65,41 +69,129 @@ interface Fleet {
   a100Product: string;
 }
 
-function startStockKubeScheduler(): ReturnType<typeof startKubeScheduler> {
+/** kube-scheduler with its stock client rate limit (`qps` null), or with QPS `qps` and burst twice that. */
+function startKs(qps: number | null): ReturnType<typeof startKubeScheduler> {
   return startKubeScheduler(
     'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n  - schedulerName: default-scheduler\n',
     (config) => {
-      if (KS_QPS) config.clientConnection = { ...(config.clientConnection as object), qps: Number(KS_QPS), burst: Number(KS_QPS) * 2 };
+      if (qps !== null) config.clientConnection = { ...(config.clientConnection as object), qps, burst: qps * 2 };
     },
   );
 }
 
-/** Scenario `pods`: N single-GPU pods (kube-scheduler) vs N single-GPU jobs submitted over REST (Quartermaster). */
-async function podsScenario({ kc, core, names, h100Product, a100Product }: Fleet): Promise<void> {
-  // 1. Stock kube-scheduler alone.
-  const ksNamespace = 'bench-kube-scheduler';
-  await core.createNamespace({ body: { metadata: { name: ksNamespace } } });
-  const ksCluster = new KubeCluster(kc, { namespace: ksNamespace });
-  const ks = await startStockKubeScheduler();
-  log(`kube-scheduler: ${PODS} pods`);
-  const podNames = Array.from({ length: PODS }, (_, i) => `p-${i}`);
-  const ksStart = performance.now();
-  const ksBound = waitBound(ksCluster, ksNamespace, PODS);
-  await pool(podNames, 64, (name) =>
-    core.createNamespacedPod({
-      namespace: ksNamespace,
-      body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '100m' }, limits: { 'nvidia.com/gpu': '1' } } }] } },
-    }),
-  );
-  await ksBound;
-  const ksSeconds = (performance.now() - ksStart) / 1000;
-  await ks.stop();
-  log(`kube-scheduler: ${ksSeconds.toFixed(1)} s; removing its pods`);
-  await core.deleteCollectionNamespacedPod({ namespace: ksNamespace, gracePeriodSeconds: 0 });
+const KS_RUNS = [
+  { key: 'stock', qps: null },
+  { key: 'lifted', qps: QPS_LIFTED },
+] as const;
+
+/** `uptime`'s load averages (1, 5, 15 min), rounded. */
+function load(): number[] {
+  return loadavg().map((l) => Math.round(l * 10) / 10);
+}
+
+/** The API server's requests so far (apiserver_request_total), by `VERB resource[/subresource]` (WATCH left out). */
+async function apiRequests(kc: KubeConfig): Promise<Map<string, number>> {
+  const server = new URL(kc.getCurrentCluster()!.server);
+  const options: RequestOptions = { host: server.hostname, port: server.port, path: '/metrics', method: 'GET' };
+  await kc.applyToHTTPSOptions(options);
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request(options, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(body));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const writes = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (labels.verb === 'WATCH' || labels.verb === 'CONNECT') continue;
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    writes.set(key, (writes.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return writes;
+}
+
+interface PerPod {
+  writes: number;
+  reads: number;
+  /** Requests per pod by `VERB resource[/subresource]`, those of at least 0.05 per pod. */
+  by: Record<string, number>;
+}
+
+const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
+
+/** API requests per pod between two apiRequests readings: writes, reads (GET, LIST) and the largest kinds. */
+function perPod(before: Map<string, number>, after: Map<string, number>, pods: number): PerPod {
+  const by: Record<string, number> = {};
+  let writes = 0;
+  let reads = 0;
+  const round = (n: number): number => Math.round((n / pods) * 100) / 100;
+  for (const [key, n] of after) {
+    const d = n - (before.get(key) ?? 0);
+    if (d <= 0) continue;
+    if (WRITE_VERBS.has(key.split(' ')[0]!)) writes += d;
+    else reads += d;
+    if (d / pods >= 0.05) by[key] = round(d);
+  }
+  return { writes: round(writes), reads: round(reads), by };
+}
+
+interface KsRun {
+  seconds: number;
+  load: number[];
+  requestsPerPod: PerPod;
+}
+
+/** The two kube-scheduler figures and ratios of a scenario, against Quartermaster's time. */
+function versus(pods: number, ks: Record<'stock' | 'lifted', KsRun>, qmSeconds: number): Record<string, unknown> {
+  const rate = (seconds: number): number => Math.round((pods / seconds) * 10) / 10;
+  return {
+    kubeSchedulerStock: { seconds: Math.round(ks.stock.seconds * 10) / 10, podsPerSec: rate(ks.stock.seconds), load: ks.stock.load, requestsPerPod: ks.stock.requestsPerPod },
+    kubeSchedulerLifted: { qps: QPS_LIFTED, seconds: Math.round(ks.lifted.seconds * 10) / 10, podsPerSec: rate(ks.lifted.seconds), load: ks.lifted.load, requestsPerPod: ks.lifted.requestsPerPod },
+    ratioVsStock: Math.round((ks.stock.seconds / qmSeconds) * 100) / 100,
+    ratioVsLifted: Math.round((ks.lifted.seconds / qmSeconds) * 100) / 100,
+  };
+}
+
+/** Deletes a namespace's pods and waits until none is left. */
+async function emptyNamespace(core: CoreV1Api, namespace: string): Promise<void> {
   for (;;) {
-    const left = await core.listNamespacedPod({ namespace: ksNamespace, limit: 1 });
-    if (left.items.length === 0) break;
+    await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+    const left = await core.listNamespacedPod({ namespace, limit: 1 });
+    if (left.items.length === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** Scenario `pods`: N single-GPU pods (kube-scheduler, stock then lifted) vs N single-GPU jobs submitted over REST (Quartermaster). */
+async function podsScenario({ kc, core, names, h100Product, a100Product }: Fleet): Promise<void> {
+  const podNames = Array.from({ length: PODS }, (_, i) => `p-${i}`);
+  // 1. kube-scheduler alone, stock and with its client's rate limit lifted.
+  const ks = {} as Record<'stock' | 'lifted', KsRun>;
+  for (const { key, qps } of KS_RUNS) {
+    const namespace = `bench-kube-scheduler-${key}`;
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    const scheduler = await startKs(qps);
+    log(`kube-scheduler (${key}): ${PODS} pods`);
+    const before = await apiRequests(kc);
+    const started = performance.now();
+    const bound = waitBound(new KubeCluster(kc, { namespace }), namespace, PODS);
+    await pool(podNames, 64, (name) =>
+      core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name }, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '100m' }, limits: { 'nvidia.com/gpu': '1' } } }] } },
+      }),
+    );
+    await bound;
+    const seconds = (performance.now() - started) / 1000;
+    ks[key] = { seconds, load: load(), requestsPerPod: perPod(before, await apiRequests(kc), PODS) };
+    await scheduler.stop();
+    log(`kube-scheduler (${key}): ${seconds.toFixed(1)} s; removing its pods`);
+    await emptyNamespace(core, namespace);
   }
 
   // 2. Quartermaster.
@@ -117,6 +209,7 @@ async function podsScenario({ kc, core, names, h100Product, a100Product }: Fleet
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     log(`quartermaster: ${PODS} single-GPU jobs`);
+    const before = await apiRequests(kc);
     const qmStart = performance.now();
     const qmBound = waitBound(qm.cluster, qm.namespace, PODS);
     await pool(podNames, 64, (name) =>
@@ -133,19 +226,21 @@ async function podsScenario({ kc, core, names, h100Product, a100Product }: Fleet
     const qmSubmitSeconds = (performance.now() - qmStart) / 1000;
     await qmBound;
     const qmSeconds = (performance.now() - qmStart) / 1000;
-    const kubeSchedulerPodsPerSec = PODS / ksSeconds;
-    const quartermasterPodsPerSec = PODS / qmSeconds;
+    const qmLoad = load();
     process.stdout.write(
       `${JSON.stringify({
         scenario: 'pods',
         pods: PODS,
         nodes: NODES,
-        kubeSchedulerPodsPerSec: Math.round(kubeSchedulerPodsPerSec * 10) / 10,
-        quartermasterPodsPerSec: Math.round(quartermasterPodsPerSec * 10) / 10,
-        ratio: Math.round((quartermasterPodsPerSec / kubeSchedulerPodsPerSec) * 100) / 100,
-        kubeSchedulerClientQps: KS_QPS ? Number(KS_QPS) : 'stock (50)',
-        quartermasterSubmitSeconds: Math.round(qmSubmitSeconds * 10) / 10,
-        quartermasterWorkerConcurrency: Number(WORKER_CONCURRENCY),
+        ...versus(PODS, ks, qmSeconds),
+        quartermaster: {
+          seconds: Math.round(qmSeconds * 10) / 10,
+          podsPerSec: Math.round((PODS / qmSeconds) * 10) / 10,
+          load: qmLoad,
+          requestsPerPod: perPod(before, await apiRequests(kc), PODS),
+          submitSeconds: Math.round(qmSubmitSeconds * 10) / 10,
+          workerConcurrency: Number(WORKER_CONCURRENCY),
+        },
       })}\n`,
     );
   } finally {
@@ -199,23 +294,26 @@ async function jobSetsScenario({ kc, core, names, h100Product, a100Product }: Fl
     const create = (namespace: string, quartermaster: boolean): Promise<void> =>
       pool(jobSetNames, 16, (name) => objects.create({ ...benchJobSet(name, quartermaster), metadata: { ...benchJobSet(name, quartermaster).metadata, namespace } }));
 
-    const ksNamespace = 'bench-kube-scheduler-jobsets';
-    await core.createNamespace({ body: { metadata: { name: ksNamespace } } });
-    const ks = await startStockKubeScheduler();
-    log(`kube-scheduler: ${JOBSETS} JobSets × ${PODS_PER_JOBSET} pods`);
-    const ksStart = performance.now();
-    const ksBound = waitBound(new KubeCluster(kc, { namespace: ksNamespace }), ksNamespace, pods);
-    await create(ksNamespace, false);
-    await ksBound;
-    const ksSeconds = (performance.now() - ksStart) / 1000;
-    await ks.stop();
-    log(`kube-scheduler: ${ksSeconds.toFixed(1)} s; removing its JobSets`);
-    await core.deleteNamespace({ name: ksNamespace });
-    for (;;) {
-      const left = await core.listNamespacedPod({ namespace: ksNamespace, limit: 1 });
-      if (left.items.length === 0) break;
-      await core.deleteCollectionNamespacedPod({ namespace: ksNamespace, gracePeriodSeconds: 0 }).catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+    const ks = {} as Record<'stock' | 'lifted', KsRun>;
+    for (const { key, qps } of KS_RUNS) {
+      const namespace = `bench-kube-scheduler-jobsets-${key}`;
+      await core.createNamespace({ body: { metadata: { name: namespace } } });
+      const scheduler = await startKs(qps);
+      log(`kube-scheduler (${key}): ${JOBSETS} JobSets × ${PODS_PER_JOBSET} pods`);
+      const before = await apiRequests(kc);
+      const started = performance.now();
+      const bound = waitBound(new KubeCluster(kc, { namespace }), namespace, pods);
+      await create(namespace, false);
+      await bound;
+      const seconds = (performance.now() - started) / 1000;
+      ks[key] = { seconds, load: load(), requestsPerPod: perPod(before, await apiRequests(kc), pods) };
+      await scheduler.stop();
+      log(`kube-scheduler (${key}): ${seconds.toFixed(1)} s; removing its JobSets`);
+      // The JobSets go first (their controllers would make the pods again), then whatever pods are left.
+      await pool(jobSetNames, 16, (name) =>
+        objects.delete({ apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', metadata: { name, namespace } }, undefined, undefined, 0, undefined, 'Background').catch(() => undefined),
+      );
+      await emptyNamespace(core, namespace);
     }
 
     const qm = await startQm('bench-js', 0, { QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY }, { existingNodes: { names, h100Product, a100Product } });
@@ -227,11 +325,14 @@ async function jobSetsScenario({ kc, core, names, h100Product, a100Product }: Fl
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       log(`quartermaster: ${JOBSETS} JobSets × ${PODS_PER_JOBSET} pods`);
+      const before = await apiRequests(kc);
       const qmStart = performance.now();
       const qmBound = waitBound(qm.cluster, qm.namespace, pods);
       await create(qm.namespace, true);
       await qmBound;
       const qmSeconds = (performance.now() - qmStart) / 1000;
+      const qmLoad = load();
+      const qmRequests = perPod(before, await apiRequests(kc), pods);
       let gangJobs = 0;
       for (let cursor: string | null = ''; cursor !== null; ) {
         const page = (await qm.ok('GET', `/v1/jobs?limit=500${cursor ? `&cursor=${cursor}` : ''}`)) as { items: { workload?: { kind: string } }[]; nextCursor: string | null };
@@ -245,13 +346,14 @@ async function jobSetsScenario({ kc, core, names, h100Product, a100Product }: Fl
           podsPerJobSet: PODS_PER_JOBSET,
           pods,
           nodes: NODES,
-          kubeSchedulerSeconds: Math.round(ksSeconds * 10) / 10,
-          quartermasterSeconds: Math.round(qmSeconds * 10) / 10,
-          kubeSchedulerPodsPerSec: Math.round((pods / ksSeconds) * 10) / 10,
-          quartermasterPodsPerSec: Math.round((pods / qmSeconds) * 10) / 10,
-          ratio: Math.round((ksSeconds / qmSeconds) * 100) / 100,
-          quartermasterGangJobs: gangJobs,
-          kubeSchedulerClientQps: KS_QPS ? Number(KS_QPS) : 'stock (50)',
+          ...versus(pods, ks, qmSeconds),
+          quartermaster: {
+            seconds: Math.round(qmSeconds * 10) / 10,
+            podsPerSec: Math.round((pods / qmSeconds) * 10) / 10,
+            load: qmLoad,
+            requestsPerPod: qmRequests,
+            gangJobs,
+          },
         })}\n`,
       );
     } finally {
