@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { conditionReason, elasticReplicaReport, incompleteGangReport, invalidGangReport, startTime, waitingReport, type WaitingJob } from './pod-feedback.js';
+import { PASSING_STATE_QUIET_MS, conditionReason, elasticReplicaReport, incompleteGangReport, invalidGangReport, startTime, waitingReport, type WaitingJob } from './pod-feedback.js';
 
 const now = new Date('2026-12-02T10:00:00Z');
 const job = (overrides: Partial<WaitingJob> = {}): WaitingJob => ({
@@ -13,6 +13,8 @@ const job = (overrides: Partial<WaitingJob> = {}): WaitingJob => ({
   flavor: null,
   admittedReplicas: null,
   replicas: 2,
+  queuedAt: new Date('2026-12-02T09:59:00Z'),
+  admittedAt: null,
   ...overrides,
 });
 
@@ -45,8 +47,22 @@ describe('pod feedback', () => {
   it('undecided, admitted, and running or ended jobs', () => {
     expect(waitingReport(job(), now)).toMatchObject({ reason: 'Queued', message: 'job llama (j1) waits for a scheduling cycle' });
     expect(waitingReport(job({ pendingMessage: 'preempted by vision/x' }), now)?.message).toBe('job llama (j1) waits for a scheduling cycle: preempted by vision/x');
-    expect(waitingReport(job({ state: 'ADMITTED', flavor: 'h100', admittedReplicas: 2 }), now)).toMatchObject({ reason: 'Admitted', event: false });
+    expect(waitingReport(job({ state: 'ADMITTED', flavor: 'h100', admittedReplicas: 2, admittedAt: new Date('2026-12-02T09:59:30Z') }), now)).toMatchObject({ reason: 'Admitted', event: false });
     for (const state of ['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const) expect(waitingReport(job({ state, admittedReplicas: 2 }), now)).toBeNull();
+  });
+
+  it('passing states say nothing for their first PASSING_STATE_QUIET_MS: not yet looked at by a cycle, or admitted and being bound', () => {
+    const justNow = new Date(now.getTime() - PASSING_STATE_QUIET_MS + 1);
+    const before = new Date(now.getTime() - PASSING_STATE_QUIET_MS);
+    expect(waitingReport(job({ queuedAt: justNow }), now)).toBeNull();
+    expect(waitingReport(job({ queuedAt: before }), now)).toMatchObject({ reason: 'Queued' });
+    // A requeued job's message, and any decision of a cycle, show at once.
+    expect(waitingReport(job({ queuedAt: justNow, pendingMessage: 'preempted by vision/x' }), now)).toMatchObject({ reason: 'Queued' });
+    expect(waitingReport(job({ queuedAt: justNow, pendingCode: 'QUOTA_EXCEEDED', pendingMessage: 'full' }), now)).toMatchObject({ reason: 'QuotaExceeded' });
+    for (const state of ['ADMITTED', 'BINDING'] as const) {
+      expect(waitingReport(job({ state, flavor: 'h100', admittedReplicas: 2, admittedAt: justNow }), now)).toBeNull();
+      expect(waitingReport(job({ state, flavor: 'h100', admittedReplicas: 2, admittedAt: before }), now)).toMatchObject({ reason: 'Admitted', event: false });
+    }
   });
 
   it('invalid and incomplete gangs', () => {

@@ -17,7 +17,19 @@ export interface WaitingJob {
   admittedReplicas: number | null;
   /** Replicas asked for (an elastic gang may be admitted with fewer, down to its minimum). */
   replicas: number;
+  /** Since when it waits: submission, or its latest requeue. */
+  queuedAt: Date;
+  /** When its current admission was made (null unless it holds one). */
+  admittedAt: Date | null;
 }
+
+/**
+ * How long a job may sit in a passing state — submitted and not yet looked at by a cycle, or admitted and its pods
+ * being bound — before its waiting pods say so. Most jobs leave those states within a cycle or a bind, and each
+ * report is a write per pod (its condition) plus Events that the API server serves while it binds them: as much
+ * work as the binding itself (bench:k8s). Past this, the condition tells why they still wait.
+ */
+export const PASSING_STATE_QUIET_MS = 10_000;
 
 /** `QUOTA_EXCEEDED` → `QuotaExceeded`: condition and Event reasons are CamelCase in Kubernetes. */
 export function conditionReason(code: string): string {
@@ -42,13 +54,18 @@ const NEEDS_ACTION: ReadonlySet<string> = new Set<PendingCode>(['INVALID', 'UNSA
  * What the waiting pods of a job show (condition PodScheduled=False) while the job is not bound:
  *   PENDING with a reason  → `<CamelCode>`: "QUOTA_EXCEEDED: team vision uses 32 of 32 nominal h100 …;
  *                            position 3 in the queue; expected to start 14:32 UTC"
- *   PENDING, not decided   → `Queued` (or the requeue/preemption message kept on the job)
- *   ADMITTED / BINDING     → `Admitted` (no Event: the bind handler records admission and binding)
- * Null for states whose pods do not wait (RUNNING, ended jobs). An elastic gang's pods above its admitted
- * replicas: elasticReplicaReport.
+ *   PENDING, not decided   → `Queued` with the requeue/preemption message kept on the job; without one, only
+ *                            once it has waited PASSING_STATE_QUIET_MS for its first cycle
+ *   ADMITTED / BINDING     → `Admitted`, once PASSING_STATE_QUIET_MS passed since the admission and the pods still
+ *                            wait (victims leaving, pods missing); no Event: the bind handler records admission and
+ *                            binding, and the binding itself sets PodScheduled=True
+ * Null for states whose pods do not wait (RUNNING, ended jobs) and for those quiet moments. An elastic gang's pods
+ * above its admitted replicas: elasticReplicaReport.
  */
 export function waitingReport(job: WaitingJob, now: Date): SubjectReport | null {
+  const quiet = (since: Date | null): boolean => since !== null && now.getTime() - since.getTime() < PASSING_STATE_QUIET_MS;
   if (job.state === 'ADMITTED' || job.state === 'BINDING') {
+    if (quiet(job.admittedAt)) return null;
     const replicas = job.admittedReplicas === null ? '' : ` ${job.admittedReplicas} replica(s)`;
     return {
       status: 'False',
@@ -59,6 +76,7 @@ export function waitingReport(job: WaitingJob, now: Date): SubjectReport | null 
   }
   if (job.state !== 'PENDING') return null;
   if (job.pendingCode === null) {
+    if (!job.pendingMessage && quiet(job.queuedAt)) return null;
     return {
       status: 'False',
       reason: 'Queued',

@@ -38,6 +38,10 @@ export interface WaitingJobRow {
   admittedReplicas: number | null;
   /** Replicas the job asks for. */
   replicas: number;
+  /** Since when it waits: submission, or its latest requeue. */
+  queuedAt: Date;
+  /** When its current admission was made (null unless it holds one). */
+  admittedAt: Date | null;
 }
 
 /** Kubernetes mode's reads of jobs (state changes go through the transition writer). */
@@ -84,9 +88,11 @@ export class KubeJobsRepository {
       flavor: string | null;
       admitted_replicas: number | null;
       replicas: number;
+      queued_at: Date;
+      admitted_at: Date | null;
     }>(
       `SELECT id::text AS id, name, state::text AS state, pending_code::text AS pending_code, pending_message, pending_position,
-              pending_estimated_start_at, flavor, admitted_replicas, replicas
+              pending_estimated_start_at, flavor, admitted_replicas, replicas, queued_at, admitted_at
        FROM jobs WHERE id = ANY($1::uuid[])`,
       [ids.filter((id) => UUID.test(id))],
     );
@@ -101,6 +107,8 @@ export class KubeJobsRepository {
       flavor: r.flavor,
       admittedReplicas: r.admitted_replicas,
       replicas: r.replicas,
+      queuedAt: r.queued_at,
+      admittedAt: r.admitted_at,
     }));
   }
 
