@@ -25,6 +25,7 @@ import {
   used,
   workloadJob,
 } from './support/workloads.js';
+import { replicaOfPod } from '#kube';
 
 let controllers: RunningControllers;
 let qm: QmEnv;
@@ -87,7 +88,7 @@ describe('JobSet through kube-scheduler with Quartermaster as extender', () => {
     const allocation = new Map(job.allocation!.map((x) => [String(x.replica), x.node]));
     for (const pod of pods) {
       expect(pod.spec?.schedulerName).toBe('default-scheduler');
-      expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+      expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
     }
     // kube-scheduler asked Quartermaster about them before the gang was imported and admitted.
     expect(kubeScheduler.logs()).toMatch(/Quartermaster: (workload gang not imported yet|gang \S+ is not admitted)/);
@@ -144,7 +145,7 @@ describe('JobSet through kube-scheduler with Quartermaster as extender', () => {
       expect(pods).toHaveLength(5);
       const job = (await qm.ok('GET', `/v1/jobs/${back.id}`)) as typeof back;
       const allocation = new Map(job.allocation!.map((x) => [String(x.replica), x.node]));
-      for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+      for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
     } finally {
       await kubelet.stop();
     }
@@ -190,7 +191,7 @@ describe('TrainJob through kube-scheduler with Quartermaster as extender', () =>
       const allocation = new Map(job.allocation!.map((x) => [String(x.replica), x.node]));
       for (const pod of pods) {
         expect(pod.spec?.schedulerName).toBe('default-scheduler');
-        expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+        expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
       }
 
       // nlp: 3 nodes × 8 = 24 a100 GPUs; 16 are free, so vision's borrowed TrainJob is suspended.

@@ -23,6 +23,7 @@ import {
   workloadJob,
   workloadJobs,
 } from './support/workloads.js';
+import { replicaOfPod } from '#kube';
 
 let controllers: RunningControllers;
 let qm: QmEnv;
@@ -73,7 +74,7 @@ describe('batch/v1 Job', () => {
     });
     const allocation = new Map(job.allocation!.map((a) => [String(a.replica), a.node]));
     for (const pod of pods)
-      expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+      expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
 
     // The real `qm` names the workload the job stands for.
     buildQm();

@@ -23,6 +23,7 @@ import {
   used,
   workloadJob,
 } from './support/workloads.js';
+import { replicaOfPod } from '#kube';
 
 let controllers: RunningControllers;
 let qm: QmEnv;
@@ -88,7 +89,7 @@ describe('JobSet', () => {
     });
     const allocation = new Map(job.allocation!.map((a) => [String(a.replica), a.node]));
     for (const pod of pods)
-      expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+      expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
     const roles = pods.map((p) => p.metadata!.labels!['jobset.sigs.k8s.io/replicatedjob-name']).sort();
     expect(roles).toEqual(['driver', 'workers', 'workers', 'workers', 'workers']);
   }, 180_000);

@@ -22,6 +22,7 @@ import {
   workloadJobs,
   type WorkloadJob,
 } from './support/workloads.js';
+import { replicaOfPod } from '#kube';
 
 let controllers: RunningControllers;
 let qm: QmEnv;
@@ -103,7 +104,7 @@ describe('LeaderWorkerSet', () => {
       expect(new Set(pods.map((p) => p.metadata!.labels![GROUP]))).toEqual(new Set([group]));
       expect(pods.map((p) => p.metadata!.labels!['leaderworkerset.sigs.k8s.io/worker-index']).sort()).toEqual(['0', '1', '2', '3']);
       const allocation = new Map(job.allocation!.map((a) => [String(a.replica), a.node]));
-      for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+      for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
     }
     await deleteLws('leaderworkerset-sample');
     await groupJobs('leaderworkerset-sample', 3, (j) => j.state === 'CANCELLED');

@@ -22,6 +22,7 @@ import {
   used,
   workloadJob,
 } from './support/workloads.js';
+import { replicaOfPod } from '#kube';
 
 let controllers: RunningControllers;
 let qm: QmEnv;
@@ -79,7 +80,7 @@ describe('RayCluster', () => {
     });
     expect(pods.map((p) => p.metadata!.labels!['ray.io/node-type']).sort()).toEqual(['head', 'worker']);
     const allocation = new Map(job.allocation!.map((a) => [String(a.replica), a.node]));
-    for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+    for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
     // A RayCluster runs until deleted: deleting it ends the job.
     await deleteCluster('raycluster-kuberay');
     await workloadJob(qm, 'RayCluster', 'raycluster-kuberay', (j) => j.state === 'CANCELLED');

@@ -24,6 +24,7 @@ import {
   used,
   workloadJob,
 } from './support/workloads.js';
+import { replicaOfPod } from '#kube';
 
 let controllers: RunningControllers;
 let qm: QmEnv;
@@ -102,7 +103,7 @@ describe('RayJob', () => {
     });
     expect(pods.map((p) => p.metadata!.labels!['ray.io/node-type']).sort()).toEqual(['head', 'worker']);
     const allocation = new Map(job.allocation!.map((a) => [String(a.replica), a.node]));
-    for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(pod.metadata!.labels!['quartermaster.io/replica']!));
+    for (const pod of pods) expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
     await custom().deleteNamespacedCustomObject({ group: 'ray.io', version: 'v1', plural: 'rayjobs', namespace: qm.namespace, name: 'rayjob-sample' });
     await workloadJob(qm, 'RayJob', 'rayjob-sample', (j) => j.state === 'CANCELLED');
   }, 180_000);

@@ -268,7 +268,7 @@ export class KubeCluster {
    * another → PodBoundElsewhereError; no such pod (or, with `uid`, a different pod of that name) →
    * PodNotFoundError.
    */
-  async bindPod(name: string, node: string, options: { namespace?: string; uid?: string } = {}): Promise<BindResult> {
+  async bindPod(name: string, node: string, options: { namespace?: string; uid?: string; annotations?: Record<string, string> } = {}): Promise<BindResult> {
     const namespace = options.namespace ?? this.namespace;
     try {
       await this.core.createNamespacedPodBinding({
@@ -278,7 +278,8 @@ export class KubeCluster {
         body: {
           apiVersion: 'v1',
           kind: 'Binding',
-          metadata: { name, namespace, ...(options.uid ? { uid: options.uid } : {}) },
+          // The API server copies the Binding's annotations onto the pod, in the same write that binds it.
+          metadata: { name, namespace, ...(options.uid ? { uid: options.uid } : {}), ...(options.annotations ? { annotations: options.annotations } : {}) },
           target: { apiVersion: 'v1', kind: 'Node', name: node },
         },
       });

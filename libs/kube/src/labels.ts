@@ -7,12 +7,26 @@ export const KUBE_DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 export const LABEL_JOB_ID = 'quartermaster.io/job-id';
 export const LABEL_TEAM = 'quartermaster.io/team';
 export const LABEL_REPLICA = 'quartermaster.io/replica';
+/**
+ * The replica of a workload pod Quartermaster bound: set through the Binding's metadata (the API server copies a
+ * Binding's annotations onto the pod as it binds it), so giving a pod its replica costs no write of its own.
+ */
+export const ANNOTATION_REPLICA = 'quartermaster.io/replica';
 export const LABEL_GANG = 'quartermaster.io/gang';
 export const ANNOTATION_GANG_SIZE = 'quartermaster.io/gang-size';
 export const ANNOTATION_FLAVOR = 'quartermaster.io/flavor';
 export const ANNOTATION_PRIORITY = 'quartermaster.io/priority';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'quartermaster';
+
+/**
+ * The replica a pod holds: annotation quartermaster.io/replica (workload pods, given it by their Binding), else the
+ * label (Quartermaster's own pods, annotated gangs' pods, and pods another scheduler binds). Null when it holds none.
+ */
+export function replicaOfPod(pod: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> } }): number | null {
+  const raw = pod.metadata?.annotations?.[ANNOTATION_REPLICA] ?? pod.metadata?.labels?.[LABEL_REPLICA];
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
+}
 
 /** Where a node's topology is read from, per flavor (each key may be overridden). */
 export interface TopologyLabelKeys {

@@ -1,13 +1,13 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { LABEL_JOB_ID, LABEL_REPLICA, nodeRoom, nodeVerdict, type KubeCluster, type NodeVerdict, type PodStanding } from '#kube';
+import { LABEL_JOB_ID, nodeRoom, replicaOfPod, nodeVerdict, type KubeCluster, type NodeVerdict, type PodStanding } from '#kube';
 import type { BindTarget } from './kube-job-store.js';
 
 /** On Quartermaster's own pods: the admission they were created for (a later admission replaces them). */
 export const ANNOTATION_ADMISSION = 'quartermaster.io/admission';
 
+/** The replica a pod holds (the label, or for a workload pod Quartermaster bound the Binding's annotation). */
 export function replicaOf(pod: V1Pod): number | null {
-  const raw = pod.metadata?.labels?.[LABEL_REPLICA];
-  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
+  return replicaOfPod(pod);
 }
 
 const podName = (pod: V1Pod): string => `${pod.metadata?.namespace}/${pod.metadata?.name}`;

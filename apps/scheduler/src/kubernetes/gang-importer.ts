@@ -9,6 +9,7 @@ import {
   gangImportsFromPods,
   involvedPod,
   isGangImportCandidate,
+  replicaOfPod,
   schedulerNameOf,
   type GangImport,
   type KubeCluster,
@@ -133,10 +134,10 @@ export class GangImporter {
       // An elastic gang admitted below its size: once its admitted pods were given their replicas (the bind does,
       // all at once), the pods left without one are those above the admission.
       const elastic = elasticReplicaReport(job);
-      const above = pods.filter((pod) => pod.metadata?.labels?.[LABEL_REPLICA] === undefined);
+      const above = pods.filter((pod) => replicaOfPod(pod) === null);
       if (elastic && job.admittedReplicas !== null && above.length > 0 && above.length <= job.replicas - job.admittedReplicas) {
         items.push(this.item(`job:${job.id}:elastic`, above, elastic, 'info'));
-        pods = pods.filter((pod) => pod.metadata?.labels?.[LABEL_REPLICA] !== undefined);
+        pods = pods.filter((pod) => replicaOfPod(pod) !== null);
       }
       const report = waitingReport(job, now);
       if (report) items.push(this.item(`job:${job.id}`, pods, report, report.eventType === 'Warning' ? 'warn' : 'info'));

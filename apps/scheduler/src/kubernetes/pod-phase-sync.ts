@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, LABEL_REPLICA, failedByNode, progressOfPod, type KubeCluster, type PodProgress, type ResourceWatch } from '#kube';
+import { LABEL_JOB_ID, failedByNode, replicaOfPod, progressOfPod, type KubeCluster, type PodProgress, type ResourceWatch } from '#kube';
 import { ANNOTATION_ADMISSION, lostGangReason } from './bind-checks.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { ReplicaFailurePolicy } from './kubernetes-settings.js';
@@ -29,8 +29,8 @@ export function gangVerdict(pods: readonly V1Pod[], replicas: number, running = 
   const failed = live.find((pod) => pod.status?.phase === 'Failed');
   if (failed) return { kind: 'failed', pod: `${failed.metadata?.namespace}/${failed.metadata?.name}`, byNode: failedByNode(failed) };
   if (running) {
-    const present = new Set(live.map((pod) => pod.metadata?.labels?.[LABEL_REPLICA]));
-    for (let replica = 0; replica < replicas; replica++) if (!present.has(String(replica))) return { kind: 'lost', replica };
+    const present = new Set(live.map(replicaOfPod));
+    for (let replica = 0; replica < replicas; replica++) if (!present.has(replica)) return { kind: 'lost', replica };
   }
   if (replicas <= 0 || live.length < replicas) return { kind: 'none' };
   const phases = live.map((pod) => pod.status?.phase);
@@ -41,13 +41,13 @@ export function gangVerdict(pods: readonly V1Pod[], replicas: number, running = 
 
 /**
  * The pods that make a job's gang. For a workload (Job, JobSet, RayCluster, …) only the pods holding one of
- * its admitted replicas (label quartermaster.io/replica, set when bound): an elastic workload admitted below
+ * its admitted replicas (replicaOfPod: given by the Binding, or the label set for another scheduler): an elastic workload admitted below
  * its size has more pods than replicas — the workers above the admission wait unbound outside the gang and
  * must not keep it from RUNNING. For Quartermaster's own and annotated gangs, every pod.
  */
 export function gangMembers(pods: readonly V1Pod[]): V1Pod[] {
   if (!pods.some((pod) => pod.metadata?.labels?.[LABEL_WORKLOAD_KIND])) return [...pods];
-  return pods.filter((pod) => pod.metadata?.labels?.[LABEL_REPLICA] !== undefined);
+  return pods.filter((pod) => replicaOfPod(pod) !== null);
 }
 
 /**

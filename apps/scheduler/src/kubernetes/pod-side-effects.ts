@@ -4,7 +4,6 @@ import {
   DEFAULT_MASTER_PORT,
   KubeApiError,
   LABEL_JOB_ID,
-  LABEL_REPLICA,
   PodBoundElsewhereError,
   PodTerminatingError,
   WorkloadObjects,
@@ -12,6 +11,7 @@ import {
   ensureRendezvousService,
   involvedPod,
   podManifestForReplica,
+  replicaOfPod,
   rendezvousServiceName,
   type EventRecorder,
   type KubeCluster,
@@ -287,7 +287,7 @@ async function waitForVictims(cluster: KubeCluster, target: BindTarget): Promise
     const pods = await listJobPods(cluster, victim);
     for (const pod of pods) {
       const node = pod.spec?.nodeName;
-      const recreated = !node && !!pod.metadata?.labels?.[LABEL_WORKLOAD_KIND] && pod.metadata.labels[LABEL_REPLICA] === undefined;
+      const recreated = !node && !!pod.metadata?.labels?.[LABEL_WORKLOAD_KIND] && replicaOfPod(pod) === null;
       if (!isTerminal(pod) && !recreated && (!node || ours.has(node))) remaining.push(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
     }
   }

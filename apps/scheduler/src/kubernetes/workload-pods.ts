@@ -1,11 +1,13 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import {
+  ANNOTATION_REPLICA,
   ANNOTATION_SUSPENDED_BY,
   LABEL_JOB_ID,
   LABEL_REPLICA,
   PodBoundElsewhereError,
   WORKLOAD_KINDS,
   isTerminalPod,
+  replicaOfPod,
   type InvolvedObject,
   type KubeCluster,
   type WorkloadKind,
@@ -68,7 +70,7 @@ function bindOrder(pod: V1Pod): string {
 
 /**
  * Slots of an admitted workload gang: each allocated replica gets one live pod of the job. A pod keeps the
- * replica it was given; pods without one (new, or recreated by the controller after a failure) take the free
+ * replica it was given (replicaOfPod); pods without one (new, or recreated by the controller after a failure) take the free
  * replicas, heads first. Pure.
  */
 export function assignSlots(
@@ -79,8 +81,7 @@ export function assignSlots(
   const wanted = new Set(replicas);
   const unassigned: V1Pod[] = [];
   for (const pod of [...pods].filter(live).sort((a, b) => (bindOrder(a) < bindOrder(b) ? -1 : 1))) {
-    const raw = pod.metadata?.labels?.[LABEL_REPLICA];
-    const replica = raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : null;
+    const replica = replicaOfPod(pod);
     if (replica !== null && wanted.has(replica) && !assigned.has(replica)) assigned.set(replica, pod);
     else unassigned.push(pod);
   }
@@ -95,9 +96,9 @@ export function assignSlots(
 
 /**
  * Binds an admitted workload's pods, all or nothing: resumes the workload if Quartermaster suspended it (its
- * controller then recreates the pods), and once a live pod exists for every allocated replica, labels each
- * with its replica and binds it to that replica's node (a pod naming another scheduler is only annotated with
- * the node: kube-scheduler binds it there, steered by the extender). Mode `admission` (the bind side effect)
+ * controller then recreates the pods), and once a live pod exists for every allocated replica, binds each to its
+ * replica's node, the replica in the Binding's annotations (one write per pod); a pod naming another scheduler is
+ * only labelled with its replica and annotated with the node: kube-scheduler binds it there, steered by the extender. Mode `admission` (the bind side effect)
  * throws WaitingForWorkloadPodsError — retried — while pods are missing. Mode `rejoin` (the importer's pass)
  * binds nothing while pods are missing and none of the gang is bound yet (the first bind is whole), and once
  * the gang has started binds what it can: a pod its controller recreates after a failure takes its
@@ -155,9 +156,11 @@ export async function bindWorkloadPods(
       const foreign = !!pod.spec?.schedulerName && pod.spec.schedulerName !== schedulerName;
       const labels = pod.metadata?.labels ?? {};
       const annotations = pod.metadata?.annotations ?? {};
+      // A pod another scheduler binds is told its replica and node by a patch (kube-scheduler binds it there, steered
+      // by the extender); one Quartermaster binds gets its replica through the Binding itself — no write of its own.
       if (
-        labels[LABEL_REPLICA] !== String(replica) ||
-        (foreign && annotations[ANNOTATION_ALLOCATED_NODE] !== node)
+        foreign &&
+        (labels[LABEL_REPLICA] !== String(replica) || annotations[ANNOTATION_ALLOCATED_NODE] !== node)
       ) {
         await core.patchNamespacedPod(
           {
@@ -166,7 +169,7 @@ export async function bindWorkloadPods(
             body: {
               metadata: {
                 labels: { [LABEL_REPLICA]: String(replica) },
-                ...(foreign ? { annotations: { [ANNOTATION_ALLOCATED_NODE]: node } } : {}),
+                annotations: { [ANNOTATION_ALLOCATED_NODE]: node },
               },
             },
           },
@@ -179,7 +182,11 @@ export async function bindWorkloadPods(
       }
       if (foreign) return; // kube-scheduler binds it, to `node` only (the extender's filter)
       try {
-        await cluster.bindPod(name, node, { namespace, uid: pod.metadata?.uid });
+        await cluster.bindPod(name, node, {
+          namespace,
+          uid: pod.metadata?.uid,
+          annotations: { [ANNOTATION_REPLICA]: String(replica) },
+        });
         bound++;
       } catch (error) {
         if (error instanceof PodBoundElsewhereError)
