@@ -47,6 +47,13 @@ function involvedTop(top: KubeObject, pod: V1Pod): InvolvedObject | null {
 const READ_CONCURRENCY = 16;
 /** Gangs imported at once in a pass (each: a submission, a label patch per pod, a bind-target read). */
 const IMPORT_CONCURRENCY = 8;
+/**
+ * A pass binds a BINDING gang's pods only once its admission is this old: before, its bind side effect is binding
+ * them, and both at once doubled the binds (the loser's each a 409 and a read) while the API server was busiest.
+ * Past it the side effect is backing off because pods were missing when it looked, and the pass binds them as soon
+ * as all exist. A RUNNING gang's recreated pods are bound by the next pass.
+ */
+export const BIND_HANDOFF_MS = 5000;
 
 /** What the pods (and the workload) of a gang that cannot be scheduled as it stands show. */
 export function invalidWorkloadReport(what: string, issue: WorkloadIssue): SubjectReport {
@@ -326,11 +333,11 @@ export class WorkloadImporter {
           ),
       );
     }
-    // A gang past its bind side effect's first step (BINDING, RUNNING) with unbound pods: bound here as soon as
-    // every pod exists (the side effect's retries back off), and pods its controller recreates later join their
-    // slots — after the same bind-time check against pods of other schedulers as the side effect's.
+    // A gang whose bind side effect has been at it for BIND_HANDOFF_MS (BINDING) with unbound pods: bound here as
+    // soon as every pod exists (the side effect's retries back off), and pods its controller recreates later
+    // (RUNNING) join their slots — after the same bind-time check against pods of other schedulers as the side effect's.
     const target = await this.store.bindTarget(jobId);
-    if (target && (target.state === 'BINDING' || target.state === 'RUNNING') && target.allocations.length > 0) {
+    if (target && target.allocations.length > 0 && rejoins(target, this.now())) {
       await bindWorkloadPods(
         this.cluster,
         this.objects,
@@ -342,6 +349,12 @@ export class WorkloadImporter {
     }
     return { kind: 'job', jobId, created };
   }
+}
+
+/** Whether a pass binds this gang's unbound pods (see BIND_HANDOFF_MS). */
+export function rejoins(target: Pick<BindTarget, 'state' | 'admission'>, now: Date): boolean {
+  if (target.state === 'RUNNING') return true;
+  return target.state === 'BINDING' && now.getTime() - Number(target.admission) >= BIND_HANDOFF_MS;
 }
 
 /**
