@@ -186,7 +186,8 @@ export async function startQm(
       await background.stop();
       await watchers.stop();
       await api.close();
-      await cleanUp(core, namespace, nodes);
+      // Nodes the caller brought (existingNodes: a benchmark's fleet, shared by its scenarios) stay.
+      await cleanUp(core, namespace, options.existingNodes ? [] : nodes);
       await identity.cleanUp();
       await db.drop();
     },
