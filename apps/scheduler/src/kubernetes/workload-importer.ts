@@ -17,6 +17,7 @@ import {
   type KubeCluster,
   type KubeFlavor,
   type KubeObject,
+  type OwnerLookup,
   type SubjectReport,
   type WorkloadGang,
   type WorkloadIssue,
@@ -54,6 +55,13 @@ const IMPORT_CONCURRENCY = 8;
  * as all exist. A RUNNING gang's recreated pods are bound by the next pass.
  */
 export const BIND_HANDOFF_MS = 5000;
+/**
+ * Owners (Jobs, JobSets, …) read by a pass are reused by the passes of this long: a gang's pods wait unbound over
+ * many passes (queued, then bound), and reading every owner chain again each second was most of Quartermaster's
+ * requests to the API server (bench:k8s jobsets: 2.5 workload reads per pod). A pod whose owner was replaced
+ * meanwhile (uid differs) is skipped until the cache is renewed.
+ */
+export const OWNER_CACHE_MS = 5000;
 
 /** What the pods (and the workload) of a gang that cannot be scheduled as it stands show. */
 export function invalidWorkloadReport(what: string, issue: WorkloadIssue): SubjectReport {
@@ -95,6 +103,7 @@ export class WorkloadImporter {
   private chain: Promise<void> = Promise.resolve();
   private readonly core: CoreV1Api;
   private readonly objects: WorkloadObjects;
+  private owners: { lookup: OwnerLookup; since: number } | null = null;
 
   constructor(
     private readonly cluster: KubeCluster,
@@ -135,7 +144,9 @@ export class WorkloadImporter {
     const flavors = await this.store.kubeFlavors();
     const schedulerName = this.cluster.schedulerName;
     const pods = (await this.unbound()).filter((pod) => isWorkloadPodCandidate(pod, flavors, schedulerName));
-    const lookup = this.objects.cachedLookup();
+    const now = this.now().getTime();
+    if (!this.owners || now - this.owners.since >= OWNER_CACHE_MS) this.owners = { lookup: this.objects.cachedLookup(), since: now };
+    const lookup = this.owners.lookup;
     const gangs = new Map<string, { gang: WorkloadGang; pods: V1Pod[] }>();
     const items: FeedbackItem[] = [];
     const invalid = new Map<
