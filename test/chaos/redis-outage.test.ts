@@ -45,3 +45,47 @@ describe('chaos: Redis down', () => {
     expectAlive(s);
   });
 });
+
+describe('chaos: Redis back, reconcile far away', () => {
+  let s: ChaosService;
+  beforeAll(async () => {
+    // Reconcile, which re-offers every pending outbox entry, runs at election and then not for 10 min:
+    // what flows here flows on the fast path (each commit's own entries handed to the queue).
+    s = await startChaosService('redis_back', { QM_RECONCILE_EVERY_MS: '600000' });
+    await seed(s);
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it("with Redis up, enqueues a cycle's side effects right after its commit, after cycles that had none", async () => {
+    // The ticks since election committed nothing to enqueue; this cycle's bind must not wait for reconcile.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const result = await submitStream(s, 1, 1, undefined, 'redis-up');
+    expect(result.serverErrors).toEqual([]);
+    await waitFor('the job to be admitted', async () => (await admitted(s)) >= 1, 60_000, 100);
+    await waitFor('its bind to be done without reconcile', async () => (await pendingOutbox(s)) === 0, 60_000, 100);
+    const [id] = [...result.jobs.values()];
+    const finished = await s.request('POST', `/v1/jobs/${id!}/status`, { state: 'SUCCEEDED', reason: 'exit code 0' });
+    expect(finished.status).toBe(200);
+    await waitFor('its delete to be done', async () => (await pendingOutbox(s)) === 0, 60_000, 100);
+  });
+
+  it('hands the side effects decided during a Redis outage to the queue once Redis is back, without waiting for reconcile', async () => {
+    s.redis.reset();
+    // Two whole-node jobs on two nodes: admitted on the tick while Redis refuses connections; their
+    // bind side effects cannot be enqueued, so they wait in the outbox.
+    const result = await submitStream(s, 2, 2, undefined, 'redis-back');
+    expect(result.serverErrors).toEqual([]);
+    await waitFor('the jobs to be admitted with Redis down', async () => (await admitted(s)) >= 3, 120_000, 100);
+    expect(await pendingOutbox(s)).toBeGreaterThan(0);
+    expectAlive(s);
+    // Nothing else happens from here on (no submission, no status report), and reconcile is 10 minutes
+    // away: the enqueue attempted during the outage (kept by the queue's client until Redis answers) does it.
+    s.redis.heal();
+    await waitFor('the outbox to drain once Redis is back', async () => (await pendingOutbox(s)) === 0, 90_000, 100);
+    const ledger = await jobLedger(s);
+    expect(ledger.admittedTwice).toEqual([]);
+    expectAlive(s);
+  });
+});

@@ -135,11 +135,29 @@ export class SchedulerService {
     // Entries written by the API (cancel → delete) ride along when an API event triggered this cycle.
     if (reasons.some((reason) => API_OUTBOX_REASONS.has(reason))) this.offers.allDue = true;
     else this.offers.refs.push(...report.outbox);
-    this.enqueueing ??= this.drainOffers(report.cycle);
+    this.startDrain(report.cycle);
+  }
+
+  /**
+   * One drain at a time; `enqueueing` is cleared only once a drain has settled, and offers made while it
+   * settled start the next. (A drain with nothing to do settles at once: had it cleared `enqueueing`
+   * itself, the assignment of its promise would have come after and kept it set for ever, and every
+   * later cycle's side effects would have waited for reconcile.)
+   */
+  private startDrain(cycle: number): void {
+    if (this.enqueueing !== null || !this.hasOffers()) return;
+    this.enqueueing = this.drainOffers(cycle).finally(() => {
+      this.enqueueing = null;
+      this.startDrain(cycle);
+    });
+  }
+
+  private hasOffers(): boolean {
+    return this.offers.allDue || this.offers.refs.length > 0;
   }
 
   private async drainOffers(cycle: number): Promise<void> {
-    while (this.offers.allDue || this.offers.refs.length > 0) {
+    while (this.hasOffers()) {
       const { allDue, refs } = this.offers;
       this.offers = { allDue: false, refs: [] };
       try {
@@ -149,7 +167,6 @@ export class SchedulerService {
         this.logger.warn({ cycle, err: error }, 'could not enqueue side effects; reconcile will');
       }
     }
-    this.enqueueing = null;
   }
 
   private scheduleReconcile(delayMs: number): void {
