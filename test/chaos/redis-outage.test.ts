@@ -59,8 +59,13 @@ describe('chaos: Redis back, reconcile far away', () => {
   });
 
   it("with Redis up, enqueues a cycle's side effects right after its commit, after cycles that had none", async () => {
-    // The ticks since election committed nothing to enqueue; this cycle's bind must not wait for reconcile.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Cycles since election (after the seed's writes) had nothing to enqueue; this cycle's bind must not
+    // wait for reconcile.
+    await waitFor('cycles without side effects', async () => {
+      const metrics = await fetch(`${s.api}/metrics`).then((r) => r.text());
+      const total = /qm_scheduler_cycle_phase_seconds_count\{phase="total"\} (\d+)/.exec(metrics);
+      return total !== null && Number(total[1]) >= 2;
+    }, 60_000, 50);
     const result = await submitStream(s, 1, 1, undefined, 'redis-up');
     expect(result.serverErrors).toEqual([]);
     await waitFor('the job to be admitted', async () => (await admitted(s)) >= 1, 60_000, 100);
