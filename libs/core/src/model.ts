@@ -143,7 +143,9 @@ export interface JobSpec {
   topology: TopologyRequirement;
   /**
    * Used for reservations, backfill and start-time estimates. `null` = unknown. With `speeds`, the
-   * runtime on the job's fastest acceptable flavor (scaled by speed on the others: `runtimeOn`).
+   * runtime on the job's fastest acceptable flavor (scaled by speed on the others: `runtimeOn`). For a job
+   * that resumes from a checkpoint (requeued, pending or running again), the runtime of the work it has
+   * left when its run starts: apps and the simulator pass that, the core counts from `admittedAt`.
    */
   expectedRuntimeSeconds: number | null;
   /** Epoch ms of submission (of the latest requeue for preempted jobs: see `queuedAt`). */

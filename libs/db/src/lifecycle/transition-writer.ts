@@ -11,7 +11,9 @@ import { OUTBOX_DEDUPE_SQL, OUTBOX_KINDS, type OutboxEffect, type OutboxKind } f
  *     table of libs/core (`WHERE state = ANY(allowed from)`, the table inlined from TRANSITIONS), and,
  *     when asked, only from the given states or at the given version;
  *   - resets the same columns for the same target state (see COLUMNS below): a requeue clears the
- *     admission (flavor, replicas, admitted/started times, victims, allocations) whoever requeues;
+ *     admission (flavor, replicas, admitted/started times, victims, allocations) whoever requeues, and
+ *     sets where its next run resumes from (`resume_fraction`: the fraction its last checkpoint holds,
+ *     for a job that checkpoints; null, from scratch, for one that does not);
  *   - writes the job_transitions row(s) (two when passing through PREEMPTED), the event, the allocations
  *     of an admission and the outbox entries (one dedupe scheme, outbox-kinds.ts).
  *
@@ -123,7 +125,9 @@ const COLUMNS = `
   reservation = NULL,
   preempted_jobs = CASE WHEN l.to_state = 'ADMITTED' THEN COALESCE(l.preempts, '{}') WHEN l.to_state IN ${RELEASE} THEN '{}' ELSE j.preempted_jobs END,
   preempted_by = COALESCE(l.preempted_by, j.preempted_by),
-  preemption_count = j.preemption_count + CASE WHEN l.preempted_by IS NULL THEN 0 ELSE 1 END`;
+  preemption_count = j.preemption_count + CASE WHEN l.preempted_by IS NULL THEN 0 ELSE 1 END,
+  resume_fraction = CASE WHEN l.to_state = 'PENDING' THEN CASE WHEN j.checkpoint IS NOT NULL THEN j.completed_fraction END
+                         ELSE j.resume_fraction END`;
 
 const RANK = `CASE x.kind ${OUTBOX_KINDS.map((k, i) => `WHEN '${k}' THEN ${i}`).join(' ')} END`;
 

@@ -92,18 +92,23 @@ export class JobRepository {
    * was requeued (preempted, moved, its gang lost) less than its checkpoint grace period plus
    * PROGRESS_GRACE_SLACK_SECONDS ago: its pods are given that long to write a checkpoint, and the checkpoint
    * they write is what its next run resumes from. Its last checkpoint and the fraction of its work done then,
-   * each kept when not given. Not a state change: the lifecycle is untouched.
+   * each kept when not given. A fraction reported in that grace period (the job PENDING, or already admitted
+   * again — a move — and not yet RUNNING) is also where its next run resumes from (`resume_fraction`, set by
+   * the transition writer at the requeue). Not a state change: the lifecycle is untouched.
    */
   async reportProgress(id: string, p: { lastCheckpointAt: Date | null; completedFraction: number | null }): Promise<ProgressChange> {
     if (!UUID.test(id)) return { kind: 'missing' };
     const { rows } = await this.db.pool.query<{ state: JobState; updated: boolean }>(
-      `WITH u AS (
-         UPDATE jobs j SET last_checkpoint_at = COALESCE($2, last_checkpoint_at), completed_fraction = COALESCE($3, completed_fraction)
-         WHERE id = $1 AND (state IN ('ADMITTED', 'BINDING', 'RUNNING') OR (state = 'PENDING' AND checkpoint IS NOT NULL AND EXISTS (
-           SELECT 1 FROM (SELECT t."from", t.at FROM job_transitions t WHERE t.job_id = j.id ORDER BY t.id DESC LIMIT 1) last
-           WHERE last."from" = 'PREEMPTED'
-             AND now() <= last.at + make_interval(secs => GREATEST(COALESCE((j.checkpoint ->> 'gracePeriodSeconds')::float8, 0), 0) + $4))))
-         RETURNING state)
+      `WITH w AS (
+         SELECT j.id, j.checkpoint IS NOT NULL AND j.state IN ('PENDING', 'ADMITTED', 'BINDING') AND EXISTS (
+           SELECT 1 FROM (SELECT t.at FROM job_transitions t WHERE t.job_id = j.id AND t."from" = 'PREEMPTED' ORDER BY t.id DESC LIMIT 1) requeue
+           WHERE now() <= requeue.at + make_interval(secs => GREATEST(COALESCE((j.checkpoint ->> 'gracePeriodSeconds')::float8, 0), 0) + $4)) AS in_grace
+         FROM jobs j WHERE j.id = $1),
+       u AS (
+         UPDATE jobs j SET last_checkpoint_at = COALESCE($2, j.last_checkpoint_at), completed_fraction = COALESCE($3, j.completed_fraction),
+                           resume_fraction = CASE WHEN w.in_grace THEN COALESCE($3, j.resume_fraction) ELSE j.resume_fraction END
+         FROM w WHERE j.id = w.id AND (j.state IN ('ADMITTED', 'BINDING', 'RUNNING') OR (j.state = 'PENDING' AND w.in_grace))
+         RETURNING j.state)
        SELECT state, true AS updated FROM u
        UNION ALL SELECT state, false FROM jobs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM u)`,
       [id, p.lastCheckpointAt, p.completedFraction, PROGRESS_GRACE_SLACK_SECONDS],

@@ -155,7 +155,7 @@ const JOB_COLUMNS = `j.id::text AS id, j.name, j.team, j.kind::text AS kind, j.p
   j.min_replicas, j.accelerators_per_replica, j.cpu_millis_per_replica, j.memory_mib_per_replica, j.flavors,
   j.flavor_selection::text AS flavor_selection, j.speeds, j.topology_level::text AS topology_level, j.tpu_shape,
   j.expected_runtime_seconds, ${epochMs('j.submitted_at')} AS submitted_at, ${epochMs('j.queued_at')} AS queued_at, j.version,
-  j.checkpoint, ${epochMs('j.last_checkpoint_at')} AS last_checkpoint_at, j.completed_fraction,
+  j.checkpoint, ${epochMs('j.last_checkpoint_at')} AS last_checkpoint_at, j.resume_fraction,
   CASE WHEN jsonb_typeof(j.template -> 'nodeSelector') = 'object' THEN j.template -> 'nodeSelector' END AS node_selector`;
 
 export interface JobRow {
@@ -184,7 +184,8 @@ export interface JobRow {
   checkpoint: { intervalSeconds: number; gracePeriodSeconds: number } | null;
   /** Epoch ms. */
   last_checkpoint_at: number | null;
-  completed_fraction: number | null;
+  /** Fraction of its work done at the checkpoint its current (or next) run resumes from; null = from the start. */
+  resume_fraction: number | null;
   /** The pod template's nodeSelector (validated by the API). */
   node_selector: Record<string, string> | null;
 }
@@ -267,13 +268,26 @@ function jobSpec(r: JobRow): JobSpec {
     flavors: r.flavors,
     flavorSelection: r.flavor_selection,
     topology: r.tpu_shape === null ? { level: r.topology_level } : { level: r.topology_level, tpuShape: r.tpu_shape },
-    expectedRuntimeSeconds: r.expected_runtime_seconds,
+    expectedRuntimeSeconds: remainingRuntime(r),
     submittedAt: r.submitted_at,
   };
   if (r.speeds !== null) spec.speeds = r.speeds;
   if (r.checkpoint !== null) spec.checkpoint = r.checkpoint;
   if (r.node_selector !== null && Object.keys(r.node_selector).length > 0) spec.topology.nodeSelector = r.node_selector;
   return spec;
+}
+
+/**
+ * The runtime the core expects of the job's current run (running: from its admission; pending: its next
+ * run): a job that checkpoints and was requeued resumes from its checkpoint, so it has only the rest of its
+ * work left — `expectedRuntimeSeconds × (1 − resume_fraction)`, as the simulator gives the core a requeued
+ * job's remaining work. The core's expected ends, reservations, backfill and moves all start from it.
+ */
+function remainingRuntime(r: Pick<JobRow, 'expected_runtime_seconds' | 'checkpoint' | 'resume_fraction'>): number | null {
+  const full = r.expected_runtime_seconds;
+  const done = r.resume_fraction;
+  if (full === null || r.checkpoint === null || done === null || !(done > 0)) return full;
+  return Math.max(1, Math.ceil(full * (1 - Math.min(1, done))));
 }
 
 export function runningJobOf(r: RunningJobRow, placement: ReplicaPlacement[]): RunningJob {
@@ -284,11 +298,5 @@ export function runningJobOf(r: RunningJobRow, placement: ReplicaPlacement[]): R
 }
 
 export function pendingJobOf(r: JobRow): PendingJob {
-  const spec: PendingJob = { ...jobSpec(r), queuedAt: r.queued_at };
-  // A requeued job that checkpointed resumes from there: it expects the rest of its runtime.
-  const done = r.completed_fraction;
-  if (spec.checkpoint !== undefined && done !== null && done > 0 && done < 1 && spec.expectedRuntimeSeconds !== null) {
-    spec.expectedRuntimeSeconds = Math.max(1, Math.ceil(spec.expectedRuntimeSeconds * (1 - done)));
-  }
-  return spec;
+  return { ...jobSpec(r), queuedAt: r.queued_at };
 }
