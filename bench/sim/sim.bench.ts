@@ -209,6 +209,8 @@ function gavel(): void {
  * (relative-speed placement), `fastest-free` (the previous placement) and `hetero-agnostic` (random
  * flavor), the ratios agnostic ÷ aware, moves and lost accelerator-hours. Jobs checkpoint every
  * BENCH_SIM_CHECKPOINT_SECONDS (default 1800), so `full` moves running jobs to faster flavors as they free up.
+ * `full` and `hetero-agnostic` run again with `ordering: 'shortest-first'` (the same order for both): the
+ * ratios agnostic FIFO ÷ ours shortest-first and agnostic ÷ ours both shortest-first are reported apart.
  */
 function gavelSweep(): void {
   const cluster = gavelCluster();
@@ -241,6 +243,16 @@ function gavelSweep(): void {
       per[p] = figures(run);
       process.stderr.write(`gavel-sweep ${load} ${p}: wall ${run.wallSeconds.toFixed(1)} s, mean JCT ${per[p].meanJctHours} h\n`);
     }
+    // The same two policies with `ordering: 'shortest-first'` (ordering.ts): the aware policy's ratio is
+    // reported against the agnostic one with FIFO order (the baseline above) and with the same order.
+    const shortestFirst: SimInput = { ...base, config: { ...base.config, options: { ...base.config.options, ordering: 'shortest-first' } } };
+    for (const p of ['full', 'hetero-agnostic'] as const) {
+      if (!policies.includes(p)) continue;
+      const run = simulatePolicy(shortestFirst, p, runCycle);
+      wall += run.wallSeconds;
+      per[`${p}+shortest-first`] = figures(run);
+      process.stderr.write(`gavel-sweep ${load} ${p}+shortest-first: wall ${run.wallSeconds.toFixed(1)} s, mean JCT ${per[`${p}+shortest-first`]!.meanJctHours} h\n`);
+    }
     const jct = (p: string): number | undefined => per[p]?.meanJctHours;
     const ratio = (x: number | undefined, y: number | undefined): number | null => (x !== undefined && y !== undefined && y > 0 ? round(x / y, 3) : null);
     process.stdout.write(
@@ -256,7 +268,14 @@ function gavelSweep(): void {
         agnosticMeanJctHours: jct('hetero-agnostic'),
         jctRatio: ratio(jct('hetero-agnostic'), jct('full')),
         jctRatioFastestFree: ratio(jct('hetero-agnostic'), jct('fastest-free')),
+        awareShortestFirstMeanJctHours: jct('full+shortest-first'),
+        agnosticShortestFirstMeanJctHours: jct('hetero-agnostic+shortest-first'),
+        // agnostic (FIFO, the baseline) ÷ aware with shortest-first order: what the aware scheduler gains with both features.
+        jctRatioShortestFirstVsFifoAgnostic: ratio(jct('hetero-agnostic'), jct('full+shortest-first')),
+        // agnostic ÷ aware, both with shortest-first order: what heterogeneity awareness alone gains under that order.
+        jctRatioShortestFirstBoth: ratio(jct('hetero-agnostic+shortest-first'), jct('full+shortest-first')),
         moves: per.full?.moves ?? 0,
+        movesShortestFirst: per['full+shortest-first']?.moves ?? 0,
         checkpointSeconds: CHECKPOINT_SECONDS,
         graceSeconds: GRACE_SECONDS,
         lostGpuHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.lostGpuHours])),

@@ -49,6 +49,8 @@ export interface SimulateFlags {
   /** Grace period of checkpointing jobs (0 = none). */
   checkpointGrace?: number;
   reservationDepth?: number;
+  /** Queue order of every policy (SchedulerOptions.ordering); absent = fifo. */
+  ordering?: 'fifo' | 'shortest-first';
   minRuntime?: number;
   limit?: number;
   speedFloor?: number;
@@ -283,6 +285,7 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
   const loaded = flags.fromDb === true ? await loadFromDb(flags, io) : load(flags, io);
   const options = { ...DEFAULT_OPTIONS };
   if (flags.reservationDepth !== undefined) options.reservationDepth = flags.reservationDepth;
+  if (flags.ordering !== undefined) options.ordering = flags.ordering;
   if (flags.minRuntime !== undefined) options.minRuntimeBeforePreemptionSeconds = flags.minRuntime;
   const input: SimInput = {
     trace: loaded.trace,
@@ -351,6 +354,9 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
               : ' (no grace period: --checkpoint-grace to simulate one)')
           : 'no checkpoints: a preempted job restarts from zero (--checkpoint-interval to change)',
         `a scheduling cycle every ${flags.cycleInterval} s of virtual time, only when something changed; run times are exact (the trace's), so the core knows every job's end`,
+        flags.ordering === 'shortest-first'
+          ? 'queue order shortest-first for every policy: least expected accelerator-seconds first, aged by the time waited (run times are exact here, so the order uses oracle knowledge a real queue only estimates)'
+          : 'queue order fifo (by submission) for every policy (--ordering shortest-first to change)',
       ],
       warnings: loaded.warnings,
     },

@@ -4,7 +4,7 @@
  *
  * Like Kueue's schedule(), the cycle is a recipe of numbered phases:
  *   1. build state   — nodes' free capacity, quota usage, fair share, release timelines (cycle-state.ts)
- *   2. order         — priority, fair share, submission, id (ordering.ts)
+ *   2. order         — priority, fair share, submission (or aged expected work), id (ordering.ts)
  *   3. for each job, in order:
  *      a. validate   — unknown team/flavor or malformed numbers → INVALID (validation.ts); a team whose
  *                      budget blocks → BUDGET_EXHAUSTED until its next period (Snapshot.budgetBlocks)
@@ -21,7 +21,7 @@ import { type FlavorMarket, buildMarket } from './flavor-market.js';
 import { flavorOrder, runtimeOn } from './flavor-selection.js';
 import { tryFlavor } from './fit.js';
 import type { Admission, BudgetBlock, CycleResult, PendingCode, PendingJob, Preemption, Snapshot } from './model.js';
-import { JobQueue } from './ordering.js';
+import { JobQueue, type QueueOrdering } from './ordering.js';
 import { planPreemption } from './preemptor.js';
 import { borrowedOf } from './quota.js';
 import {
@@ -69,7 +69,8 @@ export function runCycle(snapshot: Snapshot): CycleResult {
 
   // 2. Order.
   const { pending, duplicates } = dedupe(snapshot);
-  const queue = new JobQueue(pending, (team) => st.share.share(team));
+  const ordering: QueueOrdering = opts.ordering === 'shortest-first' ? { kind: 'shortest-first', now: snapshot.now, defaultRuntimeSeconds: opts.defaultExpectedRuntimeSeconds } : { kind: 'fifo' };
+  const queue = new JobQueue(pending, (team) => st.share.share(team), ordering);
   const touched = new Set<string>();
   st.onShareChange((team) => touched.add(team));
 

@@ -217,6 +217,12 @@ export interface SchedulerOptions {
   flavorSelectionOverride?: FlavorSelection | 'random';
   /** Seed for `random` flavor selection, so that even that policy is deterministic. */
   seed?: number;
+  /**
+   * Order of pending jobs of equal priority within a team (ordering.ts): `fifo` (the default) — by
+   * submission; `shortest-first` — least expected accelerator-seconds first, aged by the time waited
+   * (highest response ratio next), so no job waits forever. Fair share between teams comes first either way.
+   */
+  ordering?: 'fifo' | 'shortest-first';
   /** Moves of running checkpointing jobs to faster flavors (moves.ts); absent = the defaults, `maxPerCycle: 0` = off. */
   moves?: Partial<MoveOptions>;
 }

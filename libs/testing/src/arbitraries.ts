@@ -135,7 +135,7 @@ export function arbTenancy(flavors: readonly Flavor[], limits: ArbitraryLimits =
   });
 }
 
-/** Scheduler options across every switch (preemption on/off, min runtime, backfill, depth, per-team limit). */
+/** Scheduler options across every switch (preemption on/off, min runtime, backfill, depth, per-team limit, queue ordering). */
 export function arbOptions(): fc.Arbitrary<SchedulerOptions> {
   return fc
     .record({
@@ -146,11 +146,13 @@ export function arbOptions(): fc.Arbitrary<SchedulerOptions> {
       maxAdmissionsPerTeamPerCycle: fc.option(fc.integer({ min: 1, max: 2 }), { freq: 4 }),
       flavorSelectionOverride: fc.option(fc.constantFrom<FlavorSelection | 'random'>('preference', 'fastest', 'random'), { freq: 4 }),
       seed: fc.nat(),
+      ordering: fc.constantFrom<'fifo' | 'shortest-first' | undefined>(undefined, 'fifo', 'shortest-first'),
     })
-    .map(({ flavorSelectionOverride, ...o }) => ({
+    .map(({ flavorSelectionOverride, ordering, ...o }) => ({
       ...DEFAULT_OPTIONS,
       ...o,
       ...(flavorSelectionOverride === null ? {} : { flavorSelectionOverride }),
+      ...(ordering === undefined ? {} : { ordering }),
     }));
 }
 

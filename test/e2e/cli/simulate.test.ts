@@ -145,6 +145,22 @@ describe('qm simulate: the summary and report as a decision aid', () => {
     expect(graced.input.assumptions).toContainEqual(expect.stringContaining('runs on for its 120 s grace period and checkpoints at its end'));
   });
 
+  it('--ordering shortest-first orders every policy by least expected work and says so; an unknown order is a usage error', async () => {
+    writeFileSync(join(dir, 'one-node.yaml'), 'flavors:\n  - { name: gpu }\nnodeGroups:\n  - { flavor: gpu, count: 1, acceleratorsPerNode: 8 }\n');
+    writeFileSync(join(dir, 'one-team.yaml'), 'cohorts: [all]\nteams:\n  - { name: a, cohort: all, quotas: { gpu: 8 } }\n');
+    // One 8-GPU node: a 100 s job runs, then a 1,000 s job and a 10 s job wait for it (the long one submitted first).
+    writeFileSync(join(dir, 'order.csv'), [HEADER, '2017-10-01 00:00:00,100,8,800,a', '2017-10-01 00:00:01,1000,8,8000,a', '2017-10-01 00:00:02,10,8,80,a', ''].join('\n'));
+    const args = ['simulate', '--trace-file', 'order.csv', '--cluster', 'one-node.yaml', '--tenancy', 'one-team.yaml', '--cycle-interval', '0', '--no-progress', '--json'];
+    const fifo = JSON.parse((await qm(args, dir)).stdout);
+    const sf = JSON.parse((await qm([...args, '--ordering', 'shortest-first'], dir)).stdout);
+    expect(fifo.input.assumptions).toContainEqual(expect.stringContaining('queue order fifo'));
+    expect(sf.input.assumptions).toContainEqual(expect.stringContaining('queue order shortest-first for every policy'));
+    // FIFO: the 10 s job waits for both others (1,098 s); shortest-first: it waits 98 s, the long one 109 s.
+    expect(fifo.runs[0].metrics.overall.queueingDelaySeconds.max).toBe(1098);
+    expect(sf.runs[0].metrics.overall.queueingDelaySeconds.max).toBe(109);
+    expect((await qm([...args, '--ordering', 'lifo'], dir)).code).toBe(2);
+  });
+
   it('says loudly which trace teams got no quota when quotas are derived', async () => {
     mkdirSync(join(dir, 'traces', 'helios'), { recursive: true });
     writeFileSync(join(dir, 'traces', 'helios', 'philly_vc_nodes.csv'), 'vc,node num\na,2\n');
