@@ -16,6 +16,7 @@ import {
   SchedulerMetrics,
   createSchedulerProcess,
   createWorkerProcess,
+  schedulerOptionsOf,
   standaloneHandlers,
   type AnySideEffectHandler,
   type FailpointHook,
@@ -82,7 +83,7 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
     const lock = new PgCycleLock(database.pool);
     scheduler = createSchedulerProcess({
       stores: {
-        cycles: new PgCycleStore(database, lock, undefined, {
+        cycles: new PgCycleStore(database, lock, schedulerOptionsOf(settings), {
           fullReloadMs: settings.snapshotFullReloadMs,
           logger,
           onRead: (read) => metrics.onSnapshotRead(read),

@@ -7,7 +7,7 @@ import { PgCycleLock } from './pg/pg-cycle-lock.js';
 import { PgCycleStore } from './pg/pg-cycle.store.js';
 import { ManualCycleFencing } from './pg/pg-lease.store.js';
 import type { SchedulerMetrics } from './scheduler-metrics.js';
-import type { SchedulerSettings } from './scheduler-settings.js';
+import { type SchedulerSettings, schedulerOptionsOf } from './scheduler-settings.js';
 import { SideEffectQueue } from './side-effect-queue.js';
 
 export interface ManualCycleDeps {
@@ -33,7 +33,7 @@ export class ManualCycle {
 
   constructor(deps: ManualCycleDeps) {
     const lock = new PgCycleLock(deps.database.pool);
-    const store = new PgCycleStore(deps.database, lock, deps.options);
+    const store = new PgCycleStore(deps.database, lock, deps.options ?? schedulerOptionsOf(deps.settings));
     this.fencing = new ManualCycleFencing(deps.database, deps.settings.leaseName, `manual:${defaultHolder()}`, deps.settings.leaseTtlMs);
     this.runner = new CycleRunner(store, this.fencing, deps.schedule, deps.logger.child({ trigger: 'manual' }), deps.metrics ? [deps.metrics] : []);
     this.queue = new SideEffectQueue(queueSettings(deps.settings, deps.redisUrl));

@@ -1,3 +1,5 @@
+import { DEFAULT_OPTIONS, type SchedulerOptions } from '#core';
+
 /**
  * Settings of the scheduler and worker processes (on top of #common's Config), validated once at start.
  * Defaults suit one cluster; every value can be set from the environment (names in SCHEDULER_ENV).
@@ -29,9 +31,11 @@ export interface SchedulerSettings {
   sideEffectSlowRetryBaseMs: number;
   sideEffectSlowRetryMaxMs: number;
   workerConcurrency: number;
+  /** Queue order of the core (SchedulerOptions.ordering): `fifo` or `shortest-first`. */
+  queueOrdering: 'fifo' | 'shortest-first';
 }
 
-export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; default: string; min?: number; max?: number }> = {
+export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; default: string; min?: number; max?: number; choices?: readonly string[] }> = {
   schedulerPort: { env: 'QM_SCHEDULER_PORT', default: '8081', min: 0, max: 65535 },
   workerPort: { env: 'QM_WORKER_PORT', default: '8082', min: 0, max: 65535 },
   redisPrefix: { env: 'QM_REDIS_PREFIX', default: 'qm' },
@@ -55,6 +59,8 @@ export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; defau
   // process doubled pods bound per second over 32 in bench:k8s; kube-apiserver's priority and fairness
   // queues what it cannot take.
   workerConcurrency: { env: 'QM_WORKER_CONCURRENCY', default: '128', min: 1, max: 1000 },
+  // libs/core ordering.ts: shortest-first = least expected accelerator-seconds first, aged by the time waited.
+  queueOrdering: { env: 'QM_QUEUE_ORDERING', default: 'fifo', choices: ['fifo', 'shortest-first'] },
 };
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -63,6 +69,11 @@ export function schedulerSettingsFromEnv(env: Readonly<Record<string, string | u
   const out: Record<string, number | string> = {};
   for (const [key, spec] of Object.entries(SCHEDULER_ENV)) {
     const raw = env[spec.env]?.trim() || spec.default;
+    if (spec.choices !== undefined) {
+      if (!spec.choices.includes(raw)) throw new SchedulerSettingsError(`${spec.env}=${raw} must be one of ${spec.choices.join(', ')}`);
+      out[key] = raw;
+      continue;
+    }
     if (spec.min === undefined) {
       if (!PREFIX_PATTERN.test(raw)) throw new SchedulerSettingsError(`${spec.env}=${raw} must be 1-64 letters, digits, '_', '.' or '-'`);
       out[key] = raw;
@@ -84,4 +95,9 @@ export function schedulerSettingsFromEnv(env: Readonly<Record<string, string | u
     throw new SchedulerSettingsError('QM_SIDE_EFFECT_SLOW_RETRY_MAX_MS must be ≥ QM_SIDE_EFFECT_SLOW_RETRY_MS');
   }
   return settings;
+}
+
+/** The core's options for the scheduler's cycles (the defaults, with the queue order from the settings). */
+export function schedulerOptionsOf(settings: Pick<SchedulerSettings, 'queueOrdering'>): SchedulerOptions {
+  return { ...DEFAULT_OPTIONS, ordering: settings.queueOrdering };
 }
