@@ -114,10 +114,46 @@ describe('checkpoints and progress', () => {
     const plain = await h.request('POST', `/v1/jobs/${newer.id}/progress`, { body: { completedFraction: 0.5 } });
     expect([plain.status, plain.body.detail]).toEqual([409, expect.stringContaining('is PENDING')]);
 
-    // Long after its requeue (its grace period and the minute's slack are over), `older` is refused too.
+    // Long after its requeue and its eviction (its grace period and the minute's slack are over), `older` is
+    // refused too. (This harness runs no side-effect worker: the test says when the eviction was carried out.)
     await h.pg.query(`UPDATE job_transitions SET at = at - interval '10 minutes' WHERE job_id = $1`, [older.id]);
+    await h.pg.query(`UPDATE outbox SET status = 'done', done_at = now() - interval '10 minutes' WHERE kind = 'evict' AND payload ->> 'jobId' = $1`, [older.id]);
     const late = await h.request('POST', `/v1/jobs/${older.id}/progress`, { body: { completedFraction: 0.9 } });
     expect([late.status, late.body.detail]).toEqual([409, expect.stringContaining('within its grace period')]);
     expect((await ok('GET', `/v1/jobs/${older.id}`)).progress.completedFraction).toBe(0.55);
+  });
+});
+
+describe('the grace period counts from the eviction', () => {
+  it('a checkpoint reported while the eviction waits, or within the grace period after it was carried out, is recorded; later, 409', async () => {
+    for (const j of (await ok('GET', '/v1/jobs?limit=500')).items as { id: string; state: string }[]) {
+      if (!['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.state)) await ok('DELETE', `/v1/jobs/${j.id}`);
+    }
+    const victim = await ok('POST', '/v1/jobs', jobBody({ name: 'late-evicted', priority: 0, replicas: 1, acceleratorsPerReplica: 8, checkpoint: { intervalSeconds: 600, gracePeriodSeconds: 30 } }));
+    const filler = await ok('POST', '/v1/jobs', jobBody({ name: 'filler', priority: 100, replicas: 1, acceleratorsPerReplica: 8 }));
+    await ok('POST', '/v1/scheduler/cycles');
+    expect((await ok('GET', `/v1/jobs/${filler.id}`)).state).toBe('ADMITTED');
+    await ok('POST', `/v1/jobs/${victim.id}/progress`, { lastCheckpointAt: new Date().toISOString(), completedFraction: 0.2 });
+    const urgent = await ok('POST', '/v1/jobs', jobBody({ name: 'urgent-3', priority: 100, replicas: 1, acceleratorsPerReplica: 8 }));
+    expect((await ok('POST', '/v1/scheduler/cycles')).preemptions).toEqual([expect.objectContaining({ victimJobId: victim.id, preemptorJobId: urgent.id })]);
+    // Its eviction is an outbox entry, carried out by a side-effect worker after the commit (this harness runs
+    // none: the entry waits, and the test says when it was carried out).
+    const { rows } = await h.pg.query<{ id: string; status: string }>(`SELECT id::text, status::text FROM outbox WHERE kind = 'evict' AND payload ->> 'jobId' = $1`, [victim.id]);
+    expect(rows).toEqual([{ id: expect.any(String), status: 'pending' }]);
+    const eviction = rows[0]!.id;
+    // The requeue was long ago (well past 30 s + the minute's slack)...
+    await h.pg.query(`UPDATE job_transitions SET at = at - interval '10 minutes' WHERE job_id = $1`, [victim.id]);
+    const report = async (fraction: number): Promise<number> => (await h.request('POST', `/v1/jobs/${victim.id}/progress`, { body: { completedFraction: fraction } })).status;
+
+    // ...but its eviction has not been carried out yet (a worker held up by a Redis outage): its pods still run and checkpoint.
+    expect(await report(0.3)).toBe(200);
+    // Carried out only now: its pods have their 30 s from now.
+    await h.pg.query(`UPDATE outbox SET status = 'done', done_at = now() WHERE id = $1`, [eviction]);
+    expect(await report(0.4)).toBe(200);
+    // Carried out long ago: over.
+    await h.pg.query(`UPDATE outbox SET status = 'done', done_at = now() - interval '5 minutes' WHERE id = $1`, [eviction]);
+    const late = await h.request('POST', `/v1/jobs/${victim.id}/progress`, { body: { completedFraction: 0.9 } });
+    expect([late.status, late.body.detail]).toEqual([409, expect.stringContaining('within its grace period')]);
+    expect((await ok('GET', `/v1/jobs/${victim.id}`)).progress.completedFraction).toBe(0.4);
   });
 });

@@ -89,9 +89,11 @@ export class JobRepository {
 
   /**
    * An executor's progress report for a job that holds its accelerators — or that declares checkpointing and
-   * was requeued (preempted, moved, its gang lost) less than its checkpoint grace period plus
-   * PROGRESS_GRACE_SLACK_SECONDS ago: its pods are given that long to write a checkpoint, and the checkpoint
-   * they write is what its next run resumes from. Its last checkpoint and the fraction of its work done then,
+   * was requeued (preempted, moved, its gang lost) and is in its grace period: from the requeue until its
+   * eviction is carried out (the `evict` side effect runs after the commit, so its pods run and checkpoint
+   * until then, however late that is: a Redis outage delays it) and its checkpoint grace period plus
+   * PROGRESS_GRACE_SLACK_SECONDS after that (the eviction's done_at; the requeue when it has none): its pods
+   * are given that long to write a checkpoint, and the checkpoint they write is what its next run resumes from. Its last checkpoint and the fraction of its work done then,
    * each kept when not given. A fraction reported in that grace period (the job PENDING, or already admitted
    * again — a move — and not yet RUNNING) is also where its next run resumes from (`resume_fraction`, set by
    * the transition writer at the requeue). Not a state change: the lifecycle is untouched.
@@ -102,7 +104,15 @@ export class JobRepository {
       `WITH w AS (
          SELECT j.id, j.checkpoint IS NOT NULL AND j.state IN ('PENDING', 'ADMITTED', 'BINDING') AND EXISTS (
            SELECT 1 FROM (SELECT t.at FROM job_transitions t WHERE t.job_id = j.id AND t."from" = 'PREEMPTED' ORDER BY t.id DESC LIMIT 1) requeue
-           WHERE now() <= requeue.at + make_interval(secs => GREATEST(COALESCE((j.checkpoint ->> 'gracePeriodSeconds')::float8, 0), 0) + $4)) AS in_grace
+           LEFT JOIN LATERAL (
+             -- The eviction of that requeue: its outbox entry, written with it at the job's version then (a move
+             -- admits it again, and binding moves it on: a few versions back at most).
+             SELECT o.status, o.done_at FROM outbox o
+             WHERE o.dedupe_key IN (SELECT 'evict:' || j.id::text || ':v' || v FROM generate_series(j.version - 3, j.version) v)
+             ORDER BY o.id DESC LIMIT 1) eviction ON TRUE
+           WHERE eviction.status = 'pending'
+              OR now() <= GREATEST(requeue.at, COALESCE(eviction.done_at, requeue.at))
+                          + make_interval(secs => GREATEST(COALESCE((j.checkpoint ->> 'gracePeriodSeconds')::float8, 0), 0) + $4)) AS in_grace
          FROM jobs j WHERE j.id = $1),
        u AS (
          UPDATE jobs j SET last_checkpoint_at = COALESCE($2, j.last_checkpoint_at), completed_fraction = COALESCE($3, j.completed_fraction),
@@ -136,8 +146,9 @@ export class JobRepository {
 }
 
 /**
- * How long after its grace period a requeued job's progress is still taken (reportProgress): its eviction is
- * carried out after the commit that requeued it (the outbox), so its grace period starts a little later.
+ * How long after its grace period (counted from its eviction) a requeued job's progress is still taken
+ * (reportProgress): a checkpoint written at the end of the period reaches us a little later (a pod's
+ * annotation through the watch, an executor's retried POST).
  */
 export const PROGRESS_GRACE_SLACK_SECONDS = 60;
 
