@@ -1,5 +1,5 @@
 /**
- * Benchmark of the scheduling core: `npm run bench:core [scenario…] [--runs N]`.
+ * Benchmark of the scheduling core: `npm run bench:core [scenario…] [--runs N] [--placement P] [--ordering fifo|shortest-first]`.
  *
  * For each scenario: build the seeded world, one warm-up cycle, then N timed cycles on the same snapshot
  * (runCycle is pure, so every run does the same work); print one JSON line with the median cycle time.
@@ -16,6 +16,7 @@ import { SCENARIOS, type Scenario } from './scenarios.js';
 interface Line {
   scenario: string;
   placement: string;
+  ordering: string;
   nodes: number;
   accelerators: number;
   pendingJobs: number;
@@ -78,10 +79,13 @@ function drain(start: Snapshot): { ms: number; cycles: number; placed: number; d
   return { ms, cycles, placed, drained: true };
 }
 
-function runScenario(sc: Scenario, runs: number, placement: Placement | undefined): Line {
+function runScenario(sc: Scenario, runs: number, placement: Placement | undefined, ordering: Ordering | undefined): Line {
   const b0 = performance.now();
   const built = sc.build();
-  const snapshot = placement === undefined ? built : { ...built, options: { ...built.options, flavorPlacement: placement } };
+  const snapshot = {
+    ...built,
+    options: { ...built.options, ...(placement === undefined ? {} : { flavorPlacement: placement }), ...(ordering === undefined ? {} : { ordering }) },
+  };
   const buildMs = performance.now() - b0;
   const warm = timed(snapshot);
   const violations = checkInvariants(snapshot, warm.result); // also its warm-up
@@ -110,6 +114,7 @@ function runScenario(sc: Scenario, runs: number, placement: Placement | undefine
   const line: Line = {
     scenario: sc.name,
     placement: snapshot.options.flavorPlacement ?? 'relative-speed',
+    ordering: snapshot.options.ordering ?? 'fifo',
     nodes: snapshot.nodes.length,
     accelerators: snapshot.nodes.reduce((s, n) => s + n.accelerators, 0),
     pendingJobs: snapshot.pending.length,
@@ -136,10 +141,12 @@ function runScenario(sc: Scenario, runs: number, placement: Placement | undefine
 }
 
 type Placement = NonNullable<Snapshot['options']['flavorPlacement']>;
+type Ordering = NonNullable<Snapshot['options']['ordering']>;
 
 function main(argv: string[]): void {
   let runs = 5;
   let placement: Placement | undefined;
+  let ordering: Ordering | undefined;
   const names: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -148,6 +155,10 @@ function main(argv: string[]): void {
       const p = argv[++i];
       if (p !== 'relative-speed' && p !== 'fastest-free') throw new Error(`--placement must be relative-speed or fastest-free, got ${String(p)}`);
       placement = p;
+    } else if (a === '--ordering') {
+      const o = argv[++i];
+      if (o !== 'fifo' && o !== 'shortest-first') throw new Error(`--ordering must be fifo or shortest-first, got ${String(o)}`);
+      ordering = o;
     } else names.push(a);
   }
   if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${String(runs)}`);
@@ -156,7 +167,7 @@ function main(argv: string[]): void {
   const chosen = names.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name));
   const lines: Line[] = [];
   for (const sc of chosen) {
-    const line = runScenario(sc, runs, placement);
+    const line = runScenario(sc, runs, placement, ordering);
     lines.push(line);
     process.stdout.write(`${JSON.stringify(line)}\n`);
   }
