@@ -2,6 +2,10 @@
 import { Config } from '#common';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
-import { kubernetesHandlers } from './kubernetes/kubernetes-mode.js';
 
-runMain('quartermaster-worker', () => startRole('worker', Config.fromEnv(process.env), schedulerSettingsFromEnv(process.env), { kubernetesHandlers: kubernetesHandlers(process.env) }));
+// Kubernetes mode's handlers are imported only when that mode is selected (see main-all.ts).
+runMain('quartermaster-worker', () =>
+  startRole('worker', Config.fromEnv(process.env), schedulerSettingsFromEnv(process.env), {
+    kubernetesHandlers: async (config, database, logger) => (await import('./kubernetes/kubernetes-mode.js')).kubernetesHandlers(process.env)(config, database, logger),
+  }),
+);

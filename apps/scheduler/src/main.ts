@@ -5,7 +5,6 @@ import { Config, createLogger } from '#common';
 import { Database, migrateDatabase } from '#db';
 import { parseFailpoints, schedulerSettingsFromEnv } from '#scheduling';
 import { runMain, startRole } from './bootstrap.js';
-import { kubernetesLeaderLease, startKubernetesMode } from './kubernetes/kubernetes-mode.js';
 
 runMain('quartermaster-scheduler', async () => {
   // Test-only crash points (QM_TEST_FAILPOINTS=after-commit:0.3); unset in production.
@@ -15,6 +14,8 @@ runMain('quartermaster-scheduler', async () => {
   const options = failpoint ? { failpoint } : {};
   if (!config.kubeconfig) return startRole('scheduler', config, settings, options);
 
+  // Imported only in Kubernetes mode (see main-all.ts).
+  const { kubernetesLeaderLease, startKubernetesMode } = await import('./kubernetes/kubernetes-mode.js');
   const logger = createLogger(config.logLevel, 'quartermaster-scheduler');
   await migrateDatabase(config.databaseUrl); // the watchers write nodes and jobs before the role starts
   const database = new Database(config.databaseUrl, { poolSize: 4, applicationName: 'quartermaster-kube', ...config.dbTimeouts });
