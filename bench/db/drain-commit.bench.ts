@@ -19,7 +19,7 @@ const JOBS = Number(process.env['JOBS'] ?? 10_000);
 const NODES = Number(process.env['NODES'] ?? 5_000);
 const RUNS = Number(process.env['RUNS'] ?? 1);
 const EXPLAIN = process.env['EXPLAIN'] === '1';
-/** Ablation: drop these before the commit, to see what each costs (fk, usage, snapshot, events_idx, jobs_idx). */
+/** Ablation: drop these before the commit, to see what each costs (fk — or fk_job, fk_node —, usage, snapshot, events_idx, jobs_idx). */
 const ABLATE = (process.env['ABLATE'] ?? '').split(',').filter((x) => x !== '');
 const FLAVOR = 'h100-80gb';
 const TEAMS = ['bench-a', 'bench-b'];
@@ -125,6 +125,11 @@ async function ablate(pool: pg.Pool): Promise<void> {
     if (what === 'fk') {
       await pool.query('ALTER TABLE allocations DROP CONSTRAINT allocations_job_id_fkey, DROP CONSTRAINT allocations_node_fkey');
       await pool.query('ALTER TABLE job_transitions DROP CONSTRAINT job_transitions_job_id_fkey');
+    } else if (what === 'fk_job') {
+      await pool.query('ALTER TABLE allocations DROP CONSTRAINT allocations_job_id_fkey');
+      await pool.query('ALTER TABLE job_transitions DROP CONSTRAINT job_transitions_job_id_fkey');
+    } else if (what === 'fk_node') {
+      await pool.query('ALTER TABLE allocations DROP CONSTRAINT allocations_node_fkey');
     } else if (what === 'usage') await pool.query('DROP TRIGGER job_transitions_usage ON job_transitions');
     else if (what === 'snapshot') await pool.query('DROP TRIGGER jobs_snapshot_update ON jobs');
     else if (what === 'events_idx') await pool.query('DROP INDEX events_team_id_idx, events_kind_id_idx');

@@ -41,6 +41,12 @@ export interface CycleStore {
    * outbox entries. Throws FencingError when the lease moved on.
    */
   commitCycle(input: CommitCycleInput): Promise<CommitCycleOutcome>;
+  /**
+   * Optional: the same commit with `check` (the guard) run while the store writes, committing only if it
+   * returns; if it throws, nothing is committed and its error is rethrown. The runner uses it for large
+   * cycles (CycleRunner: OVERLAPPED_CHECK_MIN_DECISIONS); a store without it gets the guard before commitCycle.
+   */
+  commitCycleChecked?(input: CommitCycleInput, check: () => void): Promise<CommitCycleOutcome>;
 }
 
 /** Where the runner gets its fencing from: the elector (leader) or the current lease row (manual cycles). */

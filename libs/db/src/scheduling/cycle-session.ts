@@ -1,4 +1,5 @@
 import type { SchedulerOptions, Snapshot } from '#core';
+import type { Writable } from 'node:stream';
 import type { PoolClient, QueryResult } from 'pg';
 import { readBudgetBlocks } from '../accounting/budgets.js';
 import { cycleCommit, fencingErrorOf, runMessage, type CommitCycleInput, type CommitCycleOutcome } from './commit-cycle.js';
@@ -200,6 +201,35 @@ export class CycleSession {
     }
   }
 
+  /**
+   * The commit with `check` run while Postgres writes: the transaction's statements go out in one
+   * message without their COMMIT; once that message has left this process, `check` runs (CPU work here
+   * overlapping the writes there); the COMMIT (and the unlock) follow in a second message only if it
+   * returned — if it throws, the transaction is rolled back and its error rethrown. Atomic as `commit`;
+   * one round trip more, for the time of `check` taken off a large cycle.
+   */
+  async commitChecked(input: CommitCycleInput, check: () => void): Promise<CommitCycleOutcome> {
+    const commit = cycleCommit(input);
+    const last = commit.statements.length - 1;
+    if (commit.statements[last] !== 'COMMIT') throw new Error('a cycle commit ends with COMMIT');
+    let checked = false;
+    try {
+      const writes = runMessage(this.client, commit.statements.slice(0, last));
+      writes.catch(() => undefined); // awaited below; an error of the check comes first
+      await sent(this.client);
+      check();
+      checked = true;
+      const results = await writes;
+      const end = ['COMMIT', ...(this.locked ? [`SELECT pg_advisory_unlock(${Math.trunc(this.lockKey)})`] : [])];
+      await runMessage(this.client, end);
+      this.locked = false;
+      return commit.read(results);
+    } catch (error) {
+      await this.client.query('ROLLBACK').catch(() => undefined);
+      throw checked ? (fencingErrorOf(error, input.fencing) ?? error) : error;
+    }
+  }
+
   /** Releases the lock if still held, and the connection (dropped when the unlock could not be sent). */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -212,6 +242,24 @@ export class CycleSession {
       this.locked = false;
     }
     this.client.release(broken);
+  }
+}
+
+/**
+ * Resolves once what was written to the connection has left this process (the socket's buffer drained):
+ * a message still buffered here is not being executed there, and a synchronous `check` would hold it back.
+ */
+async function sent(client: PoolClient): Promise<void> {
+  const stream = (client as unknown as { connection?: { stream?: Writable } }).connection?.stream;
+  while (stream !== undefined && stream.writableLength > 0 && !stream.destroyed) {
+    // An error or a close ends the wait too: it fails the message itself.
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        for (const event of ['drain', 'close', 'error']) stream.off(event, done);
+        resolve();
+      };
+      for (const event of ['drain', 'close', 'error']) stream.on(event, done);
+    });
   }
 }
 

@@ -92,6 +92,12 @@ export class PgCycleStore implements CycleStore {
     return { outbox: outcome.outbox, skipped: outcome.skipped };
   }
 
+  /** commitCycle with the guard run while Postgres writes (CycleSession.commitChecked). */
+  async commitCycleChecked(input: CommitCycleInput, check: () => void): Promise<CommitCycleOutcome> {
+    const outcome = await this.requireSession().commitChecked({ ...input, ...(this.versions ? { versions: this.versions } : {}) }, check);
+    return { outbox: outcome.outbox, skipped: outcome.skipped };
+  }
+
   private nextReadKind(at: number): ReadKind {
     if (this.cache === null || this.fullReloadMs === 0 || at - this.lastReadAt > CHANGE_LOG_RETENTION_MS / 2) return 'full';
     return at - this.lastFullAt >= this.fullReloadMs ? 'checked' : 'incremental';
