@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { readAppliedMigrations, upToDate } from './applied-migrations.js';
 import { poolConfig, redact } from './connection.js';
 import { ensureDatabase } from './ensure-database.js';
 import { migrationsDir as defaultMigrationsDir, readMigrations } from './migrations-dir.js';
@@ -26,8 +27,9 @@ export interface MigrateResult {
 
 /**
  * Brings the database at `url` up to date with prisma/migrations, exactly as `prisma migrate deploy`
- * would (same SQL, same `_prisma_migrations` records), through the WASM schema engine. Holds a
- * Postgres advisory lock for the whole run, so replicas starting together apply each migration once.
+ * would (same SQL, same `_prisma_migrations` records), through the WASM schema engine — not started when
+ * the database has applied exactly these migrations already (applied-migrations.ts). Holds a Postgres
+ * advisory lock for the whole run, so replicas starting together apply each migration once.
  */
 export async function migrateDatabase(url: string, options: MigrateOptions = {}): Promise<MigrateResult> {
   const createdDatabase = options.createDatabase === false ? false : await ensureDatabase(url);
@@ -40,6 +42,8 @@ export async function migrateDatabase(url: string, options: MigrateOptions = {})
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    // Every process start lands here: when the database has applied exactly these migrations, the engine is not started.
+    if (upToDate(migrationsList, await readAppliedMigrations(lock))) return { createdDatabase, applied: [] };
     const open = await openSchemaEngine(url);
     try {
       const output = await open.engine.applyMigrations({ migrationsList, filters: NO_FILTER });
