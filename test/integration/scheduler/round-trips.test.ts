@@ -1,7 +1,8 @@
 // A cycle (lock, snapshot, decide, guard, commit) makes the same number of Postgres round trips whatever
 // the number of jobs and nodes: every read and write is set-based, and the statements of the read (lock +
 // snapshot) and of the commit (+ unlock) each go in one message (CycleSession). Counted on the pool's
-// connections: two per cycle, the first (full read) and the next (incremental) alike.
+// connections: two per cycle, the first (full read) and the next (incremental) alike. (From
+// OVERLAPPED_CHECK_MIN_DECISIONS decisions a cycle makes three: its COMMIT waits for the guard, run during the writes.)
 import { describe, expect, it, jest } from '@jest/globals';
 import { runCycle } from '#core';
 import { Database, acquireOrRenewLease, createTestDatabase } from '#db';
