@@ -1,26 +1,14 @@
 import { Controller, Get, Headers, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { register } from 'prom-client';
-import { AppError, bearerMatches } from '#common';
+import { AppError, type Readiness, type PublicReadiness, checkReadiness, opsAccessAllowed, publicReadiness } from '#common';
 import { OPS_ACCESS, PROBES, PROCESS_STATUS, type OpsAccess, type ProcessStatus, type Probes } from './process-status.js';
-
-interface Check {
-  ok: boolean;
-  ms: number;
-  error?: string;
-}
 
 /** What /readyz answers the token's bearer (or everyone, without QM_METRICS_TOKEN): the dependencies' checks, the process's role and its status details. */
 export interface ProcessReadiness extends Record<string, unknown> {
-  status: 'ready' | 'unavailable';
+  status: Readiness['status'];
   role: ProcessStatus['role'];
-  checks: { postgres: Check; redis: Check };
-}
-
-/** What /readyz answers others when QM_METRICS_TOKEN is set: ready or not, and ok per dependency. */
-export interface PublicReadiness {
-  status: 'ready' | 'unavailable';
-  checks: { postgres: { ok: boolean }; redis: { ok: boolean } };
+  checks: Readiness['checks'];
 }
 
 /**
@@ -49,14 +37,11 @@ export class HealthController {
    */
   @Get('readyz')
   async readyz(@Res({ passthrough: true }) reply: FastifyReply, @Headers('authorization') authorization: string | undefined): Promise<ProcessReadiness | PublicReadiness> {
-    const [postgres, redis] = await Promise.all([check(() => this.probes.postgres(), this.probes.timeoutMs), check(() => this.probes.redis(), this.probes.timeoutMs)]);
-    const ready = postgres.ok && redis.ok;
-    void reply.status(ready ? 200 : 503);
-    if (!this.operator(authorization)) {
-      // Timings, Postgres/Redis error text and the leader's host:pid are for the token's bearer only.
-      return { status: ready ? 'ready' : 'unavailable', checks: { postgres: { ok: postgres.ok }, redis: { ok: redis.ok } } };
-    }
-    return { ...this.status.details(), status: ready ? 'ready' : 'unavailable', role: this.status.role, checks: { postgres, redis } };
+    const r = await checkReadiness({ postgres: { probe: () => this.probes.postgres() }, redis: { probe: () => this.probes.redis() } }, this.probes.timeoutMs);
+    void reply.status(r.ready ? 200 : 503);
+    // Timings, Postgres/Redis error text and the leader's host:pid are for the token's bearer only.
+    if (!this.operator(authorization)) return publicReadiness(r);
+    return { ...this.status.details(), status: r.status, role: this.status.role, checks: r.checks };
   }
 
   @Get('metrics')
@@ -70,25 +55,6 @@ export class HealthController {
 
   /** True when the caller may see everything: no QM_METRICS_TOKEN set, or it carries it. */
   private operator(authorization: string | undefined): boolean {
-    const hash = this.access.metricsTokenHash;
-    return hash === null || bearerMatches(authorization, hash);
-  }
-}
-
-async function check(probe: () => Promise<unknown>, timeoutMs: number): Promise<Check> {
-  const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      probe(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-    return { ok: true, ms: Math.round(performance.now() - started) };
-  } catch (error) {
-    return { ok: false, ms: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) };
-  } finally {
-    clearTimeout(timer);
+    return opsAccessAllowed(authorization, this.access.metricsTokenHash);
   }
 }

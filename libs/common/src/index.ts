@@ -8,3 +8,4 @@ export * from './client-error.js';
 export * from './logger.js';
 export * from './names.js';
 export * from './concurrency.js';
+export * from './readiness.js';

@@ -3,7 +3,8 @@ import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators.js';
 import { Answers } from '../response.doc.js';
-import { HealthService, type PublicReadiness } from './health.service.js';
+import type { PublicReadiness } from '#common';
+import { HealthService } from './health.service.js';
 import { LivenessView, ReadinessView } from './health.view.js';
 
 @ApiTags('operations')
