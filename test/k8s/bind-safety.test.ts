@@ -15,9 +15,13 @@ let watch: ResourceWatch<V1Pod>;
 /** Highest accelerator count seen in use on each node. */
 const peak = new Map<string, number>();
 const live = new Map<string, V1Pod>();
+/** Quartermaster's pods (by uid): whether the watch's first sight of each had a node already. */
+const firstSeenBound = new Map<string, boolean>();
 
 function record(pod: V1Pod, deleted = false): void {
   const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+  const uid = pod.metadata?.uid;
+  if (uid && pod.metadata?.labels?.['quartermaster.io/job-id'] && !firstSeenBound.has(uid)) firstSeenBound.set(uid, !!pod.spec?.nodeName);
   if (deleted || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') live.delete(key);
   else live.set(key, pod);
   const used = new Map<string, number>();
@@ -153,5 +157,15 @@ describe('no double booking', () => {
     await eventually('next bound once they are gone', () => liveBound(next, 2));
     for (const node of h100()) expect(peak.get(node) ?? 0).toBeLessThanOrEqual(8);
     await qm.ok('DELETE', `/v1/jobs/${next}`);
+  }, 120_000);
+
+  it('its own pods are made bound to their allocated nodes (one write, no binding after): none was ever seen unbound', async () => {
+    const id = await submit(gangBody({ name: 'made-bound', replicas: 2 }));
+    const pods = await eventually('bound', () => liveBound(id, 2));
+    await eventually('the watch saw them', () => Promise.resolve(pods.every((p) => firstSeenBound.has(p.metadata!.uid!)) ? true : undefined));
+    // Every pod of this file's gangs (the requeued and re-placed ones above too) was bound when first seen.
+    expect([...firstSeenBound.values()].filter((bound) => !bound)).toEqual([]);
+    expect(firstSeenBound.size).toBeGreaterThanOrEqual(2);
+    await qm.ok('DELETE', `/v1/jobs/${id}`);
   }, 120_000);
 });

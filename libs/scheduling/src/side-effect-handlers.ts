@@ -18,6 +18,8 @@ export interface SideEffectContext {
 export interface SideEffectHandler<N extends SideEffectName = SideEffectName> {
   readonly name: N;
   handle(payload: SideEffectPayloads[N], context: SideEffectContext): Promise<void>;
+  /** Releases what the handler holds (a watch, say) when its worker closes. */
+  close?(): Promise<void>;
 }
 
 /** Any handler of the catalogue (a union, so an array may mix names). */
@@ -54,6 +56,11 @@ export class SideEffectHandlerRegistry {
     for (const name of SIDE_EFFECT_NAMES) if (!byName.has(name)) problems.push(`no handler for "${name}"`);
     if (problems.length > 0) throw new HandlerCatalogueError(`side-effect handlers are invalid: ${problems.join('; ')}`);
     return new SideEffectHandlerRegistry(byName);
+  }
+
+  /** Closes every handler that holds something (SideEffectHandler.close). */
+  async close(): Promise<void> {
+    await Promise.all([...this.byName.values()].map((handler) => (handler.close ? handler.close() : Promise.resolve())));
   }
 
   get<N extends SideEffectName>(name: N): SideEffectHandler<N> {

@@ -94,6 +94,7 @@ export class SideEffectWorker {
 
   async close(): Promise<void> {
     await this.worker.close();
+    await this.registry.close();
   }
 
   private async process(job: Job<SideEffectJobData, ProcessOutcome, SideEffectName>): Promise<ProcessOutcome> {

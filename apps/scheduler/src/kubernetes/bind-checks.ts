@@ -72,10 +72,18 @@ function recordedNode(row: BindTarget['nodes'][number], name: string, resourceNa
  * The bind-time check of DESIGN rule 1 against pods Quartermaster did not place: for every node where
  * this process binds replicas of `target`, the live pods bound there (any scheduler, any namespace) and
  * what the replicas need. Capacity and schedulability are the node sync's (Postgres); the pods are read
- * from the API server now, since the scheduler's view may lag behind a pod another scheduler just bound.
+ * from the API server now (a LIST per node), since the scheduler's view may lag behind a pod another
+ * scheduler just bound — or, for Quartermaster's own pods, from BoundPods, whose freshness the bind handler
+ * proves by checking again once the pods it made are in that view.
  * Conflict on the first node that cannot take its replicas; else wait while leaving pods are in the way.
+ * `podsOn` reads a node's pods: a LIST by default, or the bind handler's watched view (BoundPods).
  */
-export async function checkNodes(cluster: KubeCluster, target: BindTarget, nodes: readonly string[]): Promise<NodeVerdict & { ownStale: V1Pod[] }> {
+export async function checkNodes(
+  cluster: KubeCluster,
+  target: BindTarget,
+  nodes: readonly string[],
+  podsOn: (node: string) => Promise<readonly V1Pod[]> = (node) => cluster.podsOnNode(node),
+): Promise<NodeVerdict & { ownStale: V1Pod[] }> {
   const resourceName = target.flavor?.resourceName ?? '';
   const ownStale: V1Pod[] = [];
   const verdicts = await Promise.all(
@@ -89,7 +97,7 @@ export async function checkNodes(cluster: KubeCluster, target: BindTarget, nodes
       }
       const row = target.nodes.find((n) => n.name === node);
       if (!row || !row.schedulable) return { kind: 'conflict', message: `node ${node} is no longer schedulable (cordoned, not ready or removed)` };
-      const pods = await cluster.podsOnNode(node);
+      const pods = await podsOn(node);
       const standing = standingFor(target, node);
       // This job's own pods of an earlier admission, not being deleted yet: the caller removes them.
       for (const pod of pods) {

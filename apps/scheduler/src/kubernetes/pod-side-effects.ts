@@ -21,6 +21,7 @@ import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
 import { ANNOTATION_ADMISSION, checkNodes, importedGangLoss, lostGangReason, replicaOf } from './bind-checks.js';
+import { BoundPods } from './bound-pods.js';
 import { podReporting } from './pod-feedback.js';
 import { LABEL_WORKLOAD_KIND, bindWorkloadPods, involvedWorkload, stopWorkload } from './workload-pods.js';
 
@@ -49,6 +50,9 @@ export class WaitingForNodeError extends Error {}
 /** A placement conflict moves the gang back to the queue for this long, so the node sync catches up with what it hit. */
 export const CONFLICT_REQUEUE_MS = 1000;
 
+/** How long a bind waits for the bound-pod watch to deliver the pods it made before it checks by a LIST instead. */
+export const SEEN_TIMEOUT_MS = 5000;
+
 function isTerminal(pod: V1Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
@@ -68,8 +72,11 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
  *   ours to re-create); re-checks every node it binds to against the live pods there (checkNodes):
  *   pods of other schedulers that took the room → the gang is requeued, nothing bound (never failed,
  *   never overcommitted); terminating or released pods still there → waits (throws) until they are gone.
- *   Then moves the job ADMITTED → BINDING, creates one pod per allocated replica (or, for an imported
- *   gang, uses its existing pods) and binds each to its allocated node through pods/binding.
+ *   Then moves the job ADMITTED → BINDING and creates one pod per allocated replica already bound to its
+ *   node (spec.nodeName: one write each), or, for an imported gang, binds its existing pods through
+ *   pods/binding. Its own pods' nodes are checked from the watched view (BoundPods) before, and again once
+ *   the watch has delivered the pods it made: a pod bound before them that the first check missed requeues
+ *   the gang and its pods are deleted.
  *   A pod already bound there is fine; a stale pod (terminal, terminating, or bound elsewhere — left by an
  *   earlier admission) is deleted and the entry retried.
  * - `evict`: evicts every pod of the victim gang through the Eviction API, with its checkpoint grace period
@@ -81,6 +88,8 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
  * - `notify`: nothing to do in the cluster.
  */
 export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJobStore, settings: KubernetesSettings, logger: Logger): AnySideEffectHandler[] {
+  /** The pods on each node, watched (started by the first bind): the bind checks of Quartermaster's own pods read it. */
+  const bound = new BoundPods(cluster, logger);
   const grace = settings.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: settings.gracePeriodSeconds };
   const { events } = podReporting(cluster, logger);
   const objects = new WorkloadObjects(cluster.kubeConfig);
@@ -99,8 +108,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
    * commit came first, so this read sees it): a job that no longer holds loses them here. One held again (a
    * new admission) keeps its Service; its bind replaces pods of the old admission.
    */
-  const releasedMeanwhile = async (jobId: string): Promise<boolean> => {
-    const now = await store.bindTarget(jobId);
+  const releasedMeanwhile = async (jobId: string, now: BindTarget | null): Promise<boolean> => {
     if (now && HOLDING.has(now.state)) return false;
     const deleted = await removeAll(jobId);
     const service = await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
@@ -111,6 +119,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
   return [
     {
       name: 'bind',
+      close: () => bound.close(),
       handle: async ({ jobId }) => {
         const target = await store.bindTarget(jobId);
         if (!target || !HOLDING.has(target.state) || target.allocations.length === 0) {
@@ -142,7 +151,12 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           const pod = existing?.get(replica);
           return !pod || !pod.spec?.schedulerName || pod.spec.schedulerName === settings.schedulerName;
         });
-        const verdict = await checkNodes(cluster, target, [...new Set(ours.map((a) => a.node))]);
+        const nodes = [...new Set(ours.map((a) => a.node))];
+        // Quartermaster's own pods: checked against the watched view now, and again once the pods it made are in it
+        // (BoundPods says why that keeps DESIGN rule 1). Pods it did not make (imported, a workload's): a LIST.
+        const own = !target.importedFrom && !target.workload;
+        const view = own && (await bound.ready()) ? (node: string): Promise<V1Pod[]> => Promise.resolve(bound.onNode(node)) : undefined;
+        const verdict = await checkNodes(cluster, target, nodes, view);
         if (verdict.kind === 'wait') {
           // Pods of this job's earlier admission still on these nodes (its `delete` found it holding again): remove them.
           if (!target.importedFrom && !target.workload) {
@@ -169,13 +183,31 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, workload: target.workload, replicas: target.allocations.length }, 'bind: every replica of the workload bound');
           return;
         }
-        const { refused } = await bindReplicas(cluster, target, settings, grace, events, announced, existing);
-        if (await releasedMeanwhile(jobId)) return;
+        const { refused, placed } = await bindReplicas(cluster, target, settings, grace, events, announced, existing);
+        // The second check's pods: once the watch delivered ours, every pod bound before them is in the view (listed
+        // instead if it has not within SEEN_TIMEOUT_MS). Taken before the job is read again, so every Quartermaster
+        // pod among them belongs to an admission that read sees (a neighbour's, not taken for one leaving).
+        let after: Map<string, V1Pod[]> | null = null;
+        if (view && !refused) {
+          const fresh = await bound.seen(placed, SEEN_TIMEOUT_MS);
+          after = new Map(await Promise.all(nodes.map(async (node) => [node, fresh ? bound.onNode(node) : await cluster.podsOnNode(node)] as const)));
+        }
+        const now = await store.bindTarget(jobId);
+        if (await releasedMeanwhile(jobId, now)) return;
         if (refused) {
           // Retrying cannot help: the job ends with the API server's reason (its other pods and Service go with it).
           await store.transition(jobId, 'FAILED', `Kubernetes refused a pod of the job: ${refused}`);
           logger.info({ jobId, refused }, 'bind: a pod of the job was refused, job failed');
           return;
+        }
+        if (after && now && now.admission === target.admission) {
+          // Anything but room for the gang beside every pod bound before ours: back to the queue, its pods deleted.
+          const second = await checkNodes(cluster, now, nodes, (node) => Promise.resolve(after.get(node) ?? []));
+          if (second.kind !== 'fits') {
+            await store.requeue(jobId, `placement conflict found once its pods were bound: ${second.message}; gang requeued, its pods deleted`, { notBeforeMs: CONFLICT_REQUEUE_MS });
+            logger.info({ jobId, conflict: second.message }, 'bind: a pod bound before ours took the room, gang requeued');
+            return;
+          }
         }
         logger.info({ jobId, replicas: target.allocations.length }, 'bind: every replica bound');
       },
@@ -332,7 +364,7 @@ async function bindReplicas(
   events: EventRecorder,
   announced: Set<string>,
   imported: Map<number, V1Pod> | undefined,
-): Promise<{ refused?: string }> {
+): Promise<{ refused?: string; placed: string[] }> {
   const admission = `${target.id}:${target.admission}`;
   const announce = !announced.has(admission);
   if (announce) {
@@ -348,6 +380,8 @@ async function bindReplicas(
   const rendezvous: Rendezvous | undefined = target.importedFrom ? undefined : rendezvousOf(target, settings.namespace);
   if (rendezvous && rendezvous.replicas > 1) await ensureRendezvousService(cluster.kubeConfig, target.id, rendezvous);
   const stale: string[] = [];
+  /** Uids of the gang's pods bound to their nodes (made bound, bound now, or found bound there). */
+  const placed: string[] = [];
   /** The API server refused a pod of the template (a missing service account, an invalid volume, …): the job's fault. */
   const refused: string[] = [];
   await Promise.all(
@@ -368,12 +402,20 @@ async function bindReplicas(
             ...(target.checkpointGraceSeconds ? { terminationGracePeriodSeconds: target.checkpointGraceSeconds } : {}),
           },
           replica,
-          undefined,
+          // Created bound to its allocated node (spec.nodeName): one write where create + pods/binding were two. The
+          // nodes were checked above (checkNodes), as they are before a binding; the kubelet admits it as a bound one.
+          node,
           { namespace: settings.namespace, schedulerName: settings.schedulerName, ...(rendezvous ? { rendezvous } : {}) },
         );
         manifest.metadata!.annotations = { ...manifest.metadata!.annotations, [ANNOTATION_ADMISSION]: target.admission };
         try {
-          pod = (await cluster.createPod(manifest)).pod;
+          const made = await cluster.createPod(manifest);
+          pod = made.pod;
+          if (made.created) {
+            placed.push(pod.metadata!.uid!);
+            await events.record(involvedPod(pod), 'Normal', 'Scheduled', `Successfully assigned ${pod.metadata?.namespace}/${pod.metadata?.name} to ${node} (${admittedMessage(target, replica, node)})`);
+            return;
+          }
         } catch (error) {
           if (error instanceof PodTerminatingError) {
             stale.push(manifest.metadata!.name!);
@@ -399,7 +441,10 @@ async function bindReplicas(
         stale.push(pod.metadata!.name!);
         return;
       }
-      if (pod.spec?.nodeName === node) return;
+      if (pod.spec?.nodeName === node) {
+        placed.push(pod.metadata!.uid!);
+        return;
+      }
       // Pods that existed before the admission (an imported gang) waited with a condition: say they are admitted.
       if (announce && target.importedFrom) await events.record(involvedPod(pod), 'Normal', 'Admitted', admittedMessage(target, replica, node));
       // A pod that names another scheduler (an imported gang under kube-scheduler) is bound by that
@@ -411,6 +456,7 @@ async function bindReplicas(
       }
       try {
         const bound = await cluster.bindPod(pod.metadata!.name!, node, { namespace: pod.metadata?.namespace, uid: pod.metadata?.uid });
+        placed.push(pod.metadata!.uid!);
         if (bound === 'bound') {
           const what = target.importedFrom ? `replica ${replica} of job ${target.name} (${target.id})` : admittedMessage(target, replica, node);
           await events.record(involvedPod(pod), 'Normal', 'Scheduled', `Successfully assigned ${pod.metadata?.namespace}/${pod.metadata?.name} to ${node} (${what})`);
@@ -421,9 +467,9 @@ async function bindReplicas(
       }
     }),
   );
-  if (refused.length > 0) return { refused: refused[0]! };
+  if (refused.length > 0) return { refused: refused[0]!, placed };
   if (stale.length > 0) throw new Error(`stale pods of an earlier admission are being removed (${stale.join(', ')}); binding on retry`);
-  return {};
+  return { placed };
 }
 
 /** The gang's rendezvous: its Service, the port (`MASTER_PORT` of the template's env, else torchrun's default) and size. */
