@@ -31,6 +31,12 @@ const JOBSETS = Number(process.env.QM_BENCH_JOBSETS ?? 100);
 const SCENARIOS = new Set((process.env.QM_BENCH_SCENARIOS ?? 'pods,jobsets').split(',').map((s) => s.trim()));
 const QPS_LIFTED = Number(process.env.QM_BENCH_KS_QPS ?? 1000);
 const WORKER_CONCURRENCY = String(schedulerSettingsFromEnv(process.env).workerConcurrency);
+// No kubelet runs, so no pod ever becomes Running and every admitted job stays BINDING: the gang timeout
+// (QM_GANG_TIMEOUT_MS, 5 min) would requeue jobs and delete their pods in a long (loaded) run, work kube-scheduler
+// never does. The bench measures binding, so the timeout is an hour here.
+// The k8s tests' environment (kubeTestEnv) turns the API's token cache off and reconciles every 500 ms, for
+// tests; the bench runs them at the service's defaults (5 s each), as deployed.
+const NO_GANG_TIMEOUT = { QM_GANG_TIMEOUT_MS: '3600000', QM_TOKEN_CACHE_TTL_MS: '5000', QM_RECONCILE_EVERY_MS: '5000' };
 const root = new URL('../../', import.meta.url).pathname;
 
 async function pool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<unknown>): Promise<void> {
@@ -198,7 +204,7 @@ async function podsScenario({ kc, core, names, h100Product, a100Product }: Fleet
   const qm = await startQm(
     'bench',
     0,
-    { QM_KUBE_IMPORT_EVERY_MS: '0', QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY },
+    { ...NO_GANG_TIMEOUT, QM_KUBE_IMPORT_EVERY_MS: '0', QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY },
     { existingNodes: { names, h100Product, a100Product } },
   );
   try {
@@ -316,7 +322,7 @@ async function jobSetsScenario({ kc, core, names, h100Product, a100Product }: Fl
       await emptyNamespace(core, namespace);
     }
 
-    const qm = await startQm('bench-js', 0, { QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY }, { existingNodes: { names, h100Product, a100Product } });
+    const qm = await startQm('bench-js', 0, { ...NO_GANG_TIMEOUT, QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY }, { existingNodes: { names, h100Product, a100Product } });
     try {
       await seedTenancy(qm, { nominal: pods, borrowingLimit: 0 });
       for (;;) {
