@@ -65,7 +65,8 @@ describe('Kubernetes mode: cluster behaviour', () => {
       const victim = await getJob(low1);
       expect(['PENDING', 'PREEMPTED']).toContain(victim.state);
       const lastVictimDelete = timeline.map((e, i) => (e.startsWith(`delete:${low1}`) ? i : -1)).reduce((a, b) => Math.max(a, b), -1);
-      const firstPreemptorBind = timeline.findIndex((e) => e.startsWith(`update:${high}:`) && !e.endsWith(':'));
+      // Its pods are made bound to their nodes (an `add` with a node), or bound later (an `update`).
+      const firstPreemptorBind = timeline.findIndex((e) => (e.startsWith(`add:${high}:`) || e.startsWith(`update:${high}:`)) && !e.endsWith(':'));
       expect(timeline.filter((e) => e.startsWith(`delete:${low1}`))).toHaveLength(2);
       expect(lastVictimDelete).toBeGreaterThanOrEqual(0);
       expect(firstPreemptorBind).toBeGreaterThan(lastVictimDelete);
