@@ -47,7 +47,11 @@ beforeAll(async () => {
   await eventually('4 nodes synced', async () => ((((await qm.ok('GET', '/v1/nodes')) as { items: unknown[] }).items.length === 4) ? true : undefined));
 }, 30 * 60_000);
 
+/** Handler sets made by the tests: their bind handler's pod watch is closed at the end. */
+const made: AnySideEffectHandler[][] = [];
+
 afterAll(async () => {
+  for (const all of made) await Promise.all(all.map((h) => (h.close ? h.close() : Promise.resolve())));
   await qm?.close();
 }, 120_000);
 
@@ -65,6 +69,7 @@ const state = async (id: string): Promise<string> => ((await qm.ok('GET', `/v1/j
 function handlers(store: KubeJobStore, cluster: KubeCluster = qm.cluster): { bind: (jobId: string) => Promise<void>; delete: (jobId: string) => Promise<void> } {
   const settings = kubernetesSettingsFromEnv(kubeTestEnv('race', qm.namespace));
   const all = kubernetesSideEffectHandlers(cluster, store, settings, createLogger('silent'));
+  made.push(all);
   const of = (name: string): AnySideEffectHandler => all.find((h) => h.name === name)!;
   return {
     bind: (jobId) => (of('bind') as Extract<AnySideEffectHandler, { name: 'bind' }>).handle({ jobId }, { outboxId: '0', attempt: 1 }),
