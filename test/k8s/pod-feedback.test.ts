@@ -99,7 +99,7 @@ describe('feedback on pods that wait for Quartermaster', () => {
     });
     expect(condition.status).toBe('False');
     expect(condition.message).toMatch(/^QUOTA_EXCEEDED: team nlp uses 8 of 8 nominal a100/);
-    expect(condition.message).toMatch(/; position \d+ in the queue; expected to start \d\d:\d\d UTC/);
+    expect(condition.message).toMatch(/; position \d+ in the queue; expected to start (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC/);
     const job = (await qm.ok('GET', `/v1/jobs/${jobId}`)) as { pending: { code: string; message: string } };
     expect(condition.message).toContain(job.pending.message);
 
