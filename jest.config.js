@@ -21,11 +21,12 @@ const common = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',
-  // Generous: integration tests start processes and talk to real services on a 2-core machine.
-  // Speed is measured by bench/, never asserted by a test.
-  testTimeout: 60000,
 };
 export default {
+  // Generous: integration tests start processes and talk to real services on a 2-core machine.
+  // Speed is measured by bench/, never asserted by a test. A global option: Jest ignores it inside a
+  // project (it was there until 2026-12-03, so every test without its own timeout had Jest's 5 s).
+  testTimeout: 60000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {

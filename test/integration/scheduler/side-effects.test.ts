@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { Database, createTestDatabase, type TestDatabase } from '#db';
 import {
@@ -49,18 +49,41 @@ async function statuses(ids: string[]): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
+/**
+ * What a test opened, closed after it even when it fails; and the entries it left pending, removed — a
+ * failed test's running worker or pending entries would otherwise be picked up by the next test's relay
+ * (`enqueueAllDue` offers every due entry) and run by its handlers.
+ */
+const opened: Array<{ close(): Promise<void> }> = [];
+function closedAfterTest<T extends { close(): Promise<void> }>(resource: T): T {
+  const close = resource.close.bind(resource);
+  let closing: Promise<void> | undefined;
+  resource.close = () => (closing ??= close());
+  opened.push(resource);
+  return resource;
+}
+
+afterEach(async () => {
+  for (const resource of opened.splice(0).reverse()) await resource.close();
+  await db.pool.query(`DELETE FROM outbox WHERE status <> 'done'`);
+});
+
+function queueFor(prefix: string): SideEffectQueue {
+  return closedAfterTest(new SideEffectQueue(settings(prefix)));
+}
+
 function settings(prefix: string): QueueSettings {
   return { connection: redisConnection(REDIS_URL), prefix, attempts: 3, backoffMs: 10 };
 }
 
 function worker(prefix: string, handlers: AnySideEffectHandler[]): SideEffectWorker {
-  return new SideEffectWorker(new PgOutboxStore(db.pool), SideEffectHandlerRegistry.create(handlers), settings(prefix), { concurrency: 8, slowRetryBaseMs: 50, slowRetryMaxMs: 100 }, silentLogger);
+  return closedAfterTest(new SideEffectWorker(new PgOutboxStore(db.pool), SideEffectHandlerRegistry.create(handlers), settings(prefix), { concurrency: 8, slowRetryBaseMs: 50, slowRetryMaxMs: 100 }, silentLogger));
 }
 
 describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
   it('carries out every committed entry exactly to done, even when Redis is flushed mid-way', async () => {
     const prefix = uniquePrefix('fx');
-    const queue = new SideEffectQueue(settings(prefix));
+    const queue = queueFor(prefix);
     const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger, 100);
     const ids = [...(await insertOutbox(300, 'bind', 'flush-a')), ...(await insertOutbox(50, 'evict', 'flush-b'))];
 
@@ -75,17 +98,17 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
       await relay.enqueueAllDue(new Date());
       const s = await statuses(ids);
       return s['done'] === ids.length;
-    });
+    }, 150_000); // 350 entries took 29 s at load 20 on 2 cores
     // Offering them again is a no-op: nothing turns back to pending, nothing runs twice.
     await relay.enqueueAllDue(new Date());
     expect(await statuses(ids)).toEqual({ done: ids.length });
     await w.close();
     await queue.close();
-  });
+  }, 180_000);
 
   it('enqueues an entry once however often it is offered (job id = outbox id), and handlers see each entry once when all goes well', async () => {
     const prefix = uniquePrefix('fx');
-    const queue = new SideEffectQueue(settings(prefix));
+    const queue = queueFor(prefix);
     const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger);
     const ids = await insertOutbox(40, 'notify', 'dup');
     const refs = ids.map((id) => ({ id, kind: 'notify' }));
@@ -109,7 +132,7 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
 
   it('retries a failing handler with backoff until it succeeds, and marks a permanent failure failed with its error', async () => {
     const prefix = uniquePrefix('fx');
-    const queue = new SideEffectQueue(settings(prefix));
+    const queue = queueFor(prefix);
     const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger);
     const [flaky] = await insertOutbox(1, 'bind', 'flaky');
     const [broken] = await insertOutbox(1, 'evict', 'broken');
@@ -135,7 +158,7 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
 
   it('puts an entry whose queue attempts ran out back to the outbox for a slow retry, and reconcile finishes it', async () => {
     const prefix = uniquePrefix('fx');
-    const queue = new SideEffectQueue(settings(prefix));
+    const queue = queueFor(prefix);
     const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger);
     const [id] = await insertOutbox(1, 'delete', 'slow');
     let calls = 0;
@@ -160,7 +183,7 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
 
   it('repairs an entry whose queue job lost its list entry but kept its hash (a partial flush), which re-adding alone cannot fix', async () => {
     const prefix = uniquePrefix('fx');
-    const queue = new SideEffectQueue(settings(prefix));
+    const queue = queueFor(prefix);
     const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger, 100, 0);
     const ids = await insertOutbox(5, 'bind', 'orphan');
     await relay.enqueueCommitted(ids.map((id) => ({ id, kind: 'bind' })));
@@ -184,7 +207,7 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
 
   it('does not run again an entry that finished while its page was being checked (a stale listing)', async () => {
     const prefix = uniquePrefix('fx');
-    const queue = new SideEffectQueue(settings(prefix));
+    const queue = queueFor(prefix);
     const [id] = await insertOutbox(1, 'notify', 'raced');
     const ref = { id: id!, kind: 'notify', availableAt: new Date(Date.now() - 60_000) };
     await new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger).enqueueCommitted([ref]);
