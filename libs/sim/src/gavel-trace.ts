@@ -41,6 +41,29 @@ export function gavelThroughput(tp: GavelThroughputs, accelerator: string, jobTy
   return undefined;
 }
 
+/**
+ * A job type's rate (steps/s at `scale` workers) on each accelerator type where it can run, as flavors
+ * (`flavorOf`, default the type's name), fastest first — the job's own preference order. Undefined when
+ * the job type is not in the table; no flavors when it cannot run anywhere (throughput 0 everywhere).
+ */
+export function gavelRates(tp: GavelThroughputs, jobType: string, scale: number, flavorOf?: Record<string, string>): { rates: Record<string, number>; flavors: string[] } | undefined {
+  const rates: Record<string, number> = {};
+  const flavors: string[] = [];
+  let known = false;
+  for (const acc of GAVEL_ACCELERATORS) {
+    const r = gavelThroughput(tp, acc, jobType, scale);
+    if (r === undefined) continue;
+    known = true;
+    if (r <= 0) continue;
+    const flavor = flavorOf?.[acc] ?? acc;
+    rates[flavor] = r;
+    flavors.push(flavor);
+  }
+  if (!known) return undefined;
+  flavors.sort((a, b) => rates[b]! - rates[a]! || (a < b ? -1 : 1));
+  return { rates, flavors };
+}
+
 function numberOf(entry: Record<string, unknown>): number {
   const v = entry['null'];
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;
@@ -98,28 +121,16 @@ export function parseGavelTrace(text: string, options: GavelOptions): Trace {
       reject(`scale_factor '${cells[6]}' is not a positive integer`);
       continue;
     }
-    const rates: Record<string, number> = {};
-    const flavors: string[] = [];
-    let known = false;
-    for (const acc of GAVEL_ACCELERATORS) {
-      const r = gavelThroughput(options.throughputs, acc, jobType, scale);
-      if (r === undefined) continue;
-      known = true;
-      if (r <= 0) continue;
-      const flavor = options.flavorOf?.[acc] ?? acc;
-      rates[flavor] = r;
-      flavors.push(flavor);
-    }
-    if (!known) {
+    const measured = gavelRates(options.throughputs, jobType, scale, options.flavorOf);
+    if (measured === undefined) {
       reject(`unknown job type '${jobType}' (not in the throughputs file)`);
       continue;
     }
+    const { rates, flavors } = measured;
     if (flavors.length === 0) {
       reject(`job type '${jobType}' at scale ${scale} cannot run on any accelerator type (throughput 0)`);
       continue;
     }
-    // Fastest first: the job's own preference order.
-    flavors.sort((a, b) => rates[b]! - rates[a]! || (a < b ? -1 : 1));
     jobs.push({
       id: `${options.idPrefix ?? options.team}-${String(line).padStart(pad, '0')}`,
       line,

@@ -16,3 +16,6 @@ export * from './html-report.js';
 export * from './history-trace.js';
 export * from './speed-floor.js';
 export * from './optimal-capacity.js';
+export * from './gavel-generator.js';
+export * from './poisson-arrivals.js';
+export * from './trace-window.js';

@@ -51,17 +51,19 @@ export function phillyCluster(vcNodes: Record<string, number>): ClusterSpec {
 /**
  * Gavel's simulated cluster: 36 V100 + 36 P100 + 36 K80. Gangs of up to 8 must fit one node, so
  * each type is 4 nodes × 8 + 1 node × 4. Relative speeds and prices are only used by jobs without
- * measured throughputs (every Gavel job has them).
+ * measured throughputs (every Gavel job has them). Other counts per type: `perType` (a number for all
+ * three, or one per type, e.g. 48 V100 + 24 P100 + 36 K80).
  */
-export function gavelCluster(perType = 36): ClusterSpec {
+export function gavelCluster(perType: number | Readonly<Record<'v100' | 'p100' | 'k80', number>> = 36): ClusterSpec {
   const flavors: Flavor[] = [
     { name: 'v100', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 1, costPerHour: 2.48, memoryGiB: 16 },
     { name: 'p100', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 0.6, costPerHour: 1.46, memoryGiB: 16 },
     { name: 'k80', kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', relativeSpeed: 0.25, costPerHour: 0.45, memoryGiB: 12 },
   ];
   const groups = flavors.flatMap((f) => {
-    const full = Math.floor(perType / 8);
-    const rest = perType - full * 8;
+    const count = typeof perType === 'number' ? perType : perType[f.name as 'v100' | 'p100' | 'k80'];
+    const full = Math.floor(count / 8);
+    const rest = count - full * 8;
     const g = [{ flavor: f.name, count: full, acceleratorsPerNode: 8 }];
     if (rest > 0) g.push({ flavor: f.name, count: 1, acceleratorsPerNode: rest });
     return g;
