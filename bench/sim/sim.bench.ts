@@ -8,16 +8,19 @@
  *   BENCH_SIM_GAVEL_JOBS jobs by arrival, default 1000), `full` vs `hetero-agnostic`:
  *   jctRatio = hetero-agnostic mean JCT ÷ ours (Gavel publishes ≈ 3.3× for its own policy);
  *   jctRatioSpeedFloor: the same with jobs that accept only flavors where they run at ≥ ½ their best speed.
+ * - `gavel-sweep`: the load sweep (load-sweep.ts) over the first BENCH_SIM_SWEEP_JOBS msr_seed0 jobs.
+ * - `philly-windows` (not run by default): the contended setup (BENCH_SIM_WINDOW_NODES × 8 GPUs, default 100) on
+ *   single months of the trace (BENCH_SIM_WINDOWS, default 2017-09,2017-11,2017-12), one line per month.
+ * - `gavel-unseen` (not run by default; ~4 simulations per seed, load and shape): the same sweep on
+ *   generated Gavel-style workloads and another cluster shape (gavel-unseen.ts; BENCH_SIM_UNSEEN_*).
  *
  * Environment: QM_TRACES_DIR (default ../shared/traces from the repo root), BENCH_SIM_SCENARIOS
  * (comma list), BENCH_SIM_POLICIES (comma list, default all), BENCH_SIM_GAVEL_JOBS, BENCH_SIM_SWEEP_JOBS,
  * BENCH_SIM_SWEEP_LOADS, BENCH_SIM_CHECKPOINT_SECONDS, BENCH_SIM_GRACE_SECONDS (grace period of checkpointing jobs, default 0).
  */
-import { DEFAULT_OPTIONS, runCycle, seededRandom } from '#core';
+import { runCycle } from '#core';
 import {
   type PolicyName,
-  type PolicyRun,
-  type SimInput,
   applySpeedFloor,
   POLICY_NAMES,
   buildCluster,
@@ -26,17 +29,20 @@ import {
   isPolicyName,
   loadGavel,
   loadPhilly,
-  optimalCapacity,
   parseVcNodes,
   phillyCluster,
   PHILLY_FLAVOR,
   readText,
   simulatePolicy,
+  traceWindow,
   tracesDir,
 } from '#sim';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { findRepoRoot } from '../../apps/cli/src/repo-root.js';
+import { gavelUnseen } from './gavel-unseen.js';
+import { loadSweep } from './load-sweep.js';
+import { CHECKPOINT_SECONDS, GRACE_SECONDS, figures, input, round } from './sim-figures.js';
 
 const dir = tracesDir(findRepoRoot());
 const wanted = (process.env.BENCH_SIM_SCENARIOS ?? 'philly,philly-contended,gavel,gavel-sweep').split(',');
@@ -49,54 +55,13 @@ const SPEED_FLOOR = 0.5;
 const sweepJobs = Number(process.env.BENCH_SIM_SWEEP_JOBS ?? 500);
 const sweepLoads = (process.env.BENCH_SIM_SWEEP_LOADS ?? '0.5,0.8,1.0,1.2,1.5').split(',').map(Number);
 
-const round = (v: number, d = 2): number => Math.round(v * 10 ** d) / 10 ** d;
-
-function figures(run: PolicyRun): Record<string, number> {
-  const o = run.metrics.overall;
-  return {
-    wallSeconds: round(run.wallSeconds, 1),
-    cpuSeconds: round(run.cpuSeconds, 1),
-    coreSeconds: round(o.coreSeconds, 1),
-    cycles: o.cycles,
-    maxPending: run.result.maxPending,
-    slowestCycleMs: round(run.result.slowestCycleMillis, 1),
-    completed: o.completed,
-    utilization: round(o.utilization, 4),
-    usefulUtilization: round(o.usefulUtilization, 4),
-    utilizationWhileQueued: round(o.utilizationWhileQueued, 4),
-    meanWaitHours: round(o.queueingDelaySeconds.mean / 3600, 3),
-    medianWaitSeconds: round(o.queueingDelaySeconds.median, 0),
-    p99WaitHours: round(o.queueingDelaySeconds.p99 / 3600, 2),
-    meanJctHours: round(o.jctSeconds.mean / 3600, 2),
-    preemptions: o.preemptions,
-    moves: o.moves,
-    lostGpuHours: round(o.lostAcceleratorHours, 0),
-    largeGangJobs: o.largeGang.jobs,
-    largeGangLongestWaitHours: round(o.largeGang.longestWaitSeconds / 3600, 2),
-    largeGangMeanWaitHours: round(o.largeGang.meanWaitSeconds / 3600, 2),
-    jain: round(o.jainFairness, 4),
-    makespanDays: round(o.makespanSeconds / 86_400, 1),
-  };
-}
-
-function input(base: Omit<SimInput, 'config'>, checkpointIntervalSeconds = 0): SimInput {
-  return {
-    ...base,
-    config: { cycleIntervalSeconds: 10, checkpointIntervalSeconds, checkpointGraceSeconds: GRACE_SECONDS, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS } },
-  };
-}
-
-/** Grace period of checkpointing jobs (preempted or moved: they run on this long and checkpoint at its end); 0 = none. */
-const GRACE_SECONDS = Number(process.env.BENCH_SIM_GRACE_SECONDS ?? 0);
-
-/** Checkpoint interval of the `full+checkpoint` runs (every job checkpoints this often; victims are chosen by work lost). */
-const CHECKPOINT_SECONDS = Number(process.env.BENCH_SIM_CHECKPOINT_SECONDS ?? 1800);
-
-function philly(scenario: string, nodes: number | null): void {
+/** Philly: the whole trace, or only the jobs submitted in a window (a calendar month, `philly-windows`). */
+function philly(scenario: string, nodes: number | null, window?: { label: string; fromMs: number; toMs: number }): void {
   const vcNodes = parseVcNodes(readText(join(dir, 'helios', 'philly_vc_nodes.csv'), 'VC nodes'), 'philly_vc_nodes.csv');
   const cluster = nodes === null ? phillyCluster(vcNodes) : buildCluster([PHILLY_FLAVOR], [{ flavor: PHILLY_FLAVOR.name, count: nodes, acceleratorsPerNode: 8 }]);
   const started = performance.now();
-  const trace = loadPhilly(join(dir, 'philly', 'philly.csv'), cluster.flavors);
+  const whole = loadPhilly(join(dir, 'philly', 'philly.csv'), cluster.flavors);
+  const trace = window === undefined ? whole : traceWindow(whole, window.fromMs, window.toMs);
   const tenancy = deriveTenancy(
     trace.jobs.map((j) => j.team),
     vcNodes,
@@ -105,6 +70,7 @@ function philly(scenario: string, nodes: number | null): void {
   const loadSeconds = (performance.now() - started) / 1000;
   const out: Record<string, unknown> = {
     scenario,
+    ...(window === undefined ? {} : { window: window.label }),
     jobs: trace.jobs.length,
     rejected: trace.rejected.length,
     teams: tenancy.teams.length,
@@ -201,95 +167,23 @@ function gavel(): void {
   );
 }
 
-/**
- * Gavel load sweep: the first BENCH_SIM_SWEEP_JOBS msr_seed0 jobs (by arrival) on 36 V100 + 36 P100 +
- * 36 K80, re-timed as a Poisson stream (seeded) whose rate is `load` × what the best placement can serve
- * (optimal-capacity.ts: the LP over the throughput table; load 1.0 = jobs arrive exactly as fast as an
- * ideal, time-shared, heterogeneity-aware fleet completes them). One line per load: mean JCT of `full`
- * (relative-speed placement), `fastest-free` (the previous placement) and `hetero-agnostic` (random
- * flavor), the ratios agnostic ÷ aware, moves and lost accelerator-hours. Jobs checkpoint every
- * BENCH_SIM_CHECKPOINT_SECONDS (default 1800), so `full` moves running jobs to faster flavors as they free up.
- * `full` and `hetero-agnostic` run again with `ordering: 'shortest-first'` (the same order for both): the
- * ratios agnostic FIFO ÷ ours shortest-first and agnostic ÷ ours both shortest-first are reported apart.
- */
+/** Gavel load sweep (load-sweep.ts): the first BENCH_SIM_SWEEP_JOBS msr_seed0 jobs (by arrival) on 36 V100 + 36 P100 + 36 K80, arrivals seeded 7. */
 function gavelSweep(): void {
-  const cluster = gavelCluster();
   const all = loadGavel([join(dir, 'gavel', 'msr_seed0')], join(dir, 'gavel', 'simulation_throughputs.json'));
-  // One queue, as in Gavel's simulations: placement alone differs between the policies (no quota reclaim).
-  const jobs = [...all.jobs]
-    .sort((a, b) => a.submitSeconds - b.submitSeconds || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    .slice(0, sweepJobs)
-    .map((j) => ({ ...j, team: 'gavel' }));
-  const tenancy = deriveTenancy(['gavel'], { gavel: 1 }, cluster);
-  const cap = optimalCapacity(jobs, cluster);
-  for (const load of sweepLoads) {
-    const rnd = seededRandom(7);
-    const meanGap = 86_400 / (load * cap.jobsPerDayAtFullLoad);
-    let t = 0;
-    const timed = jobs.map((j) => {
-      const at = t;
-      t += -Math.log(1 - rnd()) * meanGap;
-      return { ...j, submitSeconds: Math.round(at) };
-    });
-    // Every job checkpoints every CHECKPOINT_SECONDS (an assumption, as in Gavel's rounds): `full` may then
-    // move a running job to a faster flavor that frees up (moves.ts); no other policy moves.
-    const base = input({ trace: { jobs: timed, rejected: [] }, cluster, tenancy, epochMs: 0 }, CHECKPOINT_SECONDS);
-    const per: Record<string, Record<string, number>> = {};
-    let wall = 0;
-    for (const p of ['full', 'fastest-free', 'hetero-agnostic'] as const) {
-      if (!policies.includes(p)) continue;
-      const run = simulatePolicy(base, p, runCycle);
-      wall += run.wallSeconds;
-      per[p] = figures(run);
-      process.stderr.write(`gavel-sweep ${load} ${p}: wall ${run.wallSeconds.toFixed(1)} s, mean JCT ${per[p].meanJctHours} h\n`);
-    }
-    // The same two policies with `ordering: 'shortest-first'` (ordering.ts): the aware policy's ratio is
-    // reported against the agnostic one with FIFO order (the baseline above) and with the same order.
-    const shortestFirst: SimInput = { ...base, config: { ...base.config, options: { ...base.config.options, ordering: 'shortest-first' } } };
-    for (const p of ['full', 'hetero-agnostic'] as const) {
-      if (!policies.includes(p)) continue;
-      const run = simulatePolicy(shortestFirst, p, runCycle);
-      wall += run.wallSeconds;
-      per[`${p}+shortest-first`] = figures(run);
-      process.stderr.write(`gavel-sweep ${load} ${p}+shortest-first: wall ${run.wallSeconds.toFixed(1)} s, mean JCT ${per[`${p}+shortest-first`]!.meanJctHours} h\n`);
-    }
-    const jct = (p: string): number | undefined => per[p]?.meanJctHours;
-    const ratio = (x: number | undefined, y: number | undefined): number | null => (x !== undefined && y !== undefined && y > 0 ? round(x / y, 3) : null);
-    process.stdout.write(
-      JSON.stringify({
-        scenario: 'gavel-sweep',
-        load,
-        jobs: jobs.length,
-        jobsPerDay: round(load * cap.jobsPerDayAtFullLoad, 1),
-        lpJobsPerDay: round(cap.jobsPerDayAtFullLoad, 1),
-        typeBlindCapacityRatio: round(cap.jobsPerDayAtFullLoad / cap.typeBlindJobsPerDay, 3),
-        awareMeanJctHours: jct('full'),
-        fastestFreeMeanJctHours: jct('fastest-free'),
-        agnosticMeanJctHours: jct('hetero-agnostic'),
-        jctRatio: ratio(jct('hetero-agnostic'), jct('full')),
-        jctRatioFastestFree: ratio(jct('hetero-agnostic'), jct('fastest-free')),
-        awareShortestFirstMeanJctHours: jct('full+shortest-first'),
-        agnosticShortestFirstMeanJctHours: jct('hetero-agnostic+shortest-first'),
-        // agnostic (FIFO, the baseline) ÷ aware with shortest-first order: what the aware scheduler gains with both features.
-        jctRatioShortestFirstVsFifoAgnostic: ratio(jct('hetero-agnostic'), jct('full+shortest-first')),
-        // agnostic ÷ aware, both with shortest-first order: what heterogeneity awareness alone gains under that order.
-        jctRatioShortestFirstBoth: ratio(jct('hetero-agnostic+shortest-first'), jct('full+shortest-first')),
-        moves: per.full?.moves ?? 0,
-        movesShortestFirst: per['full+shortest-first']?.moves ?? 0,
-        checkpointSeconds: CHECKPOINT_SECONDS,
-        graceSeconds: GRACE_SECONDS,
-        lostGpuHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.lostGpuHours])),
-        makespanDays: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.makespanDays])),
-        utilizationWhileQueued: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.utilizationWhileQueued])),
-        meanWaitHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.meanWaitHours])),
-        wallSeconds: round(wall, 1),
-        loadAverage1m: round(loadavg()[0]!, 1),
-      }) + '\n',
-    );
-  }
+  const jobs = [...all.jobs].sort((a, b) => a.submitSeconds - b.submitSeconds || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, sweepJobs);
+  loadSweep({ scenario: 'gavel-sweep', jobs, cluster: gavelCluster(), loads: sweepLoads, arrivalSeed: 7, policies, fastestFree: true });
 }
 
 if (wanted.includes('philly')) philly('philly', null);
 if (wanted.includes('philly-contended')) philly('philly-contended', 100);
+if (wanted.includes('philly-windows')) {
+  // The contended setup on single months of the trace (its October dominates the whole-trace figures).
+  const nodes = Number(process.env.BENCH_SIM_WINDOW_NODES ?? 100);
+  for (const month of (process.env.BENCH_SIM_WINDOWS ?? '2017-09,2017-11,2017-12').split(',')) {
+    const [y = NaN, m = NaN] = month.split('-').map(Number);
+    philly('philly-window', nodes, { label: month, fromMs: Date.UTC(y, m - 1, 1), toMs: Date.UTC(y, m, 1) });
+  }
+}
 if (wanted.includes('gavel')) gavel();
 if (wanted.includes('gavel-sweep')) gavelSweep();
+if (wanted.includes('gavel-unseen')) gavelUnseen(dir, sweepLoads, policies);
