@@ -58,6 +58,12 @@ describe('Gavel-style trace generator', () => {
     for (const t of ['Dist-A', 'Dist-B', 'Single']) expect(Math.abs(ones.filter((j) => j.label === t).length / ones.length - 1 / 3)).toBeLessThan(0.02);
   });
 
+  it('takes other scale factors: above 8 GPUs a gang of 8-GPU replicas, its rates extrapolated from 8', () => {
+    const jobs = generateGavelJobs({ throughputs: tp, count: 50, seed: 4, scaleFactors: [{ scale: 16, probability: 1 }] });
+    expect(jobs.every((j) => j.replicas === 2 && j.acceleratorsPerReplica === 8 && j.label !== 'Single')).toBe(true);
+    expect(jobs.find((j) => j.label === 'Dist-A')).toMatchObject({ rates: { v100: 160, p100: 80, k80: 16 } });
+  });
+
   it('draws V100 run times from Gavel’s distributions (log-uniform 10^2–10^4 min; Philly: 80 % 10^1.5–10^3, 20 % 10^3–10^4)', () => {
     const log = generateGavelJobs({ throughputs: tp, count: 20_000, seed: 5, durations: 'log-uniform' }).map(minutesOnV100);
     expect(Math.min(...log)).toBeGreaterThanOrEqual(99.9);

@@ -24,6 +24,8 @@ export interface GavelGeneratorOptions {
   count: number;
   seed: number;
   durations?: GavelDurations;
+  /** Scale factors and their probabilities (summing to 1; default GAVEL_SCALE_FACTORS). Above 8: gangs of 8-GPU replicas, rates extrapolated linearly. */
+  scaleFactors?: readonly { scale: number; probability: number }[];
   /** Every job's team (default `generated`). */
   team?: string;
   /** Gavel accelerator type → cluster flavor name (default: same name). */
@@ -43,7 +45,7 @@ export function gavelJobTypes(tp: GavelThroughputs): { type: string; distributed
 
 /**
  * A synthetic Gavel workload, the way Gavel's own generator makes one (seeded: the same options give
- * the same jobs): a scale factor from GAVEL_SCALE_FACTORS, a run time on V100 from `durations`, then a
+ * the same jobs): a scale factor from GAVEL_SCALE_FACTORS (or `scaleFactors`), a run time on V100 from `durations`, then a
  * job type drawn uniformly from the throughput table, again until it runs distributed when the scale is
  * > 1. Work = run time × the type's V100 steps/s at that scale (whole steps); its rates on every type
  * come from the table (gavel-trace.ts), as for a traced job. Every job arrives at 0: time them with
@@ -54,6 +56,8 @@ export function generateGavelJobs(options: GavelGeneratorOptions): SimJob[] {
   const { throughputs: tp, count, seed } = options;
   const durations = options.durations ?? 'philly';
   const team = options.team ?? 'generated';
+  const scaleFactors = options.scaleFactors ?? GAVEL_SCALE_FACTORS;
+  if (scaleFactors.length === 0) throw new Error('generateGavelJobs: no scale factors');
   const types = gavelJobTypes(tp);
   if (types.length === 0) throw new Error('generateGavelJobs: the throughputs table has no V100 job types');
   const scaleRnd = seededRandom(seed >>> 0);
@@ -64,9 +68,9 @@ export function generateGavelJobs(options: GavelGeneratorOptions): SimJob[] {
   const source = `generated:seed=${seed}:${durations}`;
   const jobs: SimJob[] = [];
   for (let i = 0; i < count; i++) {
-    let scale = GAVEL_SCALE_FACTORS[GAVEL_SCALE_FACTORS.length - 1]!.scale;
+    let scale = scaleFactors[scaleFactors.length - 1]!.scale;
     let r = scaleRnd();
-    for (const s of GAVEL_SCALE_FACTORS) {
+    for (const s of scaleFactors) {
       if (r < s.probability) {
         scale = s.scale;
         break;
