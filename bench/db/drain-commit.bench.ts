@@ -57,6 +57,7 @@ interface Plan {
   'Plan': PlanNode;
   'Triggers'?: { 'Trigger Name': string; 'Relation': string; 'Time': number; 'Calls': number }[];
   'Execution Time': number;
+  'Planning Time': number;
   'JIT'?: { Timing: Record<string, unknown> };
 }
 
@@ -107,6 +108,7 @@ async function explain(pool: pg.Pool, input: Parameters<typeof cycleCommit>[0]):
       out.push({
         statement: text.slice(0, 80).replace(/\s+/g, ' '),
         ms: Math.round(plan['Execution Time']),
+        planningMs: Math.round(plan['Planning Time']),
         planMs: Math.round(plan.Plan['Actual Total Time']),
         jit: plan.JIT?.Timing,
         nodes: flatten(plan.Plan).filter((n) => n.selfMs >= 20),

@@ -11,6 +11,10 @@ export interface Service {
   cycleMs: number[];
   /** Cycle number → epoch ms of its "cycle committed" log line (just after its commit). */
   committedAt: Map<number, number>;
+  /** Phases (ms) of every committed cycle, in log order. */
+  cyclePhasesMs: Record<string, number>[];
+  /** Log message → epoch ms of its first line ("quartermaster API listening", "quartermaster both started", "became leader"…). */
+  firstLogAt: Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -27,6 +31,8 @@ export async function startService(env: Record<string, string>, onLine?: (entry:
   const keep = process.env['QM_BENCH_LOG'] ? createWriteStream(process.env['QM_BENCH_LOG'], { flags: 'a' }) : null;
   const cycleMs: number[] = [];
   const committedAt = new Map<number, number>();
+  const cyclePhasesMs: Record<string, number>[] = [];
+  const firstLogAt = new Map<string, number>();
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -37,11 +43,13 @@ export async function startService(env: Record<string, string>, onLine?: (entry:
     createInterface({ input: child.stdout! }).on('line', (line) => {
       keep?.write(`${line}\n`);
       if (!line.startsWith('{')) return;
-      const entry = JSON.parse(line) as { msg?: string; url?: string; totalMs?: number; cycle?: number; time?: string };
+      const entry = JSON.parse(line) as { msg?: string; url?: string; totalMs?: number; cycle?: number; time?: string; phasesMs?: Record<string, number> };
       onLine?.(entry);
+      if (entry.msg && entry.time && !firstLogAt.has(entry.msg)) firstLogAt.set(entry.msg, Date.parse(entry.time));
       if (entry.msg === 'quartermaster API listening' && entry.url) resolve(entry.url);
       if (entry.msg === 'cycle committed' && typeof entry.totalMs === 'number') {
         cycleMs.push(entry.totalMs);
+        cyclePhasesMs.push(entry.phasesMs ?? {});
         if (typeof entry.cycle === 'number' && entry.time) committedAt.set(entry.cycle, Date.parse(entry.time));
       }
     });
@@ -51,6 +59,8 @@ export async function startService(env: Record<string, string>, onLine?: (entry:
     url,
     cycleMs,
     committedAt,
+    cyclePhasesMs,
+    firstLogAt,
     async stop() {
       child.kill('SIGTERM');
       await exited;
