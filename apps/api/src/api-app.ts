@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { answerClientError, Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl, sendProblem } from '#common';
 import { runCycle } from '#core';
-import { Database, migrateDatabase } from '#db';
+import type { Database } from '#db';
 import { CycleTriggerPublisher, ManualCycle, registerCycleTriggerHook, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
 import { ApiModule } from './app.module.js';
 import { defaultConsoleDir } from './console/console-files.js';
@@ -17,13 +17,11 @@ import { createRedis, withTimeout } from './infra/redis.js';
 import { installApiMetrics } from './metrics/api-metrics.js';
 import { setupOpenApi } from './openapi.js';
 import type { CycleRunnerPort } from './scheduler/cycle-runner.port.js';
+import { apiDatabase, prepareDatabase, StartupError, startupReason as reason } from './startup.js';
 import { installJsonBodyCheck } from './validation/json-body.js';
 import { ApiValidationPipe } from './validation/validation.pipe.js';
 
-/** A dependency that could not be reached at start-up; the message is one line with the fix. */
-export class StartupError extends Error {
-  override name = 'StartupError';
-}
+export { StartupError } from './startup.js';
 
 export interface ApiAppOptions {
   /** Share handles with the rest of a composed process; created (and closed with the app) when absent. */
@@ -58,17 +56,9 @@ export interface ApiApp {
  */
 export async function createApiApp(config: Config, options: ApiAppOptions = {}): Promise<ApiApp> {
   const logger = options.logger ?? createLogger(config.logLevel, 'quartermaster-api');
-  if (options.migrate !== false) {
-    try {
-      await migrateDatabase(config.databaseUrl);
-    } catch (error) {
-      throw new StartupError(
-        `cannot prepare Postgres at ${redactUrl(config.databaseUrl)} (${reason(error)}): start Postgres or fix DATABASE_URL`,
-      );
-    }
-  }
+  if (options.migrate !== false) await prepareDatabase(config);
   const ownsDatabase = options.database === undefined;
-  const database = options.database ?? new Database(config.databaseUrl, { poolSize: config.dbPoolSize, applicationName: 'quartermaster-api', ...config.dbTimeouts });
+  const database = options.database ?? apiDatabase(config);
   const ownsRedis = options.redis === undefined;
   const redis = options.redis ?? createRedis(config.redisUrl, config.readyTimeoutMs);
   const release = async (): Promise<void> => {
@@ -162,14 +152,4 @@ async function buildNestApp(config: Config, infra: Infrastructure, imports: Dyna
   // lease and its worker finished.
   await app.init();
   return app;
-}
-
-function reason(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    // Drop a leading "cannot connect to … at <url>:" that repeats what the caller says.
-    const msg = (error.message.split('\n')[0] ?? '').replace(/^cannot connect to [^:]+ at \S+: /, '');
-    return typeof code === 'string' && !msg.includes(code) ? `${code}: ${msg}` : msg || error.name;
-  }
-  return String(error);
 }

@@ -1,10 +1,7 @@
-import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { Config, PinoNestLogger, ProblemFilter, createLogger, redactUrl } from '#common';
+import { Config, createLogger, redactUrl } from '#common';
 import { runCycle } from '#core';
 import { Database, migrateDatabase } from '#db';
 import {
@@ -24,7 +21,7 @@ import {
   type SchedulerProcess,
   type SchedulerSettings,
 } from '#scheduling';
-import { SchedulerAppModule } from './scheduler-app.module.js';
+import type { HealthServer } from './health-server.js';
 import type { ProcessStatus } from './process-status.js';
 
 /** Handlers of the side-effect catalogue for this process (Kubernetes mode: libs/kube provides them). */
@@ -62,7 +59,8 @@ export interface RunningRole {
 
 /**
  * Starts the scheduler (`scheduler`), side-effect workers (`worker`), or both in one process. Every
- * failure to reach a dependency or to assemble the handler catalogue throws before anything runs.
+ * failure to reach a dependency or to assemble the handler catalogue throws before anything runs; an HTTP
+ * server that cannot start (its port taken) stops what had started and throws.
  */
 export async function startRole(role: 'scheduler' | 'worker' | 'both', config: Config, settings: SchedulerSettings, options: RoleOptions = {}): Promise<RunningRole> {
   const logger = (options.logger ?? createLogger(config.logLevel, `quartermaster-${role}`)).child({ component: role });
@@ -110,27 +108,25 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
     details: () => (scheduler ? { scheduler: scheduler.service.status() } : {}),
   };
   const port = options.port === undefined ? (role === 'worker' ? settings.workerPort : settings.schedulerPort) : options.port;
-  let app: NestFastifyApplication | null = null;
-  let url: string | null = null;
-  if (port !== null) {
-    app = await NestFactory.create<NestFastifyApplication>(
-      SchedulerAppModule.forRoot(
-        status,
-        { timeoutMs: config.readyTimeoutMs, postgres: () => database.ping(config.readyTimeoutMs), redis: () => redis.ping() },
-        { metricsTokenHash: config.metricsTokenHash },
-      ),
-      new FastifyAdapter({ logger: false }),
-      { logger: new PinoNestLogger(logger), abortOnError: false },
-    );
-    app.useGlobalFilters(new ProblemFilter(logger)); // errors (401 of /metrics, 404) as problem+json, like the API's
-    options.routes?.(app.getHttpAdapter().getInstance());
-    await app.listen(port, config.host);
-    const address = app.getHttpServer().address();
-    url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}`;
-  }
-
+  // The role runs first, its HTTP server (NestJS: ~1 s of module loading under load) after: a scheduler's
+  // first cycle does not wait for it. A server that cannot start stops the role again.
   worker?.start();
   await scheduler?.start();
+  let server: HealthServer | null = null;
+  if (port !== null) {
+    try {
+      const { startHealthServer } = await import('./health-server.js');
+      const probes = { timeoutMs: config.readyTimeoutMs, postgres: () => database.ping(config.readyTimeoutMs), redis: () => redis.ping() };
+      server = await startHealthServer(config, port, status, probes, logger, options.routes);
+    } catch (error) {
+      await scheduler?.stop();
+      await worker?.close();
+      redis.disconnect();
+      if (ownsDatabase) await database.close();
+      throw error;
+    }
+  }
+  const url = server?.url ?? null;
   logger.info({ url, holder: scheduler?.holder, mode: config.kubeconfig ? 'kubernetes' : 'standalone' }, `quartermaster ${role} started`);
 
   let stopped = false;
@@ -142,7 +138,7 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
       stopped = true;
       await scheduler?.stop();
       await worker?.close();
-      await app?.close();
+      await server?.close();
       redis.disconnect();
       if (ownsDatabase) await database.close();
       logger.info(`quartermaster ${role} stopped`);

@@ -1,37 +1,55 @@
 // API + scheduler + side-effect worker in one process (what `npm start` runs): one Postgres pool, one
 // logger; the scheduler still elects itself through the lease, so several such processes are safe.
-import { createApiApp } from '../../api/src/api-app.js';
+//
+// Order of the start: Postgres is prepared, the scheduler and the worker start (the first cycle begins),
+// and only then is the API loaded and built — NestJS, Fastify, Swagger and class-validator are seconds of
+// module loading under load, which now overlap the first cycle (its commit leaves Node idle while
+// Postgres writes) instead of delaying it. The API listens once built, as before.
 import { Config, createLogger } from '#common';
 import { schedulerSettingsFromEnv } from '#scheduling';
+import { apiDatabase, prepareDatabase } from '../../api/src/startup.js';
 import { runMain, startRole } from './bootstrap.js';
 
 runMain('quartermaster', async () => {
   const config = Config.fromEnv(process.env);
   const settings = schedulerSettingsFromEnv(process.env);
   const logger = createLogger(config.logLevel, 'quartermaster');
-  const api = await createApiApp(config, { logger, scheduler: settings });
-  // createApiApp publishes a cycle trigger after each committed API write (debounced by the scheduler).
-  // Kubernetes mode: watchers, and the scheduler extender on the scheduler's port (QM_SCHEDULER_PORT, as
-  // with `start:scheduler`; deploy/kube-scheduler/config.yaml).
-  // Kubernetes mode is imported only when selected: @kubernetes/client-node and the watchers are ~0.7 s
-  // (quiet machine) to 1.5 s (load 9) of module loading before a standalone scheduler's first cycle.
-  const kubeMode = config.kubeconfig ? await import('./kubernetes/kubernetes-mode.js') : null;
-  const kube = kubeMode ? await kubeMode.startKubernetesMode(config, api.database, settings.redisPrefix, logger) : null;
-  const leases = kubeMode ? kubeMode.kubernetesLeaderLease(config) : undefined;
-  const background = await startRole('both', config, settings, {
-    database: api.database,
-    logger,
-    migrate: false,
-    ...(kubeMode ? { kubernetesHandlers: kubeMode.kubernetesHandlers(process.env) } : {}),
-    ...(kube ? { routes: (host: Parameters<typeof kube.routes>[0]) => kube.routes(host) } : {}),
-    ...(leases ? { leases } : {}),
-  });
-  await api.listen();
-  return {
-    async stop() {
-      await kube?.stop();
-      await background.stop();
-      await api.close();
-    },
+  await prepareDatabase(config);
+  const database = apiDatabase(config);
+  // What has started, stopped in this order (as before: Kubernetes mode, scheduler and worker, API), then the pool.
+  let kube: { stop(): Promise<void> } | null = null;
+  let background: { stop(): Promise<void> } | null = null;
+  let api: { close(): Promise<void> } | null = null;
+  const stop = async (): Promise<void> => {
+    await kube?.stop();
+    await background?.stop();
+    await api?.close();
+    await database.close();
   };
+  try {
+    // Kubernetes mode: watchers, and the scheduler extender on the scheduler's port (QM_SCHEDULER_PORT, as
+    // with `start:scheduler`; deploy/kube-scheduler/config.yaml). Imported only when selected:
+    // @kubernetes/client-node and the watchers are ~0.7 s (quiet machine) to 1.5 s (load 9) of module loading.
+    const kubeMode = config.kubeconfig ? await import('./kubernetes/kubernetes-mode.js') : null;
+    const kubernetes = kubeMode ? await kubeMode.startKubernetesMode(config, database, settings.redisPrefix, logger) : null;
+    kube = kubernetes;
+    const leases = kubeMode ? kubeMode.kubernetesLeaderLease(config) : undefined;
+    background = await startRole('both', config, settings, {
+      database,
+      logger,
+      migrate: false,
+      ...(kubeMode ? { kubernetesHandlers: kubeMode.kubernetesHandlers(process.env) } : {}),
+      ...(kubernetes ? { routes: (host: Parameters<typeof kubernetes.routes>[0]) => kubernetes.routes(host) } : {}),
+      ...(leases ? { leases } : {}),
+    });
+    // createApiApp publishes a cycle trigger after each committed API write (debounced by the scheduler).
+    const { createApiApp } = await import('../../api/src/api-app.js');
+    const built = await createApiApp(config, { logger, scheduler: settings, database, migrate: false });
+    api = built;
+    await built.listen();
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  return { stop };
 });

@@ -1,5 +1,6 @@
 // SIGTERM is a clean stop for every entry point: exit code 0, and a scheduler gives its lease back (so a
 // standby takes over at once instead of waiting for the TTL).
+import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Database, createTestDatabase, type TestDatabase } from '#db';
 import { childEnv } from './env.js';
@@ -51,6 +52,24 @@ describe('SIGTERM', () => {
     expect(await child.exited).toBe(0);
     const held = await lease();
     if (held) expect(held.released).toBe(true);
+  });
+
+  // The role starts before its HTTP server (a scheduler's first cycle does not wait for NestJS to load),
+  // so a server that cannot listen must stop the role again: without that, the process exits holding
+  // the lease and a standby waits for its TTL.
+  it.each([['all'], ['scheduler']] as const)('`%s`: a health server that cannot listen (its port taken) exits 1 and gives the lease back', async (role) => {
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '0.0.0.0', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const child = spawnRole(role, childEnv(testDb.url, uniquePrefix(`port-${role}`), { QM_SCHEDULER_PORT: String(port), QM_LEASE_TTL_MS: '60000', QM_LEASE_RENEW_MS: '1000' }));
+      running.push(child);
+      expect(await child.exited).toBe(1);
+      const held = await lease();
+      if (held) expect(held.released).toBe(true);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 
   it('`api`: exits 0', async () => {
