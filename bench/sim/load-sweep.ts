@@ -81,6 +81,8 @@ export function loadSweep(s: LoadSweep): Record<string, unknown>[] {
       movesShortestFirst: per['full+shortest-first']?.moves ?? 0,
       checkpointSeconds: CHECKPOINT_SECONDS,
       graceSeconds: GRACE_SECONDS,
+      // Jobs that never completed (a starved job would show here; 0 for every policy when all finished).
+      unfinished: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.unfinished])),
       lostGpuHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.lostGpuHours])),
       makespanDays: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.makespanDays])),
       utilizationWhileQueued: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.utilizationWhileQueued])),

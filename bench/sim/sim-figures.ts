@@ -20,6 +20,7 @@ export function figures(run: PolicyRun): Record<string, number> {
     maxPending: run.result.maxPending,
     slowestCycleMs: round(run.result.slowestCycleMillis, 1),
     completed: o.completed,
+    unfinished: o.unfinished,
     utilization: round(o.utilization, 4),
     usefulUtilization: round(o.usefulUtilization, 4),
     utilizationWhileQueued: round(o.utilizationWhileQueued, 4),
