@@ -57,9 +57,21 @@ export interface SideEffectWorkerOptions {
   slowRetryMaxMs: number;
 }
 
+/**
+ * Most entries one BullMQ worker takes at a time. A BullMQ worker takes entries one after another (a Redis round
+ * trip each) until it holds `concurrency` of them or the queue is empty, and only then starts on the first;
+ * the lock of an entry taken but not started is not renewed. While a REST submission kept the process busy and
+ * cycles kept adding entries (bench:k8s pods, 1,000 jobs), one worker of concurrency 128 took entries for the
+ * whole 20 s of the submission — each round trip waiting for a turn of the busy event loop — and started none:
+ * no pod was bound meanwhile, and the first entries' 10 s locks expired (stalled, delivered again). Several
+ * workers of at most this many each start on their first entries after this many round trips.
+ */
+export const ENTRIES_PER_BULLMQ_WORKER = 16;
+
 /** A BullMQ worker over the side-effect queue. Any number of these may run, in any process. */
 export class SideEffectWorker {
-  private readonly worker: Worker<SideEffectJobData, ProcessOutcome, SideEffectName>;
+  /** `concurrency` split over workers of at most ENTRIES_PER_BULLMQ_WORKER entries. */
+  private readonly workers: Worker<SideEffectJobData, ProcessOutcome, SideEffectName>[];
 
   constructor(
     private readonly store: OutboxStore,
@@ -69,31 +81,39 @@ export class SideEffectWorker {
     private readonly logger: Logger,
     private readonly observer?: SideEffectObserver,
   ) {
-    this.worker = new Worker<SideEffectJobData, ProcessOutcome, SideEffectName>(SIDE_EFFECT_QUEUE, (job) => this.process(job), {
-      connection: queueSettings.connection,
-      prefix: queueSettings.prefix,
-      concurrency: options.concurrency,
-      autorun: false,
-      // A worker that dies mid-entry: its job is re-delivered after at most ~lockDuration + stalledInterval.
-      lockDuration: 10_000,
-      stalledInterval: 5_000,
+    const count = Math.max(1, Math.ceil(options.concurrency / ENTRIES_PER_BULLMQ_WORKER));
+    this.workers = Array.from({ length: count }, (_, i) => {
+      // The concurrency spread evenly: 128 → 8 × 16, 20 → 10 + 10.
+      const concurrency = Math.floor(options.concurrency / count) + (i < options.concurrency % count ? 1 : 0);
+      const worker = new Worker<SideEffectJobData, ProcessOutcome, SideEffectName>(SIDE_EFFECT_QUEUE, (job) => this.process(job), {
+        connection: queueSettings.connection,
+        prefix: queueSettings.prefix,
+        concurrency: Math.max(1, concurrency),
+        autorun: false,
+        // A worker that dies mid-entry: its job is re-delivered after at most ~lockDuration + stalledInterval.
+        lockDuration: 10_000,
+        stalledInterval: 5_000,
+      });
+      worker.on('failed', (job, error) => {
+        if (job) void this.onFailed(job, error);
+      });
+      worker.on('error', (error) => this.logger.warn({ err: error }, 'side-effect worker error'));
+      return worker;
     });
-    this.worker.on('failed', (job, error) => {
-      if (job) void this.onFailed(job, error);
-    });
-    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'side-effect worker error'));
   }
 
   start(): void {
-    void this.worker.run().catch((error: unknown) => this.logger.error({ err: error }, 'side-effect worker stopped'));
+    for (const worker of this.workers) {
+      void worker.run().catch((error: unknown) => this.logger.error({ err: error }, 'side-effect worker stopped'));
+    }
   }
 
   async waitUntilReady(): Promise<void> {
-    await this.worker.waitUntilReady();
+    await Promise.all(this.workers.map((worker) => worker.waitUntilReady()));
   }
 
   async close(): Promise<void> {
-    await this.worker.close();
+    await Promise.all(this.workers.map((worker) => worker.close()));
     await this.registry.close();
   }
 

@@ -226,4 +226,24 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
     expect(await queue.queue.getJobState(sideEffectJobId(id!))).toBe('completed');
     await queue.close();
   });
+
+  it('a worker of concurrency 128 takes entries as 8 BullMQ workers of 16 (one of 128 took 128 entries before it started on any)', async () => {
+    const prefix = uniquePrefix('fx-split');
+    const queue = new SideEffectQueue(settings(prefix));
+    const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger, 500);
+    const w = new SideEffectWorker(new PgOutboxStore(db.pool), SideEffectHandlerRegistry.create(standaloneHandlers()), settings(prefix), { concurrency: 128, slowRetryBaseMs: 50, slowRetryMaxMs: 100 }, silentLogger);
+    try {
+      w.start();
+      await w.waitUntilReady();
+      // Each BullMQ worker is a named Redis client of the queue (its blocking connection).
+      await waitFor('8 workers connected', async () => ((await queue.queue.getWorkersCount()) === 8 ? true : undefined));
+      const ids = await insertOutbox(200, 'bind', 'split');
+      await relay.enqueueAllDue(new Date());
+      await waitFor('all 200 entries done', async () => ((await statuses(ids)).done === 200 ? true : undefined));
+    } finally {
+      await w.close();
+      await queue.close();
+      await flushPrefix(prefix);
+    }
+  }, 60_000);
 });
