@@ -1,6 +1,6 @@
 import type { ClusterNode, Cohort, CycleResult, Flavor, PendingJob, Quota, ReplicaPlacement, RunningJob, Snapshot, Team } from '#core';
 import { EventQueue, type SimEvent } from './event-queue.js';
-import { type JobState, bestRate, isStale, newJobState, toPendingSpec } from './job-state.js';
+import { type JobState, bestRate, isStale, newJobState, toPendingSpec, toRunningJob } from './job-state.js';
 import { RunStats } from './run-stats.js';
 import { SortedById } from './sorted-jobs.js';
 import type { ClusterSpec, Rejected, Scheduler, SimInput, SimResult, TenancySpec, Unfinished } from './types.js';
@@ -316,7 +316,7 @@ class Simulation {
     if (move) state.outcome.moves += 1;
     else state.outcome.preemptions += 1;
     const checkpointSeconds = this.input.config.checkpointIntervalSeconds;
-    state.spec = { ...toPendingSpec(state.job, state.spec.submittedAt, state.remaining, checkpointSeconds, this.graceSeconds), queuedAt: this.now + graceMs + this.input.epochMs };
+    state.spec = toPendingSpec(state.job, state.spec.submittedAt, state.remaining, checkpointSeconds, this.graceSeconds, this.now + graceMs + this.input.epochMs);
     if (move || graceMs === 0) this.pending.set(state.spec);
     else this.queue.push({ at: this.now + graceMs, kind: 'arrival', jobId, run: 0 });
     if (!move) this.stats.preemptionTimes.push(this.now / MS);
@@ -348,17 +348,16 @@ class Simulation {
     state.runStartMs = this.now + delayMs;
     state.outcome.flavor = flavor;
     if (state.outcome.firstStartSeconds === null) state.outcome.firstStartSeconds = (this.now + delayMs) / MS - elapsedSeconds;
-    state.running = {
-      ...state.spec,
+    state.running = toRunningJob(
+      state.spec,
       flavor,
       placement,
-      admittedAt: this.now + this.input.epochMs - elapsedSeconds * MS,
+      this.now + this.input.epochMs - elapsedSeconds * MS,
       // On its fastest flavor, as the core expects of a job with speeds (it scales it to this flavor's rate).
-      expectedRuntimeSeconds:
-        elapsedSeconds === 0 && delayMs === 0 ? state.remaining / bestRate(job) : ((state.remaining / rate + elapsedSeconds + delayMs / MS) * rate) / bestRate(job),
+      elapsedSeconds === 0 && delayMs === 0 ? state.remaining / bestRate(job) : ((state.remaining / rate + elapsedSeconds + delayMs / MS) * rate) / bestRate(job),
       // Kept for the core so that a victim never preempts its own preemptor back.
-      ...(preempts.length > 0 ? { preempted: preempts } : {}),
-    };
+      preempts.length > 0 ? preempts : undefined,
+    );
     this.running.set(state.running);
     this.allocated += job.replicas * job.acceleratorsPerReplica;
     this.queue.push({ at: this.now + delayMs + runMs, kind: 'completion', jobId: job.id, run: state.run });

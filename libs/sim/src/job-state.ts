@@ -1,4 +1,4 @@
-import type { PendingJob, RunningJob } from '#core';
+import type { PendingJob, ReplicaPlacement, RunningJob } from '#core';
 import type { JobOutcome, SimJob } from './types.js';
 
 const MS = 1000;
@@ -54,8 +54,8 @@ export function bestRate(job: SimJob): number {
   return best;
 }
 
-/** The core's view of a job waiting with `remaining` units of work left. */
-export function toPendingSpec(job: SimJob, submittedAt: number, remaining: number, checkpointSeconds = 0, graceSeconds = 0): PendingJob {
+/** The core's view of a job waiting with `remaining` units of work left (`queuedAt`: when it was requeued after a preemption). */
+export function toPendingSpec(job: SimJob, submittedAt: number, remaining: number, checkpointSeconds = 0, graceSeconds = 0, queuedAt?: number): PendingJob {
   return {
     // Jobs checkpoint every `checkpointSeconds` (SimConfig): the core then picks victims by the work they would lose.
     ...(checkpointSeconds > 0 ? { checkpoint: { intervalSeconds: checkpointSeconds, gracePeriodSeconds: Math.max(0, graceSeconds) } } : {}),
@@ -77,5 +77,47 @@ export function toPendingSpec(job: SimJob, submittedAt: number, remaining: numbe
     // Oracle runtime on the fastest acceptable flavor; the core scales it by the job's speed on each flavor.
     expectedRuntimeSeconds: Math.max(1, Math.ceil(remaining / bestRate(job))),
     submittedAt,
+    ...(queuedAt !== undefined ? { queuedAt } : {}),
+  };
+}
+
+/**
+ * The core's view of a job running on `flavor`: the spec's fields and the run's, written out one by one.
+ * Not `{ ...spec, ... }`: V8 copies a spread of an object this large through a slow path that gives every
+ * copy a hidden class of its own, and the core reads each running job every cycle through property loads
+ * that then never hit a cache (about half the cost of the Philly replay). Every running job has this one
+ * shape; `checkpoint` and `preempted` are undefined when absent (the core reads them with `?.`/`=== undefined`).
+ */
+export function toRunningJob(
+  spec: PendingJob,
+  flavor: string,
+  placement: ReplicaPlacement[],
+  admittedAt: number,
+  expectedRuntimeSeconds: number,
+  preempted: string[] | undefined,
+): RunningJob {
+  return {
+    checkpoint: spec.checkpoint,
+    id: spec.id,
+    name: spec.name,
+    team: spec.team,
+    kind: spec.kind,
+    priority: spec.priority,
+    preemptible: spec.preemptible,
+    replicas: spec.replicas,
+    minReplicas: spec.minReplicas,
+    acceleratorsPerReplica: spec.acceleratorsPerReplica,
+    cpuMillisPerReplica: spec.cpuMillisPerReplica,
+    memoryMiBPerReplica: spec.memoryMiBPerReplica,
+    flavors: spec.flavors,
+    flavorSelection: spec.flavorSelection,
+    speeds: spec.speeds,
+    topology: spec.topology,
+    expectedRuntimeSeconds,
+    submittedAt: spec.submittedAt,
+    flavor,
+    placement,
+    admittedAt,
+    preempted,
   };
 }
