@@ -17,6 +17,8 @@ export async function readJobHistory(db: Database, since: Date): Promise<JobHist
       flavors: true,
       speeds: true,
       expectedRuntimeSeconds: true,
+      checkpoint: true,
+      resumeFraction: true,
       state: true,
       flavor: true,
       submittedAt: true,

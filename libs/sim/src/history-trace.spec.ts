@@ -18,6 +18,8 @@ const row = (over: Partial<JobHistoryRow>): JobHistoryRow => ({
   flavors: ['h100-80gb', 'a100-40gb'],
   speeds: null,
   expectedRuntimeSeconds: null,
+  checkpoint: null,
+  resumeFraction: null,
   state: 'PENDING',
   flavor: null,
   submittedAt: new Date(since + H),
@@ -69,5 +71,23 @@ describe('historyToTrace', () => {
     expect(t.jobs[1]).toMatchObject({ submitSeconds: -2 * 3600, work: 168 * 3600 * 2, runningAtStart: { flavor: 'h100-80gb', startSeconds: -3600 } });
     expect(t.jobs[2]).toMatchObject({ submitSeconds: -4 * 3600, work: 600 * 2 });
     expect(t.jobs[2]!.runningAtStart).toBeUndefined();
+  });
+
+  it('gives a job requeued from a checkpoint only the work after it (expected runtime × (1 − resumeFraction)), waiting or running again', () => {
+    const checkpoint = { intervalSeconds: 600, gracePeriodSeconds: 60 };
+    const t = historyToTrace(
+      [
+        // Preempted at 75 % and waiting again: 1,000 of its 4,000 s are left, 2,000 units on an h100 (rate 2).
+        row({ state: 'PENDING', checkpoint, resumeFraction: 0.75, expectedRuntimeSeconds: 4000 }),
+        // Running again since 10 min before now from its 50 % checkpoint: 2,000 s expected (more than the 600 s so far).
+        row({ state: 'RUNNING', flavor: 'a100-40gb', checkpoint, resumeFraction: 0.5, expectedRuntimeSeconds: 4000, startedAt: new Date(now - H / 6) }),
+        // A fraction without a checkpoint policy is not resumed from (as in the scheduler's snapshot).
+        row({ state: 'PENDING', resumeFraction: 0.75, expectedRuntimeSeconds: 4000 }),
+      ],
+      flavors,
+      since,
+      now,
+    );
+    expect(t.jobs.map((j) => j.work)).toEqual([1000 * 2, 2000 * 1, 4000 * 2]);
   });
 });

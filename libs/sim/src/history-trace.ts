@@ -12,6 +12,10 @@ export interface JobHistoryRow {
   flavors: string[];
   speeds: unknown;
   expectedRuntimeSeconds: number | null;
+  /** The job's checkpoint policy (JSON; null = it does not checkpoint). */
+  checkpoint: unknown;
+  /** Fraction of its work done at the checkpoint its current (or next) run resumes from; null = from the start. */
+  resumeFraction: number | null;
   state: string;
   flavor: string | null;
   submittedAt: Date;
@@ -27,6 +31,9 @@ export interface JobHistoryRow {
  *   flavor it ran on (work = that time × the flavor's rate for the job);
  * - running: the longer of its expected runtime and the time it has run so far;
  * - waiting: its expected runtime, else `defaultRuntimeSeconds`.
+ * A job that checkpoints and was requeued resumes from its checkpoint: its expected runtime is then that
+ * of the rest of its work, `expectedRuntimeSeconds × (1 − resumeFraction)` (as the scheduler's snapshot
+ * gives it to the core: libs/db snapshot-rows.ts `remainingRuntime`), for the run going on and the next one.
  * A job that started before `since` and had not ended by then is running at the start of the replay
  * (`runningAtStart`, with only the work left after `since`); one submitted before `since` that had not
  * started by then waits at the start (negative `submitSeconds`). (A job preempted and restarted keeps
@@ -66,9 +73,9 @@ export function historyToTrace(rows: JobHistoryRow[], flavors: Flavor[], since: 
       }
       seconds = (end - start) / 1000;
     } else if (start !== null) {
-      seconds = Math.max((now - start) / 1000, row.expectedRuntimeSeconds ?? 0);
+      seconds = Math.max((now - start) / 1000, remainingRuntime(row) ?? 0);
     } else {
-      seconds = row.expectedRuntimeSeconds ?? defaultRuntimeSeconds;
+      seconds = remainingRuntime(row) ?? defaultRuntimeSeconds;
       onFlavor = row.flavors[0]!;
     }
     // Running at `since`: only the work after it is left.
@@ -92,4 +99,15 @@ export function historyToTrace(rows: JobHistoryRow[], flavors: Flavor[], since: 
     });
   });
   return { jobs, rejected };
+}
+
+/**
+ * The expected runtime of the job's current or next run: all of `expectedRuntimeSeconds`, or, for a job
+ * that checkpoints and resumes from a checkpoint, only the part after it (the snapshot's rule, snapshot-rows.ts).
+ */
+function remainingRuntime(row: Pick<JobHistoryRow, 'expectedRuntimeSeconds' | 'checkpoint' | 'resumeFraction'>): number | null {
+  const full = row.expectedRuntimeSeconds;
+  const done = row.resumeFraction;
+  if (full === null || row.checkpoint === null || row.checkpoint === undefined || done === null || !(done > 0)) return full;
+  return Math.max(1, Math.ceil(full * (1 - Math.min(1, done))));
 }
