@@ -178,18 +178,31 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         'coordination.k8s.io leases create',
         'coordination.k8s.io leases update',
         // workloads (Job, JobSet, TrainJob, RayJob: read and suspend; RayCluster: read, and delete a RayJob's to stop
-        // a RayJob KubeRay will not suspend; LeaderWorkerSet, StatefulSet: read)
+        // a RayJob KubeRay will not suspend; LeaderWorkerSet, StatefulSet: read; every workload kind: watched for
+        // its status, WorkloadStatusSync)
         'batch jobs get',
         'batch jobs patch',
+        'batch jobs list',
+        'batch jobs watch',
         'jobset.x-k8s.io jobsets get',
         'jobset.x-k8s.io jobsets patch',
+        'jobset.x-k8s.io jobsets list',
+        'jobset.x-k8s.io jobsets watch',
         'trainer.kubeflow.org trainjobs get',
         'trainer.kubeflow.org trainjobs patch',
+        'trainer.kubeflow.org trainjobs list',
+        'trainer.kubeflow.org trainjobs watch',
         'ray.io rayjobs get',
         'ray.io rayjobs patch',
+        'ray.io rayjobs list',
+        'ray.io rayjobs watch',
         'ray.io rayclusters get',
         'ray.io rayclusters delete',
+        'ray.io rayclusters list',
+        'ray.io rayclusters watch',
         'leaderworkerset.x-k8s.io leaderworkersets get',
+        'leaderworkerset.x-k8s.io leaderworkersets list',
+        'leaderworkerset.x-k8s.io leaderworkersets watch',
         'apps statefulsets get',
       ].sort(),
     );

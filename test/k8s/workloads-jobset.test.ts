@@ -3,9 +3,14 @@
 // of 5 pods; with 4 GPUs a pod it is admitted whole within quota and a second one waits with its reason on its
 // pods and the JobSet; a team within its nominal quota reclaims by suspending a borrowing team's JobSet (the
 // JobSet controller suspends its Jobs, whose pods go), which comes back as the same job; the JobSet's
-// Completed condition ends the job and releases its quota.
+// Completed condition ends the job and releases its quota — read from a watch of JobSets, never by a GET of one.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { KubeCluster } from '#kube';
+import { KubeJobStore } from '../../apps/scheduler/src/kubernetes/kube-job-store.js';
+import { WorkloadStatusSync } from '../../apps/scheduler/src/kubernetes/workload-status-sync.js';
+import { uniqueName } from './support/cluster.js';
 import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam, type Manifest } from './controllers/examples.js';
 import { eventually, type QmEnv } from './scheduler-harness.js';
@@ -59,6 +64,40 @@ async function readJobSet(name: string): Promise<Manifest> {
 }
 
 const ofJobSet = (name: string): string => `jobset.sigs.k8s.io/jobset-name=${name}`;
+
+/**
+ * A KubeConfig acting as a user who may list and watch JobSets, and nothing else (the test's admin impersonates
+ * it): any GET of a JobSet is refused (403). Returns it with the clean-up of its ClusterRole and binding.
+ */
+async function listAndWatchJobSetsOnly(): Promise<{ kubeConfig: KubeConfig; cleanUp(): Promise<void> }> {
+  const admin = qm.cluster.kubeConfig;
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  const name = uniqueName('qm-watch-jobsets');
+  await rbac.createClusterRole({
+    body: { metadata: { name }, rules: [{ apiGroups: ['jobset.x-k8s.io'], resources: ['jobsets'], verbs: ['list', 'watch'] }] },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name }],
+    },
+  });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: admin.clusters,
+    users: admin.users.map((user) => ({ ...user, impersonateUser: name })),
+    contexts: admin.contexts,
+    currentContext: admin.currentContext,
+  });
+  return {
+    kubeConfig,
+    async cleanUp() {
+      await rbac.deleteClusterRoleBinding({ name });
+      await rbac.deleteClusterRole({ name });
+    },
+  };
+}
 
 describe('JobSet', () => {
   it('the upstream paralleljobs JobSet with the team label is one job of 5 pods, bound where the core placed them', async () => {
@@ -184,4 +223,41 @@ describe('JobSet', () => {
       await kubelet.stop();
     }
   }, 300_000);
+
+  it("a JobSet's completion ends its job from the watch of JobSets alone, with no GET of the JobSet", async () => {
+    // vision-a runs (the test before). Only a status sync that may list and watch JobSets, but not get one,
+    // is left to end it: the polling sync read each JobSet by a GET every pass, which this identity is refused.
+    const running = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.state === 'RUNNING');
+    await qm.watchers.workloadStatus.stop();
+    const identity = await listAndWatchJobSetsOnly();
+    const database = qm.api.database;
+    const sync = new WorkloadStatusSync(
+      new KubeCluster(identity.kubeConfig, { namespace: qm.namespace }),
+      database,
+      new KubeJobStore(database),
+      100,
+      () => undefined,
+      pino({ level: 'silent' }),
+    );
+    // The identity really cannot read a JobSet.
+    await expect(
+      identity.kubeConfig.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+        group: 'jobset.x-k8s.io',
+        version: 'v1alpha2',
+        plural: 'jobsets',
+        namespace: qm.namespace,
+        name: 'vision-a',
+      }),
+    ).rejects.toMatchObject({ code: 403 });
+    sync.start();
+    try {
+      await succeed(qm, await boundPods(qm, running.id));
+      const done = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.state === 'SUCCEEDED', 90_000);
+      expect(done.id).toBe(running.id);
+      await eventually('vision uses no h100', async () => ((await used(qm, 'vision', 'h100')) === 0 ? true : undefined));
+    } finally {
+      await sync.stop();
+      await identity.cleanUp();
+    }
+  }, 180_000);
 });

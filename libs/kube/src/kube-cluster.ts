@@ -1,6 +1,7 @@
 import {
   CoordinationV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   KubeConfig,
   ListWatch,
   PatchStrategy,
@@ -34,6 +35,8 @@ import {
 } from './lease.js';
 import { nodeFromKube, type KubeFlavor } from './node-mapping.js';
 import { keepAliveKubeConfig } from './keep-alive-kubeconfig.js';
+import { WORKLOAD_KINDS } from './workloads/workload-kinds.js';
+import type { KubeObject, WorkloadKind } from './workloads/workload.js';
 
 export interface KubeClusterOptions {
   /** Namespace of Quartermaster's pods and of its Lease, unless a call names another. Default `default`. */
@@ -85,6 +88,7 @@ export class KubeCluster {
   private readonly fieldManager: string;
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
+  private readonly custom: CustomObjectsApi;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -95,6 +99,7 @@ export class KubeCluster {
     this.fieldManager = options.fieldManager ?? 'quartermaster';
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
   /**
@@ -210,6 +215,22 @@ export class KubeCluster {
       handlers,
       labelSelector,
       fieldSelector,
+    );
+  }
+
+  /**
+   * List+watch of every object of one workload kind (Jobs, JobSets, …) in every namespace, as the API server
+   * sends it (plain JSON, read through the kind's WorkloadKindSpec). Listed through the custom-objects API,
+   * which serves built-in groups too (`/apis/batch/v1/jobs`), so every kind's objects look alike.
+   */
+  async watchWorkloads(kind: WorkloadKind, handlers: ResourceHandlers<KubeObject>): Promise<ResourceWatch<KubeObject>> {
+    const { apiVersion, plural } = WORKLOAD_KINDS[kind];
+    const [group, version] = apiVersion.split('/') as [string, string];
+    return this.watch<KubeObject & KubernetesObject>(
+      `watch ${plural}`,
+      `/apis/${apiVersion}/${plural}`,
+      () => this.custom.listClusterCustomObject({ group, version, plural }) as Promise<KubernetesListObject<KubeObject & KubernetesObject>>,
+      handlers,
     );
   }
 
