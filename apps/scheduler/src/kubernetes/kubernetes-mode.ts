@@ -16,6 +16,7 @@ import { kubernetesSideEffectHandlers } from './pod-side-effects.js';
 import { WorkloadImporter, unimportedWorkloadPodCheck } from './workload-importer.js';
 import { UnboundPods } from './unbound-pods.js';
 import { WorkloadStatusSync } from './workload-status-sync.js';
+import { WorkloadViews } from './workload-views.js';
 
 function clusterFor(config: Config, settings: KubernetesSettings): KubeCluster {
   if (!config.kubeconfig) throw new Error('Kubernetes mode needs KUBECONFIG');
@@ -105,8 +106,10 @@ export async function startKubernetesWatchers(config: Config, database: Database
   // One watch of the unbound pods for both importers (each listed them every pass).
   const unbound = new UnboundPods(cluster, log);
   const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, feedback, undefined, unbound.source());
-  const workloads = new WorkloadImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, new PodFeedback(podReporting(cluster, log).reporter, log), undefined, unbound.source());
-  const workloadStatus = new WorkloadStatusSync(cluster, database, store, settings.importEveryMs, trigger('job.finished'), log);
+  // One watch per workload kind in use, for the importer (owner chains) and the status sync (ends).
+  const workloadViews = new WorkloadViews(cluster, log);
+  const workloads = new WorkloadImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, new PodFeedback(podReporting(cluster, log).reporter, log), undefined, unbound.source(), workloadViews);
+  const workloadStatus = new WorkloadStatusSync(cluster, database, store, settings.importEveryMs, trigger('job.finished'), log, workloadViews);
   await pods.start();
   try {
     await nodes.start();
@@ -133,6 +136,7 @@ export async function startKubernetesWatchers(config: Config, database: Database
     async stop() {
       await workloadStatus.stop();
       await workloads.stop();
+      await workloadViews.stop();
       await importer.stop();
       await unbound.stop();
       await pods.stop();

@@ -30,6 +30,7 @@ import { CONFLICT_REQUEUE_MS } from './pod-side-effects.js';
 import { listedUnboundPods, type UnboundPodSource } from './unbound-pods.js';
 import { waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
 import { LABEL_WORKLOAD_KIND, bindWorkloadPods, involvedWorkload } from './workload-pods.js';
+import type { WorkloadViews } from './workload-views.js';
 
 /** The top-level object of an owner chain as the object of Events (when it is a namespaced object with a uid). */
 function involvedTop(top: KubeObject, pod: V1Pod): InvolvedObject | null {
@@ -59,7 +60,8 @@ export const BIND_HANDOFF_MS = 5000;
  * Owners (Jobs, JobSets, …) read by a pass are reused by the passes of this long: a gang's pods wait unbound over
  * many passes (queued, then bound), and reading every owner chain again each second was most of Quartermaster's
  * requests to the API server (bench:k8s jobsets: 2.5 workload reads per pod). A pod whose owner was replaced
- * meanwhile (uid differs) is skipped until the cache is renewed.
+ * meanwhile (uid differs) is skipped until the cache is renewed. With WorkloadViews (kubernetes-mode), workload
+ * owners come from their watches instead, and only other owners (an LWS's StatefulSet) from this cache.
  */
 export const OWNER_CACHE_MS = 5000;
 
@@ -116,6 +118,8 @@ export class WorkloadImporter {
     private readonly now: () => Date = () => new Date(),
     /** The unbound pods of the cluster (kubernetes-mode shares one watch); by default listed every pass. */
     private readonly unbound: UnboundPodSource = listedUnboundPods(cluster),
+    /** Watched workloads (kubernetes-mode shares them with the status sync); null: every owner read by a GET, cached OWNER_CACHE_MS. */
+    private readonly views: WorkloadViews | null = null,
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     this.objects = new WorkloadObjects(cluster.kubeConfig);
@@ -146,7 +150,7 @@ export class WorkloadImporter {
     const pods = (await this.unbound()).filter((pod) => isWorkloadPodCandidate(pod, flavors, schedulerName));
     const now = this.now().getTime();
     if (!this.owners || now - this.owners.since >= OWNER_CACHE_MS) this.owners = { lookup: this.objects.cachedLookup(), since: now };
-    const lookup = this.owners.lookup;
+    const lookup = this.views ? this.views.lookup(this.owners.lookup) : this.owners.lookup;
     const gangs = new Map<string, { gang: WorkloadGang; pods: V1Pod[] }>();
     const items: FeedbackItem[] = [];
     const invalid = new Map<

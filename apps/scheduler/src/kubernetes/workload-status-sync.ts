@@ -4,12 +4,9 @@ import type { JobState } from '#core';
 import { WorkloadJobRepository, type DbHandle } from '#db';
 import {
   WORKLOAD_KINDS,
-  WorkloadObjects,
   type EventRecorder,
   type KubeCluster,
   type KubeObject,
-  type ObjectRef,
-  type ResourceWatch,
   type WorkloadKind,
   type WorkloadRef,
   type WorkloadStatus,
@@ -17,6 +14,7 @@ import {
 import type { KubeJobStore } from './kube-job-store.js';
 import { podReporting } from './pod-feedback.js';
 import { involvedWorkload, workloadOfTemplate } from './workload-pods.js';
+import { WorkloadViews } from './workload-views.js';
 
 const HOLDING: ReadonlySet<JobState> = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
 
@@ -45,11 +43,6 @@ export function workloadVerdict(
 /** Objects read at once in a pass (only those the watches do not hold: gone, or not delivered yet). */
 const READ_CONCURRENCY = 8;
 
-/** How often each workload watch is replaced by a fresh LIST+watch: the safety net for an event it missed. */
-export const WORKLOAD_RESYNC_MS = 5 * 60_000;
-/** A kind whose watch could not start (CRD missing, RBAC) is read by GETs, and its watch retried this much later. */
-const WATCH_RETRY_MS = 30_000;
-
 /**
  * Whether a watch event on `object` (of `kind`) may end a job now: the object (or its owner, when the object is a
  * kept child going away) is the workload of a job that was active at the last pass, and the object is gone,
@@ -63,49 +56,49 @@ export function mayEndJob(kind: WorkloadKind, object: KubeObject, deleted: boole
   return going && (object.metadata?.ownerReferences ?? []).some((owner) => activeUids.has(owner.uid));
 }
 
-/** One kind's watch, when it started, or when it last failed to start. */
-type KindView = { watch: ResourceWatch<KubeObject>; since: number } | { watch: null; failedAt: number };
-
 /**
  * Ends workload jobs when their controllers say so: a Job's Complete/Failed condition, a JobSet's Completed/Failed,
  * a TrainJob's Complete/Failed, a RayJob's jobDeploymentStatus (RayClusters and LeaderWorkerSets run until deleted)
  * moves the job to SUCCEEDED / FAILED, and a workload gone moves it to CANCELLED. The transition releases the
  * gang's quota. Idempotent (each change is checked against the job's current state).
  *
- * The workloads are watched, not read: one LIST+watch per workload kind that an unfinished job uses (started by
- * the first pass that sees that kind; renewed every WORKLOAD_RESYNC_MS as a safety net; restarted with backoff
- * after a watch error, by KubeCluster). A pass takes the unfinished workload jobs from Postgres and judges each
- * against the watched object — no request to the API server. It runs every QM_KUBE_IMPORT_EVERY_MS, and at once
- * when a watch event shows an active job's workload finished, deleted or being deleted (or a kept child going).
- * Only a workload the watch does not hold (gone, another object of that name, or not delivered yet) is read by a
- * GET before its job is cancelled — the watch may lag behind the importer, which read it by a GET. (Before, every
- * pass made a GET per unfinished workload: about 2.1 per pod in bench:k8s jobsets.)
+ * The workloads are watched, not read (WorkloadViews: one LIST+watch per workload kind an unfinished job uses,
+ * shared with the importer). A pass takes the unfinished workload jobs from Postgres and judges each against the
+ * watched object — no request to the API server. It runs every QM_KUBE_IMPORT_EVERY_MS, and at once when a watch
+ * event shows an active job's workload finished, deleted or being deleted (or a kept child going). Only a
+ * workload the view does not hold (gone, another object of that name, or not delivered yet: the watch may lag
+ * behind the importer's read) is read by a GET before its job is cancelled. (Before, every pass made a GET per
+ * unfinished workload: about 2.1 per pod in bench:k8s jobsets.)
  */
 export class WorkloadStatusSync {
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
   private passQueued = false;
   private closed = false;
-  private readonly objects: WorkloadObjects;
   private readonly jobs: WorkloadJobRepository;
   private readonly events: EventRecorder;
   /** Jobs whose workload was told that its kept child holds the quota (once per process). */
   private readonly announced = new Set<string>();
-  private readonly views = new Map<WorkloadKind, KindView>();
-  private readonly starting = new Map<WorkloadKind, Promise<ResourceWatch<KubeObject> | null>>();
+  private readonly views: WorkloadViews;
+  private readonly ownViews: boolean;
   /** Workload uids of the unfinished jobs at the last pass: the events that may end one of them. */
   private activeUids: ReadonlySet<string> = new Set<string>();
 
   constructor(
-    private readonly cluster: KubeCluster,
+    cluster: KubeCluster,
     db: DbHandle,
     private readonly store: KubeJobStore,
     private readonly everyMs: number,
     private readonly onJobEnded: () => void,
     private readonly logger: Logger,
-    private readonly resyncMs: number = WORKLOAD_RESYNC_MS,
+    /** The watched workloads (kubernetes-mode shares them with the importer); by default its own, stopped with it. */
+    views?: WorkloadViews,
   ) {
-    this.objects = new WorkloadObjects(cluster.kubeConfig);
+    this.views = views ?? new WorkloadViews(cluster, logger);
+    this.ownViews = !views;
+    this.views.onEvent((kind, object, deleted) => {
+      if (mayEndJob(kind, object, deleted, this.activeUids)) this.requestPass();
+    });
     this.jobs = new WorkloadJobRepository(db);
     this.events = podReporting(cluster, logger).events;
   }
@@ -120,10 +113,7 @@ export class WorkloadStatusSync {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.chain;
-    await Promise.all(this.starting.values());
-    const views = [...this.views.values()];
-    this.views.clear();
-    for (const view of views) await view.watch?.stop();
+    if (this.ownViews) await this.views.stop();
   }
 
   /** Queues a pass unless one is queued already (ticks and events coalesce). */
@@ -147,10 +137,9 @@ export class WorkloadStatusSync {
       return workload ? [{ job, workload }] : [];
     });
     this.activeUids = new Set(active.map(({ workload }) => workload.uid));
-    for (const kind of new Set(active.map(({ workload }) => workload.kind))) await this.view(kind);
     await eachLimited(active, READ_CONCURRENCY, async ({ job, workload }) => {
       try {
-        const object = await this.current(workload, workload.uid);
+        const object = await this.views.current(workload, workload.uid);
         const status =
           !object || object.metadata?.uid !== workload.uid || object.metadata?.deletionTimestamp
             ? 'gone'
@@ -179,65 +168,6 @@ export class WorkloadStatusSync {
   }
 
   /**
-   * The object as its kind's watch holds it; read by a GET when the watch does not hold it (with `uid`: that
-   * object): it may be gone, or the watch has not delivered it yet. Kinds that are not workloads are always read.
-   */
-  private async current(ref: ObjectRef, uid?: string): Promise<KubeObject | null> {
-    const kind = ref.kind in WORKLOAD_KINDS ? (ref.kind as WorkloadKind) : null;
-    const watch = kind ? await this.view(kind) : null;
-    const held = watch?.get(ref.name, ref.namespace);
-    if (held && (uid === undefined || held.metadata?.uid === uid)) return held;
-    return this.objects.read(ref);
-  }
-
-  /** The kind's watch: started on first use, renewed when older than resyncMs; null while it cannot start. */
-  private view(kind: WorkloadKind): Promise<ResourceWatch<KubeObject> | null> {
-    const view = this.views.get(kind);
-    const now = Date.now();
-    if (view?.watch && (now - view.since < this.resyncMs || this.closed)) return Promise.resolve(view.watch);
-    if (!view?.watch && (this.closed || (view && now - view.failedAt < WATCH_RETRY_MS))) return Promise.resolve(null);
-    let starting = this.starting.get(kind);
-    if (!starting) {
-      starting = this.renew(kind, view).finally(() => this.starting.delete(kind));
-      this.starting.set(kind, starting);
-    }
-    return starting;
-  }
-
-  private async renew(kind: WorkloadKind, view: KindView | undefined): Promise<ResourceWatch<KubeObject> | null> {
-    try {
-      const watch = await this.cluster.watchWorkloads(kind, {
-        onAdd: (object) => this.onEvent(kind, object, false),
-        onUpdate: (object) => this.onEvent(kind, object, false),
-        onDelete: (object) => this.onEvent(kind, object, true),
-        onError: (error) => this.logger.warn({ err: error, kind }, 'workload watch failed; restarting'),
-      });
-      this.views.set(kind, { watch, since: Date.now() });
-      // A renewal: the fresh LIST replaces the old view (an event the old watch missed is in it).
-      await view?.watch?.stop();
-      if (this.closed) {
-        this.views.delete(kind);
-        await watch.stop();
-        return null;
-      }
-      return watch;
-    } catch (error) {
-      this.logger.warn({ err: error, kind }, 'workload watch cannot start; its workloads are read one by one');
-      if (view?.watch) {
-        // Keep the old view; try again in WATCH_RETRY_MS.
-        this.views.set(kind, { watch: view.watch, since: Date.now() - this.resyncMs + WATCH_RETRY_MS });
-        return view.watch;
-      }
-      this.views.set(kind, { watch: null, failedAt: Date.now() });
-      return null;
-    }
-  }
-
-  private onEvent(kind: WorkloadKind, object: KubeObject, deleted: boolean): void {
-    if (mayEndJob(kind, object, deleted, this.activeUids)) this.requestPass();
-  }
-
-  /**
    * True while a finished workload's kept child (a RayJob's RayCluster, kept since shutdownAfterJobFinishes is
    * not true) still exists: its pods hold the gang's accelerators, so the job keeps holding its quota (it stays
    * preemptible: a preemption deletes the cluster). The workload hears why once per process; the job ends with
@@ -247,7 +177,7 @@ export class WorkloadStatusSync {
     if (!HOLDING.has(job.state)) return false;
     const child = WORKLOAD_KINDS[workload.kind].keptChild?.(object);
     if (!child) return false;
-    const kept = await this.current(child);
+    const kept = await this.views.current(child);
     if (!kept || kept.metadata?.deletionTimestamp) {
       this.announced.delete(job.id);
       return false;
