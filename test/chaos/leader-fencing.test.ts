@@ -4,23 +4,11 @@
 // composition (createSchedulerProcess over the Postgres stores), in this process so that a deterministic
 // hook can hold its commit; the lost connection goes through a FaultProxy.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { runCycle } from '#core';
 import { Database, acquireOrRenewLease, createTestDatabase, releaseLease, type TestDatabase } from '#db';
-import {
-  PgCycleLock,
-  PgCycleStore,
-  PgLeaseStore,
-  PgOutboxStore,
-  PgReconcileStore,
-  SchedulerMetrics,
-  createSchedulerProcess,
-  schedulerSettingsFromEnv,
-  type CommitCycleInput,
-  type CycleStore,
-  type SchedulerProcess,
-} from '#scheduling';
+import type { CommitCycleInput, CycleStore, SchedulerProcess } from '#scheduling';
 import { executorStep, findViolations, jobStates, seedFleet, submitJobs } from '../integration/scheduler/fleet.js';
-import { flushPrefix, REDIS_URL, silentLogger, uniquePrefix, waitFor } from '../integration/scheduler/support.js';
+import { inProcessScheduler } from '../integration/scheduler/in-process-scheduler.js';
+import { flushPrefix, uniquePrefix, waitFor } from '../integration/scheduler/support.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 
 jest.setTimeout(180_000);
@@ -123,45 +111,24 @@ describe('chaos: a leader loses its lease between deciding and committing', () =
 
   /** A scheduler process: its lease renewals over `leaseUrl`, its cycles (lock, read, commit) over `cycleUrl`. */
   async function candidate(holder: string, urls: { lease: string; cycle: string }, timing: { ttlMs: number; renewMs: number }, holdFirstCommit = false): Promise<Candidate> {
-    const leaseDb = new Database(urls.lease, { poolSize: 2 });
-    const cycleDb = new Database(urls.cycle, { poolSize: 3 });
-    const settings = schedulerSettingsFromEnv({
-      QM_REDIS_PREFIX: prefix,
-      QM_LEASE_TTL_MS: String(timing.ttlMs),
-      QM_LEASE_RENEW_MS: String(timing.renewMs),
-      QM_CYCLE_DEBOUNCE_MS: '5',
-      QM_CYCLE_TICK_MS: '200',
-      QM_RECONCILE_EVERY_MS: '500',
-    });
-    const lock = new PgCycleLock(cycleDb.pool);
-    const cycles = new HeldStore(new PgCycleStore(cycleDb, lock));
-    const firstHold = holdFirstCommit ? cycles.holdNext() : null;
-    const process = createSchedulerProcess({
-      stores: {
-        cycles,
-        leases: new PgLeaseStore(leaseDb),
-        outbox: new PgOutboxStore(cycleDb.pool),
-        reconcile: new PgReconcileStore(cycleDb.pool, lock),
-      },
-      settings,
-      redisUrl: REDIS_URL,
-      logger: silentLogger,
-      metrics: new SchedulerMetrics(),
-      schedule: runCycle,
+    let cycles: HeldStore | null = null;
+    const { process, close } = inProcessScheduler({
       holder,
+      redisPrefix: prefix,
+      urls,
+      timing,
+      cycles: (store) => (cycles = new HeldStore(store)),
     });
-    let stopped = false;
+    const held = cycles as HeldStore | null;
+    if (held === null) throw new Error('the cycle store was not wrapped');
+    const firstHold = holdFirstCommit ? held.holdNext() : null;
     const stop = async (): Promise<void> => {
-      if (stopped) return;
-      stopped = true;
-      cycles.releaseHeld(); // a cycle held at its commit would keep stop() waiting
-      await process.stop();
-      await leaseDb.close();
-      await cycleDb.close();
+      held.releaseHeld(); // a cycle held at its commit would keep stop() waiting
+      await close();
     };
     closers.push(stop);
     await process.start();
-    return { holder, process, cycles, firstHold, stop };
+    return { holder, process, cycles: held, firstHold, stop };
   }
 
   async function committers(): Promise<{ leader: string; fencing_token: string }[]> {

@@ -5,6 +5,7 @@ import {
   FencingError,
   InvalidCycleResultError,
   acquireOrRenewLease,
+  assertFencing,
   commitCycle,
   createTestDatabase,
   loadSnapshot,
@@ -333,6 +334,38 @@ describe('acquireOrRenewLease', () => {
     await releaseLease(db, LEASE, 'b');
     expect(await acquireOrRenewLease(db, LEASE, 'a', 60_000)).toMatchObject({ held: true, holder: 'a', fencingToken: 3n });
   });
+
+  it('a fenced write in flight holds up a takeover, not its holder\'s renewals; the deposed holder\'s next write is refused', async () => {
+    const { fencingToken: token } = await acquireOrRenewLease(db, LEASE, 'a', 60_000);
+    const fenced = await db.pool.connect();
+    try {
+      await fenced.query('BEGIN');
+      await assertFencing(fenced, { leaseName: LEASE, token }); // what a commit or a reconcile does first
+      const pid = (await fenced.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      // The holder renews while its write is in flight (it used to wait for it, and lose the lease).
+      expect(await acquireOrRenewLease(db, LEASE, 'a', 60_000)).toMatchObject({ held: true, holder: 'a', fencingToken: token });
+
+      // The lease expires (a paused holder): a standby's takeover waits for the write to end.
+      await db.pool.query(`UPDATE scheduler_leases SET expires_at = now() - interval '1 second' WHERE name = $1`, [LEASE]);
+      let tookOver = false;
+      const takeover = acquireOrRenewLease(db, LEASE, 'b', 60_000).finally(() => (tookOver = true));
+      for (;;) {
+        const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid]);
+        if (rows[0]!.n > 0) break;
+        expect(tookOver).toBe(false);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(tookOver).toBe(false);
+      await fenced.query('COMMIT');
+      expect(await takeover).toMatchObject({ held: true, holder: 'b', fencingToken: token + 1n });
+    } finally {
+      fenced.release();
+    }
+    await expect(commitCycle(db, { result: RESULT, now: NOW, fencing: { leaseName: LEASE, token }, cycleNumber: 1, leader: 'a' })).rejects.toMatchObject({
+      code: 'FENCING_TOKEN_STALE',
+      actual: { holder: 'b', fencingToken: token + 1n },
+    });
+  }, 20_000);
 
   it('rejects a bad ttl or holder', async () => {
     await expect(acquireOrRenewLease(db, LEASE, '', 1000)).rejects.toThrow('holder');

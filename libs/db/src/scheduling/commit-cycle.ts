@@ -50,7 +50,7 @@ export interface CommitCycleOutcome {
  * Writes one cycle's decisions in ONE transaction, sent as ONE message (one round trip, whatever the
  * cycle's size; see sql-message.ts), set-based (a fixed number of statements):
  *
- *   1. fencing   lock the lease row (FOR UPDATE); FencingError unless its token is ours — nothing written
+ *   1. fencing   lock the lease row (FOR KEY SHARE); FencingError unless its token is ours — nothing written
  *   2. admit     PENDING → ADMITTED (state and version checked), allocations inserted
  *   3. preempt   victims still holding → PREEMPTED → PENDING (preemptedBy, preemptionCount+1, queuedAt),
  *                their allocations deleted — only for a preemptor that step 2 admitted
@@ -64,8 +64,9 @@ export interface CommitCycleOutcome {
  *                (only rows that changed; an event when a job's pending code changes)
  *   5. cycle     the scheduler_cycles row
  *
- * A takeover by another scheduler waits on the lease row lock until this commits or rolls back, and
- * bumps the token, so a deposed leader's later commit fails step 1.
+ * A takeover by another scheduler (FOR UPDATE, see acquireOrRenewLease) waits on the lease row lock until
+ * this commits or rolls back, and bumps the token, so a deposed leader's later commit fails step 1. The
+ * leader's own renewals (FOR NO KEY UPDATE) do not wait for it: a long commit does not cost the lease.
  */
 export async function commitCycle(db: SqlHandle, input: CommitCycleInput): Promise<CommitCycleOutcome> {
   const commit = cycleCommit(input);
@@ -221,13 +222,13 @@ const FENCING_SQLSTATE = 'QMF01';
 
 /**
  * Step 1 as one statement that fails the transaction when the lease is not ours: it locks the lease row
- * (FOR UPDATE) and raises FENCING_SQLSTATE with the row's holder and token (JSON in DETAIL) otherwise.
+ * (FOR KEY SHARE) and raises FENCING_SQLSTATE with the row's holder and token (JSON in DETAIL) otherwise.
  */
 function fencingStatement(fencing: { leaseName: string; token: bigint }): string {
   return `DO $fence$
 DECLARE r record;
 BEGIN
-  SELECT holder, fencing_token INTO r FROM scheduler_leases WHERE name = ${literal(fencing.leaseName)} FOR UPDATE;
+  SELECT holder, fencing_token INTO r FROM scheduler_leases WHERE name = ${literal(fencing.leaseName)} FOR KEY SHARE;
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = '${FENCING_SQLSTATE}', MESSAGE = 'fencing: no lease', DETAIL = 'null';
   ELSIF r.fencing_token <> ${BigInt(fencing.token).toString()} THEN
