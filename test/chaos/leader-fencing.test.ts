@@ -3,12 +3,12 @@
 // steps down and competes again, and no job is admitted twice. Each scheduler here is the production
 // composition (createSchedulerProcess over the Postgres stores), in this process so that a deterministic
 // hook can hold its commit; the lost connection goes through a FaultProxy.
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Database, acquireOrRenewLease, createTestDatabase, releaseLease, type TestDatabase } from '#db';
+import { describe, expect, it, jest } from '@jest/globals';
+import { acquireOrRenewLease, releaseLease } from '#db';
 import type { CommitCycleInput, CycleStore, SchedulerProcess } from '#scheduling';
-import { executorStep, findViolations, jobStates, seedFleet, submitJobs } from '../integration/scheduler/fleet.js';
-import { inProcessScheduler } from '../integration/scheduler/in-process-scheduler.js';
-import { flushPrefix, uniquePrefix, waitFor } from '../integration/scheduler/support.js';
+import { executorStep, findViolations, jobStates, submitJobs } from '../integration/scheduler/fleet.js';
+import { inProcessScheduler, schedulerTestWorld } from '../integration/scheduler/in-process-scheduler.js';
+import { uniquePrefix, waitFor } from '../integration/scheduler/support.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 
 jest.setTimeout(180_000);
@@ -91,23 +91,9 @@ interface Candidate {
 }
 
 describe('chaos: a leader loses its lease between deciding and committing', () => {
-  let testDb: TestDatabase;
-  let direct: Database;
   const prefix = uniquePrefix('fencing');
-  const closers: (() => Promise<void>)[] = [];
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase({ label: 'chaos_fencing' });
-    direct = new Database(testDb.url, { poolSize: 4 });
-    await seedFleet(direct.pool, { nodes: 4, perNode: 8 });
-  });
-
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    await direct?.close();
-    await flushPrefix(prefix);
-    await testDb?.drop();
-  });
+  const w = schedulerTestWorld('chaos_fencing', prefix);
+  const { closers } = w;
 
   /** A scheduler process: its lease renewals over `leaseUrl`, its cycles (lock, read, commit) over `cycleUrl`. */
   async function candidate(holder: string, urls: { lease: string; cycle: string }, timing: { ttlMs: number; renewMs: number }, holdFirstCommit = false): Promise<Candidate> {
@@ -132,7 +118,7 @@ describe('chaos: a leader loses its lease between deciding and committing', () =
   }
 
   async function committers(): Promise<{ leader: string; fencing_token: string }[]> {
-    const { rows } = await direct.pool.query<{ leader: string; fencing_token: string }>(
+    const { rows } = await w.direct.pool.query<{ leader: string; fencing_token: string }>(
       `SELECT leader, fencing_token::text FROM scheduler_cycles GROUP BY leader, fencing_token ORDER BY fencing_token::bigint`,
     );
     return rows;
@@ -142,14 +128,14 @@ describe('chaos: a leader loses its lease between deciding and committing', () =
     const leaseLink = await FaultProxy.start(POSTGRES);
     const cycleLink = await FaultProxy.start(POSTGRES);
     closers.push(() => leaseLink.close(), () => cycleLink.close());
-    const first = await submitJobs(direct.pool, 4, { tag: 'first', perReplica: 4 });
-    const a = await candidate('a', { lease: leaseLink.via(testDb.url), cycle: cycleLink.via(testDb.url) }, { ttlMs: 1500, renewMs: 300 }, true);
+    const first = await submitJobs(w.direct.pool, 4, { tag: 'first', perReplica: 4 });
+    const a = await candidate('a', { lease: leaseLink.via(w.testDb.url), cycle: cycleLink.via(w.testDb.url) }, { ttlMs: 1500, renewMs: 300 }, true);
     const hold = a.firstHold!;
 
     // a leads and has decided the four admissions; its commit waits, holding the cycle lock.
     const decided = await hold.reached;
     expect(decided.result.admissions).toHaveLength(4);
-    const b = await candidate('b', { lease: testDb.url, cycle: testDb.url }, { ttlMs: 1500, renewMs: 300 });
+    const b = await candidate('b', { lease: w.testDb.url, cycle: w.testDb.url }, { ttlMs: 1500, renewMs: 300 });
 
     // a's lease connection goes (and new ones are refused); its cycle's connection stays up.
     leaseLink.reset();
@@ -160,9 +146,9 @@ describe('chaos: a leader loses its lease between deciding and committing', () =
     hold.release();
     expect(await hold.outcome).toEqual({ error: expect.objectContaining({ code: 'FENCING_TOKEN_STALE' }) });
     // Its cycle ended (rolled back, lock released): b's cycle, which waited for the lock, admits the jobs.
-    await waitFor('b to admit the four jobs', async () => (await jobStates(direct.pool))['ADMITTED'] === first.length, 60_000);
+    await waitFor('b to admit the four jobs', async () => (await jobStates(w.direct.pool))['ADMITTED'] === first.length, 60_000);
     expect(await committers()).toEqual([{ leader: 'b', fencing_token: bLeads.fencingToken.toString() }]);
-    expect(await findViolations(direct.pool)).toEqual(NO_VIOLATIONS);
+    expect(await findViolations(w.direct.pool)).toEqual(NO_VIOLATIONS);
     expect(a.process.service.status().leader).toBe(false);
 
     // a competes again: its link back and b gone, it takes the lease with a larger token and admits new work.
@@ -171,17 +157,17 @@ describe('chaos: a leader loses its lease between deciding and committing', () =
     const aLeads = await waitFor('a to lead again', () => Promise.resolve(a.process.elector.current), 60_000);
     expect(aLeads.fencingToken).toBeGreaterThan(bLeads.fencingToken);
     await finishAll();
-    const second = await submitJobs(direct.pool, 4, { tag: 'second', perReplica: 4 });
+    const second = await submitJobs(w.direct.pool, 4, { tag: 'second', perReplica: 4 });
     a.process.service.trigger('test');
     await waitFor('a to admit the next four', async () => (await admitted(second)) === second.length, 60_000);
     expect((await committers()).map((c) => c.leader)).toEqual(['b', 'a']);
-    expect(await findViolations(direct.pool)).toEqual(NO_VIOLATIONS);
+    expect(await findViolations(w.direct.pool)).toEqual(NO_VIOLATIONS);
 
     // Now its cycle's connection (the one holding the cycle lock) is lost between decide and commit:
     // nothing is committed, a stays leader, and a later cycle admits the work, once.
     await finishAll();
     const cut = a.cycles.holdNext();
-    const third = await submitJobs(direct.pool, 4, { tag: 'third', perReplica: 4 });
+    const third = await submitJobs(w.direct.pool, 4, { tag: 'third', perReplica: 4 });
     a.process.service.trigger('test');
     expect((await cut.reached).result.admissions).toHaveLength(4);
     cycleLink.reset();
@@ -190,23 +176,23 @@ describe('chaos: a leader loses its lease between deciding and committing', () =
     expect(await cut.outcome).toEqual({ error: expect.anything() });
     await waitFor('a to admit them on a new connection', async () => (await admitted(third)) === third.length, 60_000);
     expect(a.process.elector.current?.fencingToken).toBe(aLeads.fencingToken);
-    expect(await findViolations(direct.pool)).toEqual(NO_VIOLATIONS);
+    expect(await findViolations(w.direct.pool)).toEqual(NO_VIOLATIONS);
     await a.stop();
   });
 
   it('the lease moved on while it still believed it led: the fenced commit makes it step down at once, not at its next renewal', async () => {
     await finishAll();
-    const jobs = await submitJobs(direct.pool, 2, { tag: 'fourth', perReplica: 1 });
+    const jobs = await submitJobs(w.direct.pool, 2, { tag: 'fourth', perReplica: 1 });
     // Renewals 5 minutes apart: only the refused commit can tell it before then.
-    const c = await candidate('c', { lease: testDb.url, cycle: testDb.url }, { ttlMs: 600_000, renewMs: 300_000 }, true);
+    const c = await candidate('c', { lease: w.testDb.url, cycle: w.testDb.url }, { ttlMs: 600_000, renewMs: 300_000 }, true);
     const hold = c.firstHold!;
     const decided = await hold.reached;
     expect(decided.result.admissions.map((x) => x.jobId).sort()).toEqual([...jobs].sort());
 
     // Behind its back the lease expires and another holder takes it (what a renewal answered late or a
     // paused process lead to).
-    await direct.pool.query(`UPDATE scheduler_leases SET expires_at = now() - interval '1 second' WHERE name = $1`, ['scheduler']);
-    expect(await acquireOrRenewLease(direct, 'scheduler', 'usurper', 600_000)).toMatchObject({ held: true, holder: 'usurper' });
+    await w.direct.pool.query(`UPDATE scheduler_leases SET expires_at = now() - interval '1 second' WHERE name = $1`, ['scheduler']);
+    expect(await acquireOrRenewLease(w.direct, 'scheduler', 'usurper', 600_000)).toMatchObject({ held: true, holder: 'usurper' });
     expect(c.process.elector.isLeader).toBe(true);
 
     hold.release();
@@ -214,20 +200,20 @@ describe('chaos: a leader loses its lease between deciding and committing', () =
     await waitFor('c to step down', () => Promise.resolve(!c.process.elector.isLeader), 60_000);
     expect(c.process.service.status().leader).toBe(false);
     expect(await admitted(jobs)).toBe(0);
-    expect(await findViolations(direct.pool)).toEqual(NO_VIOLATIONS);
-    await releaseLease(direct, 'scheduler', 'usurper');
+    expect(await findViolations(w.direct.pool)).toEqual(NO_VIOLATIONS);
+    await releaseLease(w.direct, 'scheduler', 'usurper');
     await c.stop();
   });
 
   /** How many of `jobs` were admitted (transitions to ADMITTED). */
   async function admitted(jobs: string[]): Promise<number> {
-    const { rows } = await direct.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_transitions WHERE job_id = ANY($1::uuid[]) AND "to" = 'ADMITTED'`, [jobs]);
+    const { rows } = await w.direct.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_transitions WHERE job_id = ANY($1::uuid[]) AND "to" = 'ADMITTED'`, [jobs]);
     return rows[0]!.n;
   }
 
   /** Runs every admitted job to completion (through the transition writer), freeing the fleet. */
   async function finishAll(): Promise<void> {
-    await executorStep(direct.pool, 0);
-    await executorStep(direct.pool, 0);
+    await executorStep(w.direct.pool, 0);
+    await executorStep(w.direct.pool, 0);
   }
 });

@@ -1,7 +1,8 @@
 // A scheduler process in the test's own process: the production composition (createSchedulerProcess over
 // the Postgres stores), so that a test can hook its stores and watch its elector.
+import { afterAll, beforeAll } from '@jest/globals';
 import { runCycle } from '#core';
-import { Database } from '#db';
+import { Database, createTestDatabase, type TestDatabase } from '#db';
 import {
   PgCycleLock,
   PgCycleStore,
@@ -14,7 +15,8 @@ import {
   type CycleStore,
   type SchedulerProcess,
 } from '#scheduling';
-import { REDIS_URL, silentLogger } from './support.js';
+import { seedFleet } from './fleet.js';
+import { REDIS_URL, flushPrefix, silentLogger } from './support.js';
 
 export interface InProcessSchedulerOptions {
   holder: string;
@@ -65,4 +67,32 @@ export function inProcessScheduler(options: InProcessSchedulerOptions): { proces
       await cycleDb.close();
     },
   };
+}
+
+/** A test database seeded with a small fleet, a direct pool on it, and what to close after the file's tests. */
+export interface SchedulerTestWorld {
+  testDb: TestDatabase;
+  direct: Database;
+  /** Closed in reverse order after the file's tests (before the pool, the Redis prefix and the database go). */
+  closers: (() => Promise<void>)[];
+}
+
+/**
+ * Registers the file's beforeAll/afterAll for a SchedulerTestWorld (4 nodes × 8 accelerators); its fields are
+ * set once beforeAll has run.
+ */
+export function schedulerTestWorld(label: string, redisPrefix: string): SchedulerTestWorld {
+  const world = { closers: [] } as unknown as SchedulerTestWorld;
+  beforeAll(async () => {
+    world.testDb = await createTestDatabase({ label });
+    world.direct = new Database(world.testDb.url, { poolSize: 4 });
+    await seedFleet(world.direct.pool, { nodes: 4, perNode: 8 });
+  });
+  afterAll(async () => {
+    for (const close of world.closers.reverse()) await close().catch(() => undefined);
+    await world.direct?.close();
+    await flushPrefix(redisPrefix);
+    await world.testDb?.drop();
+  });
+  return world;
 }
