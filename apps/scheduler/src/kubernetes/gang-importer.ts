@@ -15,6 +15,7 @@ import {
   type KubeCluster,
   type KubeFlavor,
 } from '#kube';
+import { ImportPasses } from './import-passes.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { UnboundPodSource } from './unbound-pods.js';
 import { elasticReplicaReport, incompleteGangReport, invalidGangReport, waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
@@ -42,14 +43,13 @@ const gangKeyOf = (pod: V1Pod): string => `${pod.metadata?.namespace ?? 'default
  * an imported gang shows its job's pending reason, queue position and expected start.
  */
 export class GangImporter {
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  private readonly passes: ImportPasses;
   private readonly core: CoreV1Api;
 
   constructor(
     private readonly cluster: KubeCluster,
     private readonly store: KubeJobStore,
-    private readonly everyMs: number,
+    everyMs: number,
     private readonly onImported: () => void,
     private readonly logger: Logger,
     private readonly feedback: PodFeedback | null = null,
@@ -58,19 +58,20 @@ export class GangImporter {
     private readonly unboundPods: UnboundPodSource = () => cluster.listPods({ allNamespaces: true, fieldSelector: UNBOUND }),
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    this.passes = new ImportPasses(() => this.runOnce(), everyMs, logger, 'gang import failed');
   }
 
   start(): void {
-    if (this.everyMs <= 0) return;
-    this.timer = setInterval(() => {
-      this.chain = this.chain.then(() => this.runOnce().then(() => undefined, (error: unknown) => this.logger.warn({ err: error }, 'gang import failed')));
-    }, this.everyMs);
-    this.timer.unref();
+    this.passes.start();
+  }
+
+  /** A pass soon: a new unbound pod that may be ours (UnboundPods). */
+  nudge(): void {
+    this.passes.nudge();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.chain;
+    await this.passes.stop();
   }
 
   /** One pass: imports every complete, unbound gang, and reports on every waiting pod. Returns the job ids created or found. */

@@ -51,6 +51,8 @@ export interface KubernetesWatchers {
   /** Gangs from Jobs, JobSets, TrainJobs, RayClusters/RayJobs, LeaderWorkerSets, and their ends. */
   workloads: WorkloadImporter;
   workloadStatus: WorkloadStatusSync;
+  /** The workload watches the importer and the status sync share (and the extender's filter reads). */
+  workloadViews: WorkloadViews;
   stop(): Promise<void>;
 }
 
@@ -109,6 +111,11 @@ export async function startKubernetesWatchers(config: Config, database: Database
   // One watch per workload kind in use, for the importer (owner chains) and the status sync (ends).
   const workloadViews = new WorkloadViews(cluster, log);
   const workloads = new WorkloadImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, new PodFeedback(podReporting(cluster, log).reporter, log), undefined, unbound.source(), workloadViews);
+  // A new pod that may be ours is imported (or bound to its gang's free replica) at once, not at the next tick.
+  unbound.onAdded(() => {
+    importer.nudge();
+    workloads.nudge();
+  });
   const workloadStatus = new WorkloadStatusSync(cluster, database, store, settings.importEveryMs, trigger('job.finished'), log, workloadViews);
   await pods.start();
   try {
@@ -133,6 +140,7 @@ export async function startKubernetesWatchers(config: Config, database: Database
     importer,
     workloads,
     workloadStatus,
+    workloadViews,
     async stop() {
       await workloadStatus.stop();
       await workloads.stop();
@@ -163,7 +171,7 @@ export async function startKubernetesMode(config: Config, database: Database, re
   return {
     ...watchers,
     routes(host) {
-      attachExtender(host, config, database, () => watchers.pods.pods(), logger, env);
+      attachExtender(host, config, database, () => watchers.pods.pods(), logger, env, watchers.workloadViews);
     },
   };
 }
@@ -172,10 +180,18 @@ export async function startKubernetesMode(config: Config, database: Database, re
  * Serves the scheduler extender (POST /extender/filter|prioritize|bind|preempt) on an HTTP host — the
  * scheduler process's Fastify instance — answering from Postgres and the watchers' pod cache.
  */
-export function attachExtender(host: RouteHost, config: Config, database: Database, ownPods: () => readonly V1Pod[], logger: Logger, env: Record<string, string | undefined> = process.env): ExtenderService {
+export function attachExtender(
+  host: RouteHost,
+  config: Config,
+  database: Database,
+  ownPods: () => readonly V1Pod[],
+  logger: Logger,
+  env: Record<string, string | undefined> = process.env,
+  views: WorkloadViews | null = null,
+): ExtenderService {
   const settings = kubernetesSettingsFromEnv(env);
   const cluster = clusterFor(config, settings);
-  const service = new ExtenderService(database, cluster, ownPods, unimportedWorkloadPodCheck(cluster));
+  const service = new ExtenderService(database, cluster, ownPods, unimportedWorkloadPodCheck(cluster, views));
   registerExtenderRoutes(host, service, logger.child({ component: 'extender' }));
   return service;
 }

@@ -14,6 +14,7 @@ export type UnboundPodSource = () => Promise<readonly V1Pod[]>;
  */
 export class UnboundPods {
   private watch: ResourceWatch<V1Pod> | null = null;
+  private readonly listeners = new Set<(pod: V1Pod) => void>();
 
   constructor(
     private readonly cluster: KubeCluster,
@@ -22,9 +23,19 @@ export class UnboundPods {
 
   async start(): Promise<void> {
     this.watch = await this.cluster.watchPods(
-      { onError: (error) => this.logger.warn({ err: error }, 'unbound pod watch failed; restarting') },
+      {
+        onAdd: (pod) => {
+          if (mayBeOurs(pod, this.cluster.schedulerName)) for (const listener of this.listeners) listener(pod);
+        },
+        onError: (error) => this.logger.warn({ err: error }, 'unbound pod watch failed; restarting'),
+      },
       { allNamespaces: true, fieldSelector: 'spec.nodeName=' },
     );
+  }
+
+  /** Calls `listener` when an unbound pod that may be Quartermaster's appears (the importers run a pass soon). */
+  onAdded(listener: (pod: V1Pod) => void): void {
+    this.listeners.add(listener);
   }
 
   /** The source the importers read: the watch's cache (bound ones filtered out, in case an update is in flight). */
@@ -41,4 +52,18 @@ export class UnboundPods {
 /** Without a shared watch (tests, one-off passes): a list from the API server. */
 export function listedUnboundPods(cluster: KubeCluster): UnboundPodSource {
   return () => cluster.listPods({ allNamespaces: true, fieldSelector: 'spec.nodeName=' });
+}
+
+/**
+ * Whether a new unbound pod may be one an importer takes: it names our scheduler, or asks for an extended
+ * resource (an accelerator; under kube-scheduler with the extender, workload pods keep the default scheduler).
+ * Other pods — most of a cluster's churn — do not start a pass.
+ */
+export function mayBeOurs(pod: V1Pod, schedulerName: string): boolean {
+  if (pod.spec?.nodeName) return false;
+  if (pod.spec?.schedulerName === schedulerName) return true;
+  for (const c of [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]) {
+    for (const name of Object.keys({ ...c.resources?.limits, ...c.resources?.requests })) if (name.includes('/')) return true;
+  }
+  return false;
 }

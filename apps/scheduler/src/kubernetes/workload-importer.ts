@@ -25,6 +25,7 @@ import {
 } from '#kube';
 import { eachLimited } from '#common';
 import { checkNodes } from './bind-checks.js';
+import { ImportPasses } from './import-passes.js';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import { CONFLICT_REQUEUE_MS } from './pod-side-effects.js';
 import { listedUnboundPods, type UnboundPodSource } from './unbound-pods.js';
@@ -101,8 +102,7 @@ export function isWorkloadPodCandidate(
  * Job) is bound here to its gang's free replica, never alone.
  */
 export class WorkloadImporter {
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  private readonly passes: ImportPasses;
   private readonly core: CoreV1Api;
   private readonly objects: WorkloadObjects;
   private owners: { lookup: OwnerLookup; since: number } | null = null;
@@ -110,7 +110,7 @@ export class WorkloadImporter {
   constructor(
     private readonly cluster: KubeCluster,
     private readonly store: KubeJobStore,
-    private readonly everyMs: number,
+    everyMs: number,
     private readonly onImported: () => void,
     private readonly logger: Logger,
     /** Where waiting and invalid workloads are reported (their own PodFeedback: subjects `workload:…`). */
@@ -122,25 +122,21 @@ export class WorkloadImporter {
     private readonly views: WorkloadViews | null = null,
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    this.passes = new ImportPasses(() => this.runOnce(), everyMs, logger, 'workload import failed');
     this.objects = new WorkloadObjects(cluster.kubeConfig);
   }
 
   start(): void {
-    if (this.everyMs <= 0) return;
-    this.timer = setInterval(() => {
-      this.chain = this.chain.then(() =>
-        this.runOnce().then(
-          () => undefined,
-          (error: unknown) => this.logger.warn({ err: error }, 'workload import failed'),
-        ),
-      );
-    }, this.everyMs);
-    this.timer.unref();
+    this.passes.start();
+  }
+
+  /** A pass soon: a new unbound pod that may be ours (UnboundPods). */
+  nudge(): void {
+    this.passes.nudge();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.chain;
+    await this.passes.stop();
   }
 
   /** One pass. Returns the ids of the jobs whose pods it saw. */
@@ -391,14 +387,17 @@ async function nodesFit(cluster: KubeCluster, store: KubeJobStore, logger: Logge
 /**
  * For the extender's filter: whether a pod kube-scheduler asks about belongs to a team's workload (a Job,
  * JobSet, … with quartermaster.io/team on it or on its pods) that the importer has not labelled yet — such a
- * pod must wait, or kube-scheduler would place it alone. Owner reads are cached for a few seconds.
+ * pod must wait, or kube-scheduler would place it alone. Workload owners come from `views` (the watches the
+ * importer and the status sync share: no GET per filter call); other owners (an LWS's StatefulSet), or all of
+ * them without views, by GETs cached for `ttlMs`.
  */
 export function unimportedWorkloadPodCheck(
   cluster: KubeCluster,
+  views: WorkloadViews | null = null,
   ttlMs = 5000,
 ): (pod: V1Pod) => Promise<boolean> {
   const objects = new WorkloadObjects(cluster.kubeConfig);
-  let lookup = objects.cachedLookup();
+  let cached = objects.cachedLookup();
   let since = Date.now();
   return async (pod) => {
     if (
@@ -407,9 +406,10 @@ export function unimportedWorkloadPodCheck(
     )
       return false;
     if (Date.now() - since > ttlMs) {
-      lookup = objects.cachedLookup();
+      cached = objects.cachedLookup();
       since = Date.now();
     }
+    const lookup = views ? views.lookup(cached) : cached;
     const chain = await workloadChain(pod, lookup).catch(() => null);
     return (
       !!chain &&
