@@ -11,6 +11,7 @@ import { runtimeOn } from './flavor-selection.js';
 import type { Flavor, JobSpec, RunningJob, Snapshot, Team } from './model.js';
 import { QuotaBook } from './quota.js';
 import { ReservationBook } from './reservations.js';
+import { strictlyById } from './ids.js';
 
 export interface HeldReplica {
   node: number;
@@ -119,9 +120,9 @@ export class CycleState {
   readonly teams = new Map<string, Team>();
   readonly reservations = new ReservationBook();
   private readonly byTeamFlavor = new Map<string, Map<string, Holding[]>>();
-  /** While building: usage per team and flavor, applied to quota and fair share in one go. */
-  private readonly buildUsage = new Map<string, Map<string, number>>();
+  /** Per flavor, its holdings by expected end; those of `unsorted` flavors are still in input order. */
   private readonly timelines = new Map<string, Holding[]>();
+  private readonly unsorted = new Set<string>();
   private unmerged: Holding[] = [];
   private readonly shareListeners: ((team: string) => void)[] = [];
   private building = true;
@@ -150,11 +151,12 @@ export class CycleState {
       new Map([...this.teams.values()].map((t) => [t.name, t.fairShareWeight])),
     );
     // Running jobs: the first of duplicate ids (by a stable sort on id) wins; usage is commutative,
-    // so without duplicates the input order does not matter and no sort is needed.
+    // so without duplicates the input order does not matter and no sort is needed. Input sorted by
+    // id (the usual) has none.
     const seen = new Set<string>();
     let running: readonly RunningJob[] = snapshot.running;
     let duplicates = false;
-    for (const r of running) {
+    for (const r of strictlyById(running) ? [] : running) {
       if (seen.has(r.id)) {
         // Copies of one id: the first by id, then by content (never by input order), is kept.
         const content = new Map(snapshot.running.map((j) => [j, JSON.stringify(j)]));
@@ -197,14 +199,16 @@ export class CycleState {
       this.hold(h);
     }
     this.cluster.seal();
-    for (const tl of this.timelines.values()) tl.sort(byEnd);
-    for (const [team, byFlavor] of this.buildUsage) {
-      for (const [flavor, x] of byFlavor) {
+    // Timelines are sorted on first use (timeline()); usage per team and flavor is applied in one go.
+    for (const f of this.timelines.keys()) this.unsorted.add(f);
+    for (const [team, byFlavor] of this.byTeamFlavor) {
+      for (const [flavor, list] of byFlavor) {
+        let x = 0;
+        for (const h of list) x += h.accelerators;
         this.quota.add(team, flavor, x);
         this.share.add(team, flavor, x);
       }
     }
-    this.buildUsage.clear();
     this.building = false;
   }
 
@@ -218,10 +222,8 @@ export class CycleState {
     if (!h.removed) return;
     h.removed = false;
     for (const r of h.replicas) this.cluster.apply(r.node, -r.a, -r.c, -r.m);
-    if (this.building) {
-      const u = nested(this.buildUsage, h.job.team, () => new Map<string, number>());
-      u.set(h.flavor, (u.get(h.flavor) ?? 0) + h.accelerators);
-    } else {
+    // While building, usage is summed from the per-team lists at the end (constructor).
+    if (!this.building) {
       this.quota.add(h.job.team, h.flavor, h.accelerators);
       this.share.add(h.job.team, h.flavor, h.accelerators);
     }
@@ -325,9 +327,23 @@ export class CycleState {
         list.push(h);
         byFlavor.set(h.flavor, list);
       }
-      for (const [f, list] of byFlavor) this.timelines.set(f, mergeByEnd(this.timelines.get(f) ?? [], list));
+      for (const [f, list] of byFlavor) this.timelines.set(f, mergeByEnd(this.sortedTimeline(f) ?? [], list));
     }
+    return this.sortedTimeline(flavor) ?? [];
+  }
+
+  /**
+   * The holdings of `flavor` present at snapshot time, in no particular order (unlike `timeline`, no
+   * sort): for scans whose outcome does not depend on the order.
+   */
+  holdingsOn(flavor: string): readonly Holding[] {
     return this.timelines.get(flavor) ?? [];
+  }
+
+  private sortedTimeline(flavor: string): Holding[] | undefined {
+    const tl = this.timelines.get(flavor);
+    if (tl !== undefined && this.unsorted.delete(flavor)) tl.sort(byEnd);
+    return tl;
   }
 }
 

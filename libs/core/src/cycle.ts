@@ -20,7 +20,7 @@ import { FifoGate } from './backfill.js';
 import { type FlavorMarket, buildMarket } from './flavor-market.js';
 import { flavorOrder, runtimeOn } from './flavor-selection.js';
 import { tryFlavor } from './fit.js';
-import type { Admission, BudgetBlock, CycleResult, PendingCode, PendingJob, Preemption, Snapshot } from './model.js';
+import type { Admission, BudgetBlock, CycleResult, PendingCode, PendingJob, Preemption, RunningJob, Snapshot } from './model.js';
 import { JobQueue, type QueueOrdering } from './ordering.js';
 import { planPreemption } from './preemptor.js';
 import { borrowedOf } from './quota.js';
@@ -36,6 +36,7 @@ import {
 import { type ActiveReservation, computeReservation } from './reservations.js';
 import { type RelativePlan, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
+import { sharedIds, strictlyById } from './ids.js';
 import { planMoves } from './moves.js';
 
 /** Failures that more capacity (freed by preemption, or by time) could cure. */
@@ -65,10 +66,10 @@ export function runCycle(snapshot: Snapshot): CycleResult {
   const undecided: Decision[] = [];
   const admittedPerTeam = new Map<string, number>();
   const blocked = new Map<string, BudgetBlock>((snapshot.budgetBlocks ?? []).map((b) => [b.team, b]));
-  const hetero = new Heterogeneity(st);
 
   // 2. Order.
   const { pending, duplicates } = dedupe(snapshot);
+  const hetero = new Heterogeneity(st, pending);
   const ordering: QueueOrdering = opts.ordering === 'shortest-first' ? { kind: 'shortest-first', now: snapshot.now, defaultRuntimeSeconds: opts.defaultExpectedRuntimeSeconds } : { kind: 'fifo' };
   const queue = new JobQueue(pending, (team) => st.share.share(team), ordering);
   const touched = new Set<string>();
@@ -84,8 +85,10 @@ export function runCycle(snapshot: Snapshot): CycleResult {
     } else {
       undecided.push(d);
     }
-    for (const t of touched) queue.touch(t);
-    touched.clear();
+    if (touched.size > 0) {
+      for (const t of touched) queue.touch(t);
+      touched.clear();
+    }
   }
 
   // 4. Move.
@@ -112,9 +115,18 @@ type Outcome = { admission: Admission; preemptions: Preemption[] } | Decision;
 class Heterogeneity {
   private built: FlavorMarket | undefined;
   readonly waits: WaitBook;
+  /**
+   * Whether any job of the cycle may be placed by relative speed: the waits are read only then, so
+   * without one they need not be kept.
+   */
+  readonly inUse: boolean;
 
-  constructor(private readonly st: CycleState) {
+  constructor(
+    private readonly st: CycleState,
+    pending: readonly PendingJob[],
+  ) {
     this.waits = new WaitBook(st);
+    this.inUse = pending.some((j) => Array.isArray(j.flavors) && placesByRelativeSpeed(st, j));
   }
 
   get market(): FlavorMarket {
@@ -144,7 +156,7 @@ function decide(
   if (limit !== null && (admittedPerTeam.get(job.team) ?? 0) >= limit) {
     return { job, failures: [], forced: { code: 'ADMISSION_LIMIT', message: admissionLimitMessage(job.team, limit) } };
   }
-  const failures: FlavorFailure[] = [];
+  let failures: FlavorFailure[] = [];
   let open: string[] = [];
   for (const f of flavorOrder(job, st.flavors, opts)) {
     const blocker = fifo.blockerOf(job, f);
@@ -183,7 +195,8 @@ function decide(
       }
     }
   }
-  failures.unshift(...open.map((f) => tried.get(f)!));
+  if (failures.length === 0) failures = open.map((f) => tried.get(f)!);
+  else failures.unshift(...open.map((f) => tried.get(f)!));
 
   // d. Reserve the earliest start (with relative-speed placement, the earliest expected finish).
   let reservation: ActiveReservation | undefined;
@@ -203,7 +216,7 @@ function decide(
   }
   fifo.recordBlocked(job, failures);
   const waitsFor = plan?.home ?? open[0];
-  if (waitsFor !== undefined && CURABLE.has(tried.get(waitsFor)?.code ?? 'INVALID')) {
+  if (hetero.inUse && waitsFor !== undefined && CURABLE.has(tried.get(waitsFor)?.code ?? 'INVALID')) {
     hetero.waits.claim(waitsFor, job.acceleratorsPerReplica * job.minReplicas, runtimeMs(st, job, waitsFor));
   }
 
@@ -255,6 +268,12 @@ function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[],
  * the id of a running one is marked too. Pending jobs are sorted by id, ties by content.
  */
 function dedupe(snapshot: Snapshot): { pending: PendingJob[]; duplicates: Set<PendingJob> } {
+  if (strictlyById(snapshot.pending)) {
+    // Already sorted and distinct (the usual input): only ids of running jobs can be duplicates.
+    const running = snapshot.running;
+    const marked = strictlyById(running) ? sharedIds(snapshot.pending, running) : withIdIn(snapshot.pending, running);
+    return { pending: [...snapshot.pending], duplicates: new Set(marked) };
+  }
   const running = new Set(snapshot.running.map((r) => r.id));
   const count = new Map<string, number>();
   for (const j of snapshot.pending) count.set(j.id, (count.get(j.id) ?? 0) + 1);
@@ -273,6 +292,11 @@ function dedupe(snapshot: Snapshot): { pending: PendingJob[]; duplicates: Set<Pe
     seen.add(j.id);
   }
   return { pending: sorted, duplicates };
+}
+
+function withIdIn(pending: readonly PendingJob[], running: readonly RunningJob[]): PendingJob[] {
+  const ids = new Set(running.map((r) => r.id));
+  return pending.filter((j) => ids.has(j.id));
 }
 
 /** A flavor that fits now but was declined (the job finishes sooner waiting for its home) fails like the home flavor, saying so. */

@@ -46,13 +46,16 @@ export interface FoundPlacement {
 export class FutureCapacity {
   /** Free capacity at the instant examined. */
   readonly view: FreeView;
-  private readonly extraA = new Map<number, number>();
-  private readonly extraC = new Map<number, number>();
-  private readonly extraM = new Map<number, number>();
+  /** Per node index: capacity released (+) or held by earlier reservations (−) at the instant examined. */
+  private readonly extraA: Float64Array;
+  private readonly extraC: Float64Array;
+  private readonly extraM: Float64Array;
   private readonly groups: readonly NodeGroup[];
-  private readonly groupOf = new Map<number, NodeGroup>();
-  private readonly slots = new Map<number, number>();
-  private readonly groupSlots = new Map<NodeGroup, number>();
+  /** Per node index: the position of its group in `groups` (−1: none), and its replica slots. */
+  private readonly groupOf: Int32Array;
+  private readonly slots: Float64Array;
+  /** Per group position: Σ slots of its nodes. */
+  private readonly groupSlots: Float64Array;
   /** Some group has enough replica slots (by count; a placement may still fail). */
   private fitsSomewhere = false;
   /** Accelerators released so far per team, and the drop of the pool's overflow they bring. */
@@ -67,15 +70,22 @@ export class FutureCapacity {
     private readonly req: GangRequest,
     private readonly earlier: EarlierReservations,
   ) {
-    const extraA = this.extraA;
-    for (const [i, a] of earlier.heldPerNode) extraA.set(i, -a);
+    const n = st.cluster.nodes.length;
+    const extraA = (this.extraA = new Float64Array(n));
+    const extraC = (this.extraC = new Float64Array(n));
+    const extraM = (this.extraM = new Float64Array(n));
+    for (const [i, a] of earlier.heldPerNode) extraA[i] = -a;
+    const cluster = st.cluster;
     this.view = {
-      freeA: (i) => st.cluster.freeA(i) + (extraA.get(i) ?? 0),
-      freeC: (i) => st.cluster.freeC(i) + (this.extraC.get(i) ?? 0),
-      freeM: (i) => st.cluster.freeM(i) + (this.extraM.get(i) ?? 0),
+      freeA: (i) => cluster.freeA(i) + extraA[i]!,
+      freeC: (i) => cluster.freeC(i) + extraC[i]!,
+      freeM: (i) => cluster.freeM(i) + extraM[i]!,
     };
     const grouping = groupingOf(job.topology);
     this.groups = grouping === 'none' ? [{ key: '', nodes: nodes.nodes, freeSum: 0 }] : st.cluster.groups(req.flavor, grouping);
+    this.groupOf = new Int32Array(n).fill(-1);
+    this.slots = new Float64Array(n);
+    this.groupSlots = new Float64Array(this.groups.length);
     this.countSlots();
   }
 
@@ -83,9 +93,9 @@ export class FutureCapacity {
   release(h: Holding): void {
     const { extraA, extraC, extraM } = this;
     for (const rep of h.replicas) {
-      extraA.set(rep.node, (extraA.get(rep.node) ?? 0) + rep.a);
-      extraC.set(rep.node, (extraC.get(rep.node) ?? 0) + rep.c);
-      extraM.set(rep.node, (extraM.get(rep.node) ?? 0) + rep.m);
+      extraA[rep.node] = extraA[rep.node]! + rep.a;
+      extraC[rep.node] = extraC[rep.node]! + rep.c;
+      extraM[rep.node] = extraM[rep.node]! + rep.m;
       this.recountNode(rep.node);
     }
     this.releaseQuota(h);
@@ -105,27 +115,27 @@ export class FutureCapacity {
   }
 
   private countSlots(): void {
-    const { view, req } = this;
-    for (const g of this.groups) {
+    const { view, req, groupOf, slots } = this;
+    for (let gi = 0; gi < this.groups.length; gi++) {
       let sum = 0;
-      for (const i of g.nodes) {
-        this.groupOf.set(i, g);
+      for (const i of this.groups[gi]!.nodes) {
+        groupOf[i] = gi;
         const s = slotsOn(view, i, req.shape, req.minK);
-        this.slots.set(i, s);
+        slots[i] = s;
         sum += s;
       }
-      this.groupSlots.set(g, sum);
+      this.groupSlots[gi] = sum;
       if (sum >= req.minK) this.fitsSomewhere = true;
     }
   }
 
   private recountNode(i: number): void {
-    const g = this.groupOf.get(i);
-    if (g === undefined) return;
+    const gi = this.groupOf[i]!;
+    if (gi < 0) return;
     const s = slotsOn(this.view, i, this.req.shape, this.req.minK);
-    const total = this.groupSlots.get(g)! + s - this.slots.get(i)!;
-    this.slots.set(i, s);
-    this.groupSlots.set(g, total);
+    const total = this.groupSlots[gi]! + s - this.slots[i]!;
+    this.slots[i] = s;
+    this.groupSlots[gi] = total;
     if (total >= this.req.minK) this.fitsSomewhere = true;
   }
 

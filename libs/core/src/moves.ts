@@ -71,6 +71,9 @@ export function planMoves(st: CycleState): Move[] {
   if (opts.maxPerCycle <= 0) return [];
   const candidates: Candidate[] = [];
   for (const flavor of st.flavors.keys()) {
+    // Sorting the timeline pays only when a job on it may move (holdings admitted in this cycle, not in
+    // holdingsOn, never may).
+    if (!st.holdingsOn(flavor).some((h) => mayMove(st, h))) continue;
     for (const h of st.timeline(flavor)) {
       if (!mayMove(st, h)) continue;
       const c = bestTarget(st, h, opts);

@@ -145,7 +145,7 @@ class FailedAttempts {
     const { st, p } = this;
     const epoch = st.epoch(p.flavor);
     const m = { epoch, failed: this.memo.epoch === epoch ? this.memo.failed : [] };
-    m.failed.push({ ...p.shape, minK: p.job.minReplicas, priority: p.job.priority, submittedAt: p.job.submittedAt });
+    m.failed.push({ a: p.shape.a, c: p.shape.c, m: p.shape.m, minK: p.job.minReplicas, priority: p.job.priority, submittedAt: p.job.submittedAt });
     if (m.failed.length > 16) m.failed.shift();
     st.failedPreemptions.set(this.key, m);
     return undefined;

@@ -9,6 +9,7 @@ import type { JobSpec, PendingCode } from './model.js';
 import type { QuotaEntry } from './quota.js';
 import { cohortIdle } from './quota.js';
 import { describeGrouping, describeSelector, splitGrouping } from './topology.js';
+import { isoTime } from './iso-time.js';
 
 /** Why a job could not start on one flavor. */
 export interface FlavorFailure {
@@ -18,7 +19,6 @@ export interface FlavorFailure {
 }
 
 export const jobLabel = (job: Pick<JobSpec, 'team' | 'name'>): string => `${job.team}/${job.name}`;
-export const isoTime = (ms: number): string => new Date(ms).toISOString();
 
 export function noQuotaMessage(team: string, flavor: string): string {
   return `team ${team} has no quota for ${flavor}`;
