@@ -24,8 +24,12 @@ function controlledPass(): { pass: () => Promise<void>; started: () => number; f
 }
 
 describe('ImportPasses', () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
+  beforeEach(() => {
+    jest.useFakeTimers();
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('a burst of nudges runs one pass after the nudge delay, long before the interval', async () => {
     const p = controlledPass();
@@ -107,7 +111,7 @@ describe('ImportPasses', () => {
 });
 
 describe('mayBeOurs', () => {
-  const pod = (spec: Record<string, unknown>): Parameters<typeof mayBeOurs>[0] => ({ spec: { containers: [], ...spec } }) as Parameters<typeof mayBeOurs>[0];
+  const pod = (spec: Record<string, unknown>): Parameters<typeof mayBeOurs>[0] => ({ spec: { containers: [], ...spec } });
   it('names our scheduler, or asks for an extended resource; bound pods and plain pods of other schedulers are not', () => {
     expect(mayBeOurs(pod({ schedulerName: 'quartermaster' }), 'quartermaster')).toBe(true);
     expect(mayBeOurs(pod({ containers: [{ name: 'c', resources: { limits: { 'nvidia.com/gpu': '1' } } }] }), 'quartermaster')).toBe(true);
