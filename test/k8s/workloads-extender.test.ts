@@ -7,13 +7,15 @@
 // allocated. A JobSet over quota gets no pod bound; a team within nominal reclaims by suspending a
 // borrowing JobSet; completion releases the quota and the preempted JobSet returns as the same job.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam, type Manifest } from './controllers/examples.js';
 import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
 import { eventually, type QmEnv } from './scheduler-harness.js';
 import {
   applyManifest,
+  deleteManifest,
   startWorkloadSuite,
   stopWorkloadSuite,
   boundPods,
@@ -25,7 +27,10 @@ import {
   used,
   workloadJob,
 } from './support/workloads.js';
-import { replicaOfPod } from '#kube';
+import { KubeCluster, LABEL_JOB_ID, replicaOfPod } from '#kube';
+import { unimportedWorkloadPodCheck } from '../../apps/scheduler/src/kubernetes/workload-importer.js';
+import { WorkloadViews } from '../../apps/scheduler/src/kubernetes/workload-views.js';
+import { restrictedIdentity } from './support/restricted-identity.js';
 
 let controllers: RunningControllers;
 let qm: QmEnv;
@@ -219,4 +224,34 @@ describe('TrainJob through kube-scheduler with Quartermaster as extender', () =>
       await kubelet.stop();
     }
   }, 420_000);
+});
+
+describe("the extender's filter on a pod of a workload not imported yet", () => {
+  it('finds the workload through the watches of workload kinds, with no GET of its Job or JobSet', async () => {
+    // A JobSet of the team: its pods exist (the JobSet and Job controllers) whatever Quartermaster decides.
+    const manifest = gpuJobSet('vision-watched', 'vision');
+    await applyManifest(qm, manifest);
+    // An extender whose identity may list and watch Jobs and JobSets but not GET one: the check used to read a
+    // pod's owners by GETs, and a refused GET let kube-scheduler place the pod alone.
+    const identity = await restrictedIdentity(qm.cluster.kubeConfig, 'qm-extender-watch', [
+      { apiGroups: ['jobset.x-k8s.io'], resources: ['jobsets'], verbs: ['list', 'watch'] },
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'watch'] },
+    ]);
+    const cluster = new KubeCluster(identity.kubeConfig, { namespace: qm.namespace });
+    const views = new WorkloadViews(cluster, pino({ level: 'silent' }));
+    try {
+      const pod = await eventually('a pod of vision-watched', async () => (await podsOf(qm, ofJobSet('vision-watched')))[0]);
+      // As kube-scheduler asks before the importer labelled it: the pod without its job id.
+      const asked = structuredClone(pod);
+      delete asked.metadata!.labels![LABEL_JOB_ID];
+      await expect(
+        identity.kubeConfig.makeApiClient(BatchV1Api).readNamespacedJob({ namespace: qm.namespace, name: pod.metadata!.ownerReferences![0]!.name }),
+      ).rejects.toMatchObject({ code: 403 });
+      expect(await unimportedWorkloadPodCheck(cluster, views)(asked)).toBe(true);
+    } finally {
+      await views.stop();
+      await identity.cleanUp();
+      await deleteManifest(qm, manifest);
+    }
+  }, 180_000);
 });

@@ -5,12 +5,12 @@
 // JobSet controller suspends its Jobs, whose pods go), which comes back as the same job; the JobSet's
 // Completed condition ends the job and releases its quota — read from a watch of JobSets, never by a GET of one.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { KubeCluster } from '#kube';
 import { KubeJobStore } from '../../apps/scheduler/src/kubernetes/kube-job-store.js';
 import { WorkloadStatusSync } from '../../apps/scheduler/src/kubernetes/workload-status-sync.js';
-import { uniqueName } from './support/cluster.js';
+import { restrictedIdentity } from './support/restricted-identity.js';
 import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam, type Manifest } from './controllers/examples.js';
 import { eventually, type QmEnv } from './scheduler-harness.js';
@@ -65,39 +65,9 @@ async function readJobSet(name: string): Promise<Manifest> {
 
 const ofJobSet = (name: string): string => `jobset.sigs.k8s.io/jobset-name=${name}`;
 
-/**
- * A KubeConfig acting as a user who may list and watch JobSets, and nothing else (the test's admin impersonates
- * it): any GET of a JobSet is refused (403). Returns it with the clean-up of its ClusterRole and binding.
- */
-async function listAndWatchJobSetsOnly(): Promise<{ kubeConfig: KubeConfig; cleanUp(): Promise<void> }> {
-  const admin = qm.cluster.kubeConfig;
-  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  const name = uniqueName('qm-watch-jobsets');
-  await rbac.createClusterRole({
-    body: { metadata: { name }, rules: [{ apiGroups: ['jobset.x-k8s.io'], resources: ['jobsets'], verbs: ['list', 'watch'] }] },
-  });
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name }],
-    },
-  });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: admin.clusters,
-    users: admin.users.map((user) => ({ ...user, impersonateUser: name })),
-    contexts: admin.contexts,
-    currentContext: admin.currentContext,
-  });
-  return {
-    kubeConfig,
-    async cleanUp() {
-      await rbac.deleteClusterRoleBinding({ name });
-      await rbac.deleteClusterRole({ name });
-    },
-  };
-}
+/** A KubeConfig that may list and watch JobSets, and nothing else: any GET of a JobSet is refused (403). */
+const listAndWatchJobSetsOnly = (): ReturnType<typeof restrictedIdentity> =>
+  restrictedIdentity(qm.cluster.kubeConfig, 'qm-watch-jobsets', [{ apiGroups: ['jobset.x-k8s.io'], resources: ['jobsets'], verbs: ['list', 'watch'] }]);
 
 describe('JobSet', () => {
   it('the upstream paralleljobs JobSet with the team label is one job of 5 pods, bound where the core placed them', async () => {
