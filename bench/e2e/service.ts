@@ -1,9 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url)); // dist/bench/e2e → repo root
+/** The repository's root: the nearest directory above this file with a package.json (dist/bench/e2e or bench/e2e). */
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+const ROOT = repoRoot();
+
+/** What the service runs: the built `npm start` (default), or its sources through the dev loader (benches run from TypeScript). */
+export const SERVICE_FROM_DIST = ['dist/apps/scheduler/src/main-all.js'];
+export const SERVICE_FROM_SOURCES = ['--import', './apps/scheduler/dev/ts-register.mjs', 'apps/scheduler/src/main-all.ts'];
 
 export interface Service {
   url: string;
@@ -18,11 +29,18 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Starts `dist/apps/scheduler/src/main-all.js` (API + scheduler + worker, standalone mode) on a free port. */
-export async function startService(env: Record<string, string>, onLine?: (entry: Record<string, unknown>) => void): Promise<Service> {
+/**
+ * Starts `dist/apps/scheduler/src/main-all.js` (API + scheduler + worker; standalone mode, or Kubernetes mode
+ * with KUBECONFIG) in a process of its own, on a free port.
+ */
+export async function startService(
+  env: Record<string, string>,
+  onLine?: (entry: Record<string, unknown>) => void,
+  entry: readonly string[] = SERVICE_FROM_DIST,
+): Promise<Service> {
   // QM_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the service (node flags, space-separated).
   const nodeArgs = (process.env['QM_BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/apps/scheduler/src/main-all.js'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...entry], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', PORT: '0', QM_SCHEDULER_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

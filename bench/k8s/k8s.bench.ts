@@ -22,7 +22,8 @@ import { KubeCluster } from '#kube';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { startKubeScheduler } from '../../test/k8s/support/kube-scheduler.js';
 import { fakeNode } from '../../test/k8s/support/cluster.js';
-import { seedTenancy, startQm } from '../../test/k8s/scheduler-harness.js';
+import { seedTenancy } from '../../test/k8s/scheduler-harness.js';
+import { startQmService } from './qm-service.js';
 import { startControllers } from '../../test/k8s/controllers/controllers.js';
 
 const NODES = Number(process.env.QM_BENCH_NODES ?? 500);
@@ -174,7 +175,7 @@ async function emptyNamespace(core: CoreV1Api, namespace: string): Promise<void>
 }
 
 /** Scenario `pods`: N single-GPU pods (kube-scheduler, stock then lifted) vs N single-GPU jobs submitted over REST (Quartermaster). */
-async function podsScenario({ kc, core, names, h100Product, a100Product }: Fleet): Promise<void> {
+async function podsScenario({ kc, core, h100Product, a100Product }: Fleet): Promise<void> {
   const podNames = Array.from({ length: PODS }, (_, i) => `p-${i}`);
   // 1. kube-scheduler alone, stock and with its client's rate limit lifted.
   const ks = {} as Record<'stock' | 'lifted', KsRun>;
@@ -201,12 +202,7 @@ async function podsScenario({ kc, core, names, h100Product, a100Product }: Fleet
   }
 
   // 2. Quartermaster.
-  const qm = await startQm(
-    'bench',
-    0,
-    { ...NO_GANG_TIMEOUT, QM_KUBE_IMPORT_EVERY_MS: '0', QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY },
-    { existingNodes: { names, h100Product, a100Product } },
-  );
+  const qm = await startQmService(kc, 'bench', { ...NO_GANG_TIMEOUT, QM_KUBE_IMPORT_EVERY_MS: '0', QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY }, { h100Product, a100Product });
   try {
     await seedTenancy(qm, { nominal: PODS, borrowingLimit: 0 });
     for (;;) {
@@ -290,7 +286,7 @@ function benchJobSet(name: string, quartermaster: boolean): KubernetesObject & {
  * creation to every pod bound — by the stock kube-scheduler (pod by pod), then by Quartermaster (one gang job
  * per JobSet through the workload importer) on the same nodes.
  */
-async function jobSetsScenario({ kc, core, names, h100Product, a100Product }: Fleet): Promise<void> {
+async function jobSetsScenario({ kc, core, h100Product, a100Product }: Fleet): Promise<void> {
   const pods = JOBSETS * PODS_PER_JOBSET;
   const jobSetNames = Array.from({ length: JOBSETS }, (_, i) => `js-${i}`);
   const objects = KubernetesObjectApi.makeApiClient(kc);
@@ -322,7 +318,7 @@ async function jobSetsScenario({ kc, core, names, h100Product, a100Product }: Fl
       await emptyNamespace(core, namespace);
     }
 
-    const qm = await startQm('bench-js', 0, { ...NO_GANG_TIMEOUT, QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY }, { existingNodes: { names, h100Product, a100Product } });
+    const qm = await startQmService(kc, 'bench-js', { ...NO_GANG_TIMEOUT, QM_WORKER_CONCURRENCY: WORKER_CONCURRENCY }, { h100Product, a100Product });
     try {
       await seedTenancy(qm, { nominal: pods, borrowingLimit: 0 });
       for (;;) {
@@ -375,7 +371,7 @@ async function main(): Promise<void> {
   const dir = execFileSync('bash', [join(root, 'test/k8s/controlplane/start.sh'), '--watch-pid', String(process.pid)], { encoding: 'utf8' }).trim().split('\n').pop()!;
   process.env.KUBECONFIG = join(dir, 'kubeconfig');
   process.env.QM_K8S_BIN = join(process.env.QM_K8S_CACHE ?? join(homedir(), '.cache/quartermaster/k8s-v1.34.4'), 'bin');
-  // Quartermaster runs as the Helm chart's ServiceAccount (startQm renders the chart with this helm).
+  // Quartermaster runs as the Helm chart's ServiceAccount (startQmService renders the chart with this helm).
   process.env.QM_HELM = execFileSync('bash', [join(root, 'test/k8s/controlplane/build-helm.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
   try {
     const kc = new KubeConfig();

@@ -196,7 +196,7 @@ export async function startQm(
 }
 
 /** Flavors h100 and a100 selecting this environment's fake nodes; cohort, teams and quotas. */
-export async function seedTenancy(qm: QmEnv, quota = { nominal: 32, borrowingLimit: 0 }): Promise<void> {
+export async function seedTenancy(qm: Pick<QmEnv, 'ok' | 'h100Product' | 'a100Product'>, quota = { nominal: 32, borrowingLimit: 0 }): Promise<void> {
   await qm.ok('PUT', '/v1/cohorts/research', { description: 'pool' });
   await qm.ok('PUT', '/v1/flavors/h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: { 'nvidia.com/gpu.product': qm.h100Product }, memoryGiB: 80, relativeSpeed: 2, costPerHour: 4 });
   await qm.ok('PUT', '/v1/flavors/a100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: { 'nvidia.com/gpu.product': qm.a100Product }, memoryGiB: 80, relativeSpeed: 1, costPerHour: 2 });
