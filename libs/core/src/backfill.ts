@@ -30,8 +30,8 @@ export interface BackfillLimits {
   caps: Map<number, number> | undefined;
   /** The same-team reservation whose quota slack bounds this job, if any. */
   slack: ActiveReservation | undefined;
-  /** Reservations this job would overlap (for messages). */
-  overlapping: ActiveReservation[];
+  /** The first reservation this job would overlap (for messages); there is one whenever `caps` is set. */
+  firstOverlapping: ActiveReservation | undefined;
 }
 
 export function backfillLimits(st: CycleState, job: PendingJob, flavor: string): BackfillLimits {
@@ -39,7 +39,7 @@ export function backfillLimits(st: CycleState, job: PendingJob, flavor: string):
   return {
     caps: st.reservations.capsFor(flavor, end),
     slack: st.reservations.quotaSlackFor(job.team, flavor, end),
-    overlapping: st.reservations.overlapping(flavor, end),
+    firstOverlapping: st.reservations.firstOverlapping(flavor, end),
   };
 }
 

@@ -53,7 +53,8 @@ export class ClusterState {
   private sealed = false;
   private readonly flavors = new Map<string, FlavorNodes>();
   private readonly groupings = new Map<string, NodeGroup[]>();
-  private readonly memberships: NodeGroup[][];
+  /** Per node index, the groups it belongs to (undefined until a grouping holding it is built). */
+  private readonly memberships: (NodeGroup[] | undefined)[];
   private readonly failed = new Map<string, Map<string, FailedShape>>();
   private readonly largest = new Map<string, number>();
 
@@ -77,7 +78,7 @@ export class ClusterState {
     this.fa = nodes.map((n) => q(n.accelerators) - q(n.external?.accelerators));
     this.fc = nodes.map((n) => q(n.cpuMillis) - q(n.external?.cpuMillis));
     this.fm = nodes.map((n) => q(n.memoryMiB) - q(n.external?.memoryMiB));
-    this.memberships = nodes.map(() => []);
+    this.memberships = new Array<NodeGroup[] | undefined>(nodes.length);
     nodes.forEach((n, i) => {
       this.index.set(n.name, i);
       const fl = this.flavors.get(n.flavor);
@@ -139,7 +140,7 @@ export class ClusterState {
       }
       group.nodes.push(i);
       group.freeSum += Math.max(0, this.fa[i]!);
-      this.memberships[i]!.push(group);
+      (this.memberships[i] ??= []).push(group);
     }
     gs = [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     this.groupings.set(k, gs);
@@ -151,8 +152,7 @@ export class ClusterState {
    * failed-shape memo consistent.
    */
   apply(i: number, dA: number, dC: number, dM: number): void {
-    const node = this.nodes[i]!;
-    const fl = this.sealed && node.schedulable ? this.flavors.get(node.flavor) : undefined;
+    const fl = this.sealed && this.nodes[i]!.schedulable ? this.flavors.get(this.nodes[i]!.flavor) : undefined;
     const before = this.fa[i]!;
     const after = before + dA;
     if (fl !== undefined) {
@@ -165,7 +165,8 @@ export class ClusterState {
       }
       const dPos = Math.max(0, after) - Math.max(0, before);
       fl.totalFree += dPos;
-      for (const g of this.memberships[i]!) g.freeSum += dPos;
+      const groups = this.memberships[i];
+      if (groups !== undefined) for (const g of groups) g.freeSum += dPos;
       if (dA > 0 || dC > 0 || dM > 0) this.failed.delete(fl.name);
     } else {
       this.fa[i] = after;

@@ -125,7 +125,6 @@ export class CycleState {
   private readonly unsorted = new Set<string>();
   private unmerged: Holding[] = [];
   private readonly shareListeners: ((team: string) => void)[] = [];
-  private building = true;
   private readonly sortedVictims = new Map<string, VictimList>();
   private readonly epochs = new Map<string, number>();
   /** Reservation requests that cannot fit even after every known job ends (reservations.ts). */
@@ -168,6 +167,10 @@ export class CycleState {
     }
     seen.clear();
     const defaultRuntime = snapshot.options.defaultExpectedRuntimeSeconds;
+    const index = this.cluster.index;
+    // What `hold` does to running work, without its per-call lookups (the last flavor's timeline is kept at hand).
+    let tlFlavor: string | undefined;
+    let tl: Holding[] | undefined;
     for (const r of running) {
       if (duplicates) {
         if (seen.has(r.id)) continue;
@@ -177,7 +180,7 @@ export class CycleState {
       let accelerators = 0;
       for (const p of r.placement ?? []) {
         accelerators += qty(p.accelerators);
-        const node = this.cluster.index.get(p.node);
+        const node = index.get(p.node);
         if (node === undefined) continue;
         replicas.push({ node, a: qty(p.accelerators), c: qty(p.cpuMillis), m: qty(p.memoryMiB) });
       }
@@ -190,13 +193,30 @@ export class CycleState {
         checkpointAt: lastCheckpoint(r, this.now),
         end: expectedEnd(r.admittedAt, runtimeOn(r, r.flavor, this.flavors), defaultRuntime, this.now),
         admittedThisCycle: false,
-        removed: true,
+        removed: false,
         // Every field set up front: one object shape for all holdings keeps property access fast.
         preempted: r.preempted,
         evicted: false,
-        indexed: false,
+        indexed: true,
       };
-      this.hold(h);
+      for (const rep of replicas) this.cluster.apply(rep.node, -rep.a, -rep.c, -rep.m);
+      let byFlavor = this.byTeamFlavor.get(r.team);
+      if (byFlavor === undefined) {
+        byFlavor = new Map();
+        this.byTeamFlavor.set(r.team, byFlavor);
+      }
+      const list = byFlavor.get(h.flavor);
+      if (list === undefined) byFlavor.set(h.flavor, [h]);
+      else list.push(h);
+      if (tl === undefined || h.flavor !== tlFlavor) {
+        tlFlavor = h.flavor;
+        tl = this.timelines.get(tlFlavor);
+        if (tl === undefined) {
+          tl = [];
+          this.timelines.set(tlFlavor, tl);
+        }
+      }
+      tl.push(h);
     }
     this.cluster.seal();
     // Timelines are sorted on first use (timeline()); usage per team and flavor is applied in one go.
@@ -209,7 +229,6 @@ export class CycleState {
         this.share.add(team, flavor, x);
       }
     }
-    this.building = false;
   }
 
   /** Called with a team whenever its usage (and so its fair share) changes. */
@@ -222,11 +241,8 @@ export class CycleState {
     if (!h.removed) return;
     h.removed = false;
     for (const r of h.replicas) this.cluster.apply(r.node, -r.a, -r.c, -r.m);
-    // While building, usage is summed from the per-team lists at the end (constructor).
-    if (!this.building) {
-      this.quota.add(h.job.team, h.flavor, h.accelerators);
-      this.share.add(h.job.team, h.flavor, h.accelerators);
-    }
+    this.quota.add(h.job.team, h.flavor, h.accelerators);
+    this.share.add(h.job.team, h.flavor, h.accelerators);
     if (h.indexed !== true) {
       h.indexed = true;
       const byFlavor = nested(this.byTeamFlavor, h.job.team, () => new Map<string, Holding[]>());
@@ -238,10 +254,8 @@ export class CycleState {
         tl = [];
         this.timelines.set(h.flavor, tl);
       }
-      if (this.building) tl.push(h);
-      else this.unmerged.push(h);
+      this.unmerged.push(h);
     }
-    if (this.building) return;
     this.reservations.onHold(h);
     const e = this.quota.get(h.job.team, h.flavor);
     // More usage never helps a preemptor, except that a team starting to borrow becomes reclaimable.

@@ -94,7 +94,7 @@ export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitO
   if (fit.ok) return { ok: true, flavor, nodes: fit.nodes };
   if (limits.caps !== undefined) {
     const free = placeGang(st.cluster, { ...req, caps: undefined });
-    if (free.ok) return blocked(flavor, limits.overlapping[0]!);
+    if (free.ok) return blocked(flavor, limits.firstOverlapping!);
     return capacityFailure(st, job, flavor, free);
   }
   return capacityFailure(st, job, flavor, fit);

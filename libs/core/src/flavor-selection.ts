@@ -47,9 +47,13 @@ export function runtimeOn(job: JobSpec, flavor: string, flavors: ReadonlyMap<str
   if (own === undefined) return rt;
   const s = effectiveSpeed(job, own);
   let best = s;
-  for (const f of job.flavors) {
-    const fl = flavors.get(f);
-    if (fl !== undefined) best = Math.max(best, effectiveSpeed(job, fl));
+  const listed = job.flavors;
+  // A job of one flavor (most): the loop would only meet `own` again, and max(s, s) = s.
+  if (listed.length !== 1 || listed[0] !== flavor) {
+    for (const f of listed) {
+      const fl = flavors.get(f);
+      if (fl !== undefined) best = Math.max(best, effectiveSpeed(job, fl));
+    }
   }
   return s > 0 && Number.isFinite(best) ? (rt * best) / s : rt;
 }

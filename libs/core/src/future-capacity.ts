@@ -46,16 +46,18 @@ export interface FoundPlacement {
 export class FutureCapacity {
   /** Free capacity at the instant examined. */
   readonly view: FreeView;
+  // Plain arrays, not typed ones: a typed array this size gets a backing store outside the heap, dearer
+  // to make than the search it serves.
   /** Per node index: capacity released (+) or held by earlier reservations (−) at the instant examined. */
-  private readonly extraA: Float64Array;
-  private readonly extraC: Float64Array;
-  private readonly extraM: Float64Array;
+  private readonly extraA: number[];
+  private readonly extraC: number[];
+  private readonly extraM: number[];
   private readonly groups: readonly NodeGroup[];
   /** Per node index: the position of its group in `groups` (−1: none), and its replica slots. */
-  private readonly groupOf: Int32Array;
-  private readonly slots: Float64Array;
+  private readonly groupOf: number[];
+  private readonly slots: number[];
   /** Per group position: Σ slots of its nodes. */
-  private readonly groupSlots: Float64Array;
+  private readonly groupSlots: number[];
   /** Some group has enough replica slots (by count; a placement may still fail). */
   private fitsSomewhere = false;
   /** Accelerators released so far per team, and the drop of the pool's overflow they bring. */
@@ -71,9 +73,9 @@ export class FutureCapacity {
     private readonly earlier: EarlierReservations,
   ) {
     const n = st.cluster.nodes.length;
-    const extraA = (this.extraA = new Float64Array(n));
-    const extraC = (this.extraC = new Float64Array(n));
-    const extraM = (this.extraM = new Float64Array(n));
+    const extraA = (this.extraA = new Array<number>(n).fill(0));
+    const extraC = (this.extraC = new Array<number>(n).fill(0));
+    const extraM = (this.extraM = new Array<number>(n).fill(0));
     for (const [i, a] of earlier.heldPerNode) extraA[i] = -a;
     const cluster = st.cluster;
     this.view = {
@@ -83,9 +85,9 @@ export class FutureCapacity {
     };
     const grouping = groupingOf(job.topology);
     this.groups = grouping === 'none' ? [{ key: '', nodes: nodes.nodes, freeSum: 0 }] : st.cluster.groups(req.flavor, grouping);
-    this.groupOf = new Int32Array(n).fill(-1);
-    this.slots = new Float64Array(n);
-    this.groupSlots = new Float64Array(this.groups.length);
+    this.groupOf = new Array<number>(n).fill(-1);
+    this.slots = new Array<number>(n).fill(0);
+    this.groupSlots = new Array<number>(this.groups.length).fill(0);
     this.countSlots();
   }
 

@@ -47,15 +47,16 @@ export class ReservationBook {
     return this.active.length;
   }
 
-  /** Reservations of `flavor` that work ending at `end` would overlap. */
-  overlapping(flavor: string, end: number): ActiveReservation[] {
-    return this.active.filter((r) => r.flavor === flavor && r.startAt < end);
+  /** The first reservation of `flavor` that work ending at `end` would overlap. */
+  firstOverlapping(flavor: string, end: number): ActiveReservation | undefined {
+    return this.active.find((r) => r.flavor === flavor && r.startAt < end);
   }
 
   /** Per-node accelerator ceilings for work on `flavor` ending at `end`; undefined when none apply. */
   capsFor(flavor: string, end: number): Map<number, number> | undefined {
     let caps: Map<number, number> | undefined;
-    for (const r of this.overlapping(flavor, end)) {
+    for (const r of this.active) {
+      if (r.flavor !== flavor || !(r.startAt < end)) continue;
       caps ??= new Map();
       for (const [i, h] of r.headroom) caps.set(i, Math.min(caps.get(i) ?? Infinity, Math.max(0, h)));
     }
@@ -65,8 +66,8 @@ export class ReservationBook {
   /** The tightest same-team quota slack on `flavor` for work ending at `end`. */
   quotaSlackFor(team: string, flavor: string, end: number): ActiveReservation | undefined {
     let worst: ActiveReservation | undefined;
-    for (const r of this.overlapping(flavor, end)) {
-      if (r.job.team !== team) continue;
+    for (const r of this.active) {
+      if (r.flavor !== flavor || !(r.startAt < end) || r.job.team !== team) continue;
       if (worst === undefined || r.quotaSlack < worst.quotaSlack) worst = r;
     }
     return worst;

@@ -7,24 +7,24 @@ import type { CycleState } from './cycle-state.js';
 import type { PendingJob } from './model.js';
 
 const isCount = (n: unknown): n is number => isQuantity(n) && n >= 1;
+const quantityReason = (field: string, v: unknown): string => `${field} must be a non-negative integer (got ${String(v)})`;
 
 /** The first problem with `job`, or null when it is valid. */
 export function invalidReason(st: CycleState, job: PendingJob): string | null {
   if (!st.teams.has(job.team)) return `unknown team ${job.team}`;
   if (!Array.isArray(job.flavors) || job.flavors.length === 0) return 'the job accepts no flavor';
-  const unknown = job.flavors.filter((f) => !st.flavors.has(f));
-  if (unknown.length > 0) return `unknown flavor${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
+  // Checked every cycle for every pending job: no allocation unless something is wrong.
+  if (!job.flavors.every((f) => st.flavors.has(f))) {
+    const unknown = job.flavors.filter((f) => !st.flavors.has(f));
+    return `unknown flavor${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
+  }
   if (!isCount(job.replicas)) return `replicas must be a positive integer (got ${String(job.replicas)})`;
   if (!isCount(job.minReplicas) || job.minReplicas > job.replicas) {
     return `minReplicas must be an integer between 1 and replicas ${job.replicas} (got ${String(job.minReplicas)})`;
   }
-  for (const [field, v] of [
-    ['acceleratorsPerReplica', job.acceleratorsPerReplica],
-    ['cpuMillisPerReplica', job.cpuMillisPerReplica],
-    ['memoryMiBPerReplica', job.memoryMiBPerReplica],
-  ] as const) {
-    if (!isQuantity(v)) return `${field} must be a non-negative integer (got ${String(v)})`;
-  }
+  if (!isQuantity(job.acceleratorsPerReplica)) return quantityReason('acceleratorsPerReplica', job.acceleratorsPerReplica);
+  if (!isQuantity(job.cpuMillisPerReplica)) return quantityReason('cpuMillisPerReplica', job.cpuMillisPerReplica);
+  if (!isQuantity(job.memoryMiBPerReplica)) return quantityReason('memoryMiBPerReplica', job.memoryMiBPerReplica);
   if (!Number.isFinite(job.priority)) return `priority must be a finite number (got ${String(job.priority)})`;
   if (!Number.isFinite(job.submittedAt)) return `submittedAt must be a finite time (got ${String(job.submittedAt)})`;
   const rt = job.expectedRuntimeSeconds;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { DEFAULT_OPTIONS, runCycle, type CycleResult, type ReplicaPlacement, type Snapshot } from '#core';
 import { buildCluster } from './cluster-file.js';
 import { runSimulation } from './engine.js';
-import { EventQueue } from './event-queue.js';
+import { EventQueue, type SimEvent } from './event-queue.js';
 import { deriveTenancy } from './tenancy-file.js';
 import type { SimInput, SimJob } from './types.js';
 
@@ -73,6 +74,39 @@ describe('EventQueue', () => {
     const order: string[] = [];
     for (let e = q.pop(); e !== undefined; e = q.pop()) order.push(`${e.at}:${e.kind}:${e.jobId}`);
     expect(order).toEqual(['3:cycle:', '5:completion:j3', '5:completion:j9', '5:arrival:j1', '5:arrival:j2', '5:cycle:']);
+  });
+
+  it('pops in that order whatever pushes and pops interleave (in-order pushes take its sorted run)', () => {
+    const kinds = ['completion', 'arrival', 'cycle'] as const;
+    const arbEvent = fc.record({ at: fc.integer({ min: 0, max: 20 }), kind: fc.constantFrom(...kinds), jobId: fc.constantFrom('', 'j1', 'j2', 'j3'), run: fc.nat(3) });
+    const arbOp = fc.oneof(arbEvent, fc.constant('pop' as const));
+    fc.assert(
+      fc.property(fc.array(arbEvent, { maxLength: 30 }), fc.array(arbOp, { maxLength: 60 }), (preload, ops) => {
+        const q = new EventQueue();
+        // The reference: every queued event with its push number, the least by (at, kind, jobId, push number) popped first.
+        let queued: { e: SimEvent; seq: number }[] = [];
+        let seq = 0;
+        const rank = { completion: 0, arrival: 1, cycle: 2 };
+        const cmp = (x: { e: SimEvent; seq: number }, y: { e: SimEvent; seq: number }): number =>
+          x.e.at - y.e.at || rank[x.e.kind] - rank[y.e.kind] || (x.e.jobId < y.e.jobId ? -1 : x.e.jobId > y.e.jobId ? 1 : 0) || x.seq - y.seq;
+        const push = (e: SimEvent): void => {
+          q.push(e);
+          queued.push({ e, seq: seq++ });
+        };
+        [...preload].sort((x, y) => x.at - y.at).forEach(push);
+        for (const op of [...ops, ...Array<'pop'>(100).fill('pop')]) {
+          if (op !== 'pop') {
+            push(op);
+            continue;
+          }
+          queued = queued.sort(cmp);
+          const want = queued.shift();
+          expect(q.size).toBe(want === undefined ? 0 : queued.length + 1);
+          const got = q.pop();
+          expect(got && { at: got.at, kind: got.kind, jobId: got.jobId, run: got.run }).toEqual(want?.e);
+        }
+      }),
+    );
   });
 });
 

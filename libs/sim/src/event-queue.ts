@@ -35,16 +35,39 @@ function before(a: Entry, b: Entry): boolean {
   return a.seq < b.seq;
 }
 
+/**
+ * Events pushed in order (each not before the last one so pushed and still queued: the trace's
+ * arrivals, pushed up front) go to a sorted run read from its front; the others to a binary heap. `pop`
+ * takes the earlier of the two heads. The order is the same as one heap's (it is total: `seq` breaks
+ * every tie), but the heap stays small — the events of running jobs and cycles — instead of holding
+ * every arrival of the trace.
+ */
 export class EventQueue {
   private readonly heap: Entry[] = [];
+  private run: Entry[] = [];
+  private runStart = 0;
   private seq = 0;
 
   get size(): number {
-    return this.heap.length;
+    return this.heap.length + this.run.length - this.runStart;
   }
 
   push(event: SimEvent): void {
-    const entry: Entry = { ...event, seq: this.seq++ };
+    const entry: Entry = { at: event.at, kind: event.kind, jobId: event.jobId, run: event.run, seq: this.seq++ };
+    const run = this.run;
+    if (this.runStart === run.length) {
+      if (this.runStart > 0) {
+        this.run = [entry];
+        this.runStart = 0;
+        return;
+      }
+      run.push(entry);
+      return;
+    }
+    if (!before(entry, run[run.length - 1]!)) {
+      run.push(entry);
+      return;
+    }
     const heap = this.heap;
     heap.push(entry);
     let i = heap.length - 1;
@@ -59,12 +82,20 @@ export class EventQueue {
   }
 
   peek(): SimEvent | undefined {
-    return this.heap[0];
+    const top = this.heap[0];
+    const next = this.run[this.runStart];
+    if (top === undefined) return next;
+    return next !== undefined && before(next, top) ? next : top;
   }
 
   pop(): SimEvent | undefined {
     const heap = this.heap;
     const top = heap[0];
+    const next = this.run[this.runStart];
+    if (next !== undefined && (top === undefined || before(next, top))) {
+      this.runStart++;
+      return next;
+    }
     if (top === undefined) return undefined;
     const last = heap.pop()!;
     if (heap.length > 0) {
