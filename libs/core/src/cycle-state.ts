@@ -11,7 +11,7 @@ import { runtimeOn } from './flavor-selection.js';
 import type { Flavor, JobSpec, RunningJob, Snapshot, Team } from './model.js';
 import { QuotaBook } from './quota.js';
 import { ReservationBook } from './reservations.js';
-import { strictlyById } from './ids.js';
+import { namesInOrder, sortedCopy, strictlyById } from './sorted-input.js';
 
 export interface HeldReplica {
   node: number;
@@ -134,14 +134,18 @@ export class CycleState {
 
   constructor(readonly snapshot: Snapshot) {
     this.now = snapshot.now;
-    const flavors = [...snapshot.flavors].sort(byName);
-    const teams = [...snapshot.teams].sort(byName);
+    const flavors = sortedCopy(snapshot.flavors, byName, namesInOrder);
+    const teams = sortedCopy(snapshot.teams, byName, namesInOrder);
     for (const f of flavors) if (!this.flavors.has(f.name)) this.flavors.set(f.name, f);
     for (const t of teams) if (!this.teams.has(t.name)) this.teams.set(t.name, t);
-    const quotas = [...snapshot.quotas].sort(
+    const quotas = sortedCopy(
+      snapshot.quotas,
       (a, b) => (a.team < b.team ? -1 : a.team > b.team ? 1 : 0) || (a.flavor < b.flavor ? -1 : a.flavor > b.flavor ? 1 : 0),
+      (a, b) =>
+        typeof a.team === 'string' && typeof b.team === 'string' && typeof a.flavor === 'string' && typeof b.flavor === 'string' &&
+        (a.team < b.team || (a.team === b.team && !(a.flavor > b.flavor))),
     );
-    this.cluster = new ClusterState([...snapshot.nodes].sort(byName), [...this.flavors.values()]);
+    this.cluster = new ClusterState(sortedCopy(snapshot.nodes, byName, namesInOrder), [...this.flavors.values()]);
     this.quota = new QuotaBook([...this.teams.values()], quotas);
     const capacity = new Map<string, number>();
     for (const f of this.flavors.keys()) capacity.set(f, this.cluster.flavor(f)?.fleetCapacity ?? 0);

@@ -36,7 +36,7 @@ import {
 import { type ActiveReservation, computeReservation } from './reservations.js';
 import { type RelativePlan, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
-import { sharedIds, strictlyById } from './ids.js';
+import { sharedIds, strictlyById } from './sorted-input.js';
 import { planMoves } from './moves.js';
 
 /** Failures that more capacity (freed by preemption, or by time) could cure. */

@@ -28,6 +28,9 @@ export function parsePhillyCsv(text: string, options: PhillyOptions): Trace & { 
   const rejected: Rejected[] = [];
   const rows: { line: number; epochMs: number; duration: number; gpus: number; team: string }[] = [];
   const pad = String(lines.length).length;
+  // One string per team, shared by all its jobs: the core looks teams up in maps for every running and
+  // pending job of every cycle, and equal strings that are one object compare without reading them.
+  const teams = new Map<string, string>();
   for (let i = 1; i < lines.length; i++) {
     const raw = lines[i]!;
     if (raw.trim() === '') continue;
@@ -65,7 +68,12 @@ export function parsePhillyCsv(text: string, options: PhillyOptions): Trace & { 
       reject(`cluster '${teamText}' is not a valid team name (DNS label)`);
       continue;
     }
-    rows.push({ line, epochMs, duration, gpus, team: teamText });
+    let team = teams.get(teamText);
+    if (team === undefined) {
+      team = teamText;
+      teams.set(team, team);
+    }
+    rows.push({ line, epochMs, duration, gpus, team });
   }
   let epoch = Infinity;
   for (const r of rows) if (r.epochMs < epoch) epoch = r.epochMs;
