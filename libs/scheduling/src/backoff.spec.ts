@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { exponentialBackoffMs } from './backoff.js';
+import { notReadyDelayMs } from './side-effect-worker.js';
 
 describe('exponentialBackoffMs', () => {
   it.each([
@@ -15,5 +16,13 @@ describe('exponentialBackoffMs', () => {
 
   it('rejects a max below the base', () => {
     expect(() => exponentialBackoffMs(1, 100, 10)).toThrow(/maxMs/);
+  });
+});
+
+describe('notReadyDelayMs', () => {
+  it('looks again after 50 ms, doubling to 250 ms, and every 2 s once the wait has lasted 120 looks', () => {
+    expect([0, 1, 2, 3, 4, 50].map(notReadyDelayMs)).toEqual([50, 100, 200, 250, 250, 250]);
+    expect(notReadyDelayMs(119)).toBe(250);
+    expect(notReadyDelayMs(120)).toBe(2000);
   });
 });

@@ -16,4 +16,6 @@ export const parseSideEffectPayload = parseOutboxPayload;
 /** What the queue carries: only the outbox id (the entry holds kind and payload). */
 export interface SideEffectJobData {
   outboxId: string;
+  /** Looks that found the entry not ready yet (NotReadyYetError): they space the next one. */
+  polls?: number;
 }

@@ -29,6 +29,17 @@ export class PermanentSideEffectError extends Error {
   readonly code = 'SIDE_EFFECT_PERMANENT' as const;
 }
 
+/**
+ * The effect cannot happen yet, and no attempt failed: it waits for something another actor does (a workload's
+ * controller creating its pods). The worker looks again soon — after 50 ms, doubling to every 250 ms, and every 2 s
+ * once it has waited ~30 s (notReadyDelayMs) — without spending one of the queue's attempts, so a wait of seconds is not turned into
+ * the exponential backoff of a failing call (and, after the attempts, the outbox's slow retry of 30 s and more).
+ * The handler is idempotent and re-reads its job each time: a job that moved on ends the wait.
+ */
+export class NotReadyYetError extends Error {
+  readonly code = 'SIDE_EFFECT_NOT_READY' as const;
+}
+
 export class HandlerCatalogueError extends Error {
   readonly code = 'HANDLER_CATALOGUE_INVALID' as const;
 }

@@ -1,8 +1,8 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { exponentialBackoffMs } from './backoff.js';
 import { isSideEffectName, parseSideEffectPayload, type SideEffectJobData, type SideEffectName } from './side-effect-catalogue.js';
-import { PermanentSideEffectError, type SideEffectHandlerRegistry } from './side-effect-handlers.js';
+import { NotReadyYetError, PermanentSideEffectError, type SideEffectHandlerRegistry } from './side-effect-handlers.js';
 import type { OutboxStore } from './outbox-store.js';
 import { SIDE_EFFECT_QUEUE, type QueueSettings } from './side-effect-queue.js';
 
@@ -50,6 +50,20 @@ async function dispatch<N extends SideEffectName>(
   await registry.get(kind).handle(payload, { outboxId, attempt });
 }
 
+/** First look again at an entry whose handler said it is not ready yet (NotReadyYetError), doubling per look… */
+export const NOT_READY_POLL_MS = 50;
+/** …up to this while the wait is young (a controller making a gang's pods: seconds)… */
+export const NOT_READY_POLL_MAX_MS = 250;
+/** …and this once it has lasted NOT_READY_SLOW_AFTER_POLLS looks (~30 s: a controller that is not making them). */
+export const NOT_READY_SLOW_POLL_MS = 2000;
+export const NOT_READY_SLOW_AFTER_POLLS = 120;
+
+/** How long until the entry's next look after `polls` looks that found it not ready. */
+export function notReadyDelayMs(polls: number): number {
+  if (polls >= NOT_READY_SLOW_AFTER_POLLS) return NOT_READY_SLOW_POLL_MS;
+  return Math.min(NOT_READY_POLL_MAX_MS, NOT_READY_POLL_MS * 2 ** Math.max(0, polls));
+}
+
 export interface SideEffectWorkerOptions {
   concurrency: number;
   /** After the queue's attempts are used up, the outbox entry is retried no sooner than this (doubling). */
@@ -85,7 +99,7 @@ export class SideEffectWorker {
     this.workers = Array.from({ length: count }, (_, i) => {
       // The concurrency spread evenly: 128 → 8 × 16, 20 → 10 + 10.
       const concurrency = Math.floor(options.concurrency / count) + (i < options.concurrency % count ? 1 : 0);
-      const worker = new Worker<SideEffectJobData, ProcessOutcome, SideEffectName>(SIDE_EFFECT_QUEUE, (job) => this.process(job), {
+      const worker = new Worker<SideEffectJobData, ProcessOutcome, SideEffectName>(SIDE_EFFECT_QUEUE, (job, token) => this.process(job, token), {
         connection: queueSettings.connection,
         prefix: queueSettings.prefix,
         concurrency: Math.max(1, concurrency),
@@ -117,7 +131,7 @@ export class SideEffectWorker {
     await this.registry.close();
   }
 
-  private async process(job: Job<SideEffectJobData, ProcessOutcome, SideEffectName>): Promise<ProcessOutcome> {
+  private async process(job: Job<SideEffectJobData, ProcessOutcome, SideEffectName>, token: string | undefined): Promise<ProcessOutcome> {
     const attempt = job.attemptsMade + 1;
     try {
       const outcome = await processOutboxEntry(this.store, this.registry, job.data.outboxId, attempt);
@@ -126,6 +140,14 @@ export class SideEffectWorker {
       return outcome;
     } catch (error) {
       if (error instanceof PermanentSideEffectError) throw new UnrecoverableError(error.message);
+      if (error instanceof NotReadyYetError && token !== undefined) {
+        // Looked at again soon, the attempt not spent (moveToDelayed skips it); DelayedError tells BullMQ so.
+        const polls = job.data.polls ?? 0;
+        await job.updateData({ ...job.data, polls: polls + 1 });
+        await job.moveToDelayed(Date.now() + notReadyDelayMs(polls), token);
+        this.logger.debug({ outbox: job.data.outboxId, kind: job.name, polls: polls + 1, reason: error.message }, 'side effect not ready yet');
+        throw new DelayedError();
+      }
       throw error;
     }
   }

@@ -7,6 +7,7 @@ import {
   SideEffectHandlerRegistry,
   SideEffectQueue,
   SideEffectWorker,
+  NotReadyYetError,
   PermanentSideEffectError,
   SIDE_EFFECT_QUEUE,
   redisConnection,
@@ -177,6 +178,30 @@ describe('outbox → BullMQ → handlers (real Postgres and Redis)', () => {
       return (await statuses([id!]))['done'] === 1;
     });
     expect(calls).toBe(4);
+    await w.close();
+    await queue.close();
+  });
+
+  it('looks again soon at an entry whose handler is not ready yet, without spending its attempts (no failure, no slow retry)', async () => {
+    const prefix = uniquePrefix('fx');
+    const queue = queueFor(prefix);
+    const relay = new OutboxRelay(new PgOutboxStore(db.pool), queue, silentLogger);
+    const [id] = await insertOutbox(1, 'bind', 'not-ready');
+    // Six looks find the gang's pods missing — twice the queue's 3 attempts — then they are there.
+    let calls = 0;
+    const handlers = standaloneHandlers().map((h): AnySideEffectHandler =>
+      h.name === 'bind' ? { name: 'bind', handle: () => (++calls <= 6 ? Promise.reject(new NotReadyYetError('waiting for 8 pods')) : Promise.resolve()) } : h,
+    );
+    const w = worker(prefix, handlers);
+    w.start();
+    await relay.enqueueAllDue(new Date()); // offered once: no reconcile pass brings it back
+    await waitFor('done after the pods came', async () => (await statuses([id!]))['done'] === 1);
+    expect(calls).toBe(7);
+    const { rows } = await db.pool.query<{ attempts: number; last_error: string | null }>('SELECT attempts, last_error FROM outbox WHERE id = $1', [id]);
+    expect(rows[0]).toEqual({ attempts: 1, last_error: null }); // the one that did it
+    const job = await queue.queue.getJob(sideEffectJobId(id!));
+    expect(job?.attemptsMade).toBe(1); // the looks that found it not ready are not attempts
+    expect(job?.data.polls).toBe(6);
     await w.close();
     await queue.close();
   });

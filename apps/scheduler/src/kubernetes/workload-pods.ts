@@ -1,4 +1,5 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { NotReadyYetError } from '#scheduling';
 import {
   ANNOTATION_REPLICA,
   ANNOTATION_SUSPENDED_BY,
@@ -21,7 +22,8 @@ const ANNOTATION_ALLOCATED_NODE = 'quartermaster.io/allocated-node';
 export const LABEL_WORKLOAD_KIND = 'quartermaster.io/workload-kind';
 
 /** Thrown (and retried by the queue) while an admitted workload's controller has not created every pod yet. */
-export class WaitingForWorkloadPodsError extends Error {}
+/** A gang's pods are not all there yet: its controller makes them; the bind looks again soon (NotReadyYetError). */
+export class WaitingForWorkloadPodsError extends NotReadyYetError {}
 
 /** A workload as the object of its Events. */
 export function involvedWorkload(workload: WorkloadRef): InvolvedObject {
