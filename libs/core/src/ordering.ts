@@ -48,6 +48,16 @@ export function agedWork(job: PendingJob, now: number, defaultRuntimeSeconds: nu
 
 const cmpNum = (a: number, b: number): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/**
+ * Whether `sort(cmp)` would leave `jobs` as they are: no job compares below the one before it, so the
+ * array is one ascending run (what the sort checks first). Jobs handed over by id often are in
+ * order within their team already (FIFO: id order follows submission).
+ */
+function oneRun(jobs: readonly PendingJob[], cmp: (a: PendingJob, b: PendingJob) => number): boolean {
+  for (let i = 1; i < jobs.length; i++) if (cmp(jobs[i]!, jobs[i - 1]!) < 0) return false;
+  return true;
+}
+
 interface HeapEntry {
   team: string;
   version: number;
@@ -90,7 +100,7 @@ export class JobQueue {
       q.jobs.push(j);
     }
     for (const [team, q] of [...this.perTeam].sort((a, b) => cmpStr(a[0], b[0]))) {
-      q.jobs.sort(within);
+      if (!oneRun(q.jobs, within)) q.jobs.sort(within);
       this.pushHead(team, q);
     }
   }
