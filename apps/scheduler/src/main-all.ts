@@ -2,9 +2,9 @@
 // logger; the scheduler still elects itself through the lease, so several such processes are safe.
 //
 // Order of the start: Postgres is prepared, the scheduler and the worker start (the first cycle begins),
-// and only then is the API loaded and built — NestJS, Fastify, Swagger and class-validator are seconds of
-// module loading under load, which now overlap the first cycle (its commit leaves Node idle while
-// Postgres writes) instead of delaying it. The API listens once built, as before.
+// and only once that cycle has ended (or this process is a standby; at most QM_API_WAITS_FOR_FIRST_CYCLE_MS)
+// is the API loaded and built — NestJS, Fastify, Swagger and class-validator are seconds of module loading
+// under load, which would otherwise delay the first cycle or, overlapping it, compete with its commit.
 import { Config, createLogger } from '#common';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { apiDatabase, prepareDatabase } from '../../api/src/startup.js';
@@ -34,7 +34,7 @@ runMain('quartermaster', async () => {
     const kubernetes = kubeMode ? await kubeMode.startKubernetesMode(config, database, settings.redisPrefix, logger) : null;
     kube = kubernetes;
     const leases = kubeMode ? kubeMode.kubernetesLeaderLease(config) : undefined;
-    background = await startRole('both', config, settings, {
+    const role = await startRole('both', config, settings, {
       database,
       logger,
       migrate: false,
@@ -42,6 +42,11 @@ runMain('quartermaster', async () => {
       ...(kubernetes ? { routes: (host: Parameters<typeof kubernetes.routes>[0]) => kubernetes.routes(host) } : {}),
       ...(leases ? { leases } : {}),
     });
+    background = role;
+    // The API's modules load once the first cycle has ended (or this process is a standby): loaded beside a
+    // large first cycle's commit, they slowed it by a quarter (drain of 10,000 jobs, 2 cores). At most
+    // QM_API_WAITS_FOR_FIRST_CYCLE_MS (5 s) after the start.
+    await role.scheduler?.service.firstCycleSettled(settings.apiWaitsForFirstCycleMs);
     // createApiApp publishes a cycle trigger after each committed API write (debounced by the scheduler).
     const { createApiApp } = await import('../../api/src/api-app.js');
     const built = await createApiApp(config, { logger, scheduler: settings, database, migrate: false });

@@ -83,6 +83,24 @@ describe('LeaderElector', () => {
     expect(memory.row?.expiresAt).toBe(0); // released: a standby takes it at once
   });
 
+  it('firstRound says whether the first election round made it the leader (and false when stopped before any)', async () => {
+    let now = 0;
+    const clock = (): number => now;
+    const store = new MemoryLeases(clock);
+    const log: string[] = [];
+    const a = elector(store, 'a', clock, log);
+    const b = elector(store, 'b', clock, log);
+    await a.tick();
+    await b.tick();
+    now = 500;
+    await a.tick(); // later rounds change nothing
+    await expect(a.firstRound).resolves.toBe(true);
+    await expect(b.firstRound).resolves.toBe(false);
+    const c = elector(store, 'c', clock, log);
+    await c.stop();
+    await expect(c.firstRound).resolves.toBe(false);
+  });
+
   it('refuses a renew period longer than half the lease', () => {
     expect(() => new LeaderElector(new MemoryLeases(() => 0), { leaseName: 'x', holder: 'a', ttlMs: 1000, renewEveryMs: 600 }, silent, { onElected() {}, onDeposed() {} })).toThrow(/half/);
   });

@@ -48,6 +48,11 @@ export class LeaderElector {
   private renewing: Promise<void> | null = null;
   /** The store's last answer said we hold the lease (even one that came in after stop() began). */
   private heldInStore = false;
+  private settleFirstRound: ((leader: boolean) => void) | null = null;
+  /** Resolves after the first election round (or a stop before it): whether it made this process the leader. */
+  readonly firstRound = new Promise<boolean>((resolve) => {
+    this.settleFirstRound = resolve;
+  });
 
   constructor(
     private readonly store: LeaseStore,
@@ -89,6 +94,8 @@ export class LeaderElector {
     this.shutDown = true;
     if (this.timer) clearTimeout(this.timer);
     await this.renewing;
+    this.settleFirstRound?.(false);
+    this.settleFirstRound = null;
     // An acquisition in flight when stop() began may have taken the lease without making us leader: give
     // it back too, or a standby waits out the TTL.
     const held = this.leadership !== null || this.heldInStore;
@@ -133,6 +140,9 @@ export class LeaderElector {
     } catch (error) {
       this.logger.warn({ err: error, lease: leaseName }, 'lease renewal failed');
       void this.current; // self-fence if renewals have failed for too long
+    } finally {
+      this.settleFirstRound?.(this.leadership !== null);
+      this.settleFirstRound = null;
     }
   }
 

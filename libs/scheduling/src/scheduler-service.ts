@@ -26,6 +26,10 @@ export interface SchedulerStatus {
  */
 export class SchedulerService {
   private readonly loop: CycleLoop;
+  private settleFirstCycle: (() => void) | null = null;
+  private readonly firstCycle = new Promise<void>((resolve) => {
+    this.settleFirstCycle = resolve;
+  });
   private reconcileTimer: NodeJS.Timeout | null = null;
   private reconciling: Promise<void> | null = null;
   private lastCycle: CycleReport | null = null;
@@ -103,10 +107,32 @@ export class SchedulerService {
     };
   }
 
+  /**
+   * Resolves once this process's first cycle has ended (committed, idle or failed: `cycle`), or its first
+   * election round left it a standby (`standby`), or after `maxWaitMs` (`timeout`; at once for 0).
+   */
+  async firstCycleSettled(maxWaitMs: number): Promise<'cycle' | 'standby' | 'timeout'> {
+    if (maxWaitMs <= 0) return 'timeout';
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), maxWaitMs);
+      timer.unref();
+    });
+    const standby = this.elector.firstRound.then((leader) => (leader ? new Promise<never>(() => undefined) : ('standby' as const)));
+    try {
+      return await Promise.race([this.firstCycle.then(() => 'cycle' as const), standby, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async cycle(reasons: string[]): Promise<void> {
     if (!this.elector.isLeader) return;
     try {
-      const report = await this.runner.runOnce(reasons);
+      const report = await this.runner.runOnce(reasons).finally(() => {
+        this.settleFirstCycle?.();
+        this.settleFirstCycle = null;
+      });
       this.lastCycle = report;
       this.lastCycleError = null;
       if (report.committed) this.failpoint?.('after-commit');

@@ -33,6 +33,11 @@ export interface SchedulerSettings {
   workerConcurrency: number;
   /** Queue order of the core (SchedulerOptions.ordering): `fifo` or `shortest-first`. */
   queueOrdering: 'fifo' | 'shortest-first';
+  /**
+   * `npm start` (API, scheduler and worker in one process) loads the API once the first cycle has ended (or
+   * the process is a standby), at most this long after the scheduler started; 0 = at once.
+   */
+  apiWaitsForFirstCycleMs: number;
 }
 
 export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; default: string; min?: number; max?: number; choices?: readonly string[] }> = {
@@ -61,6 +66,9 @@ export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; defau
   workerConcurrency: { env: 'QM_WORKER_CONCURRENCY', default: '128', min: 1, max: 1000 },
   // libs/core ordering.ts: shortest-first = least expected accelerator-seconds first, aged by the time waited.
   queueOrdering: { env: 'QM_QUEUE_ORDERING', default: 'fifo', choices: ['fifo', 'shortest-first'] },
+  // Loading the API's modules (NestJS, Fastify, Swagger, class-validator: seconds under load) beside a first
+  // cycle's commit slowed the commit by a quarter (Postgres and the module loading share 2 cores).
+  apiWaitsForFirstCycleMs: { env: 'QM_API_WAITS_FOR_FIRST_CYCLE_MS', default: '5000', min: 0, max: 600_000 },
 };
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
