@@ -116,7 +116,7 @@ class FailedAttempts {
     private readonly st: CycleState,
     private readonly p: PreemptionRequest,
   ) {
-    this.key = `${p.job.team}|${p.flavor}|${p.grouping}`;
+    this.key = st.joinedKey(p.job.team, p.flavor, p.grouping);
     let memo = st.failedPreemptions.get(this.key);
     if (memo === undefined || memo.epoch !== st.epoch(p.flavor)) {
       memo = { epoch: st.epoch(p.flavor), failed: [] };
