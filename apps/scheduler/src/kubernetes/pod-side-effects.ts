@@ -17,7 +17,7 @@ import {
   type KubeCluster,
   type Rendezvous,
 } from '#kube';
-import { PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
+import { NotReadyYetError, PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
 import { ANNOTATION_ADMISSION, checkNodes, importedGangLoss, lostGangReason, replicaOf } from './bind-checks.js';
@@ -41,11 +41,14 @@ async function annotateAllocatedNode(cluster: KubeCluster, pod: V1Pod, node: str
     );
 }
 
-/** Thrown (and retried by the queue) while the preemptor waits for its victims' pods to go. */
-export class WaitingForVictimsError extends Error {}
+/**
+ * The preemptor waits for its victims' pods to go (each may have its grace period to checkpoint): looked at
+ * again soon, without spending the queue's attempts (NotReadyYetError).
+ */
+export class WaitingForVictimsError extends NotReadyYetError {}
 
-/** Thrown (and retried by the queue) while pods on the allocated nodes are terminating or being removed. */
-export class WaitingForNodeError extends Error {}
+/** Pods on the allocated nodes are terminating or being removed: looked at again soon, as above. */
+export class WaitingForNodeError extends NotReadyYetError {}
 
 /** A placement conflict moves the gang back to the queue for this long, so the node sync catches up with what it hit. */
 export const CONFLICT_REQUEUE_MS = 1000;
@@ -67,7 +70,7 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
  * Kubernetes-mode side effects. All idempotent: they re-read the job and the cluster and do only what is
  * missing; a retried or duplicated delivery finds the effect in place and returns.
  *
- * - `bind`: waits (by throwing, so the queue retries with backoff) until the admission's victims have no
+ * - `bind`: waits (by throwing NotReadyYetError, so the worker looks again soon) until the admission's victims have no
  *   pod left on the nodes it was given; ends an imported gang that lost a pod (FAILED: its pods are not
  *   ours to re-create); re-checks every node it binds to against the live pods there (checkNodes):
  *   pods of other schedulers that took the room → the gang is requeued, nothing bound (never failed,
