@@ -312,4 +312,15 @@ describe('moves (with the real core)', () => {
     expect([stayed.moves, stayed.flavor]).toEqual([0, 'slow']);
     expect(stayed.endSeconds!).toBeGreaterThanOrEqual(1000 * 3600);
   });
+
+  it('a moved job pays its restart (moves.restartSeconds) before it makes progress again, as the core estimated', () => {
+    const withRestart = (restartSeconds: number): SimInput => {
+      const base = hetero(1800);
+      return { ...base, config: { ...base.config, options: { ...base.config.options, moves: { restartSeconds } } } };
+    };
+    const quick = runSimulation(withRestart(0), runCycle).jobs.find((j) => j.id === 'j2-mover')!;
+    const slow = runSimulation(withRestart(3600), runCycle).jobs.find((j) => j.id === 'j2-mover')!;
+    expect([quick.moves, slow.moves]).toEqual([1, 1]);
+    expect(slow.endSeconds! - quick.endSeconds!).toBe(3600);
+  });
 });

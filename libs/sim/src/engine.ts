@@ -1,4 +1,4 @@
-import type { ClusterNode, Cohort, CycleResult, Flavor, PendingJob, Quota, ReplicaPlacement, RunningJob, Snapshot, Team } from '#core';
+import { DEFAULT_MOVE_OPTIONS, type ClusterNode, type Cohort, type CycleResult, type Flavor, type PendingJob, type Quota, type ReplicaPlacement, type RunningJob, type Snapshot, type Team } from '#core';
 import { EventQueue, type SimEvent } from './event-queue.js';
 import { type JobState, bestRate, isStale, newJobState, toPendingSpec, toRunningJob } from './job-state.js';
 import { RunStats } from './run-stats.js';
@@ -65,6 +65,11 @@ class Simulation {
   /** Grace period of checkpointing jobs (SimConfig.checkpointGraceSeconds), 0 without checkpoints. */
   private readonly graceSeconds: number;
   private readonly minRuntimeMs: number;
+  /**
+   * What a move costs besides its grace period (the core's `moves.restartSeconds`, as its estimate counts it): the
+   * job holds its new accelerators this long before it makes progress again (pod start, checkpoint load).
+   */
+  private readonly moveRestartMs: number;
   private readonly wall: () => number;
   /** Rows the parser rejected, then jobs that cannot run on this cluster/tenancy: all reported, none dropped silently. */
   private readonly rejected: Rejected[];
@@ -95,6 +100,8 @@ class Simulation {
     this.checkpointMs = Math.round(config.checkpointIntervalSeconds * MS);
     this.graceSeconds = this.checkpointMs > 0 ? Math.max(0, config.checkpointGraceSeconds ?? 0) : 0;
     this.minRuntimeMs = config.options.preemption ? config.options.minRuntimeBeforePreemptionSeconds * MS : 0;
+    const restart = config.options.moves?.restartSeconds;
+    this.moveRestartMs = Math.round((typeof restart === 'number' && Number.isFinite(restart) && restart >= 0 ? restart : DEFAULT_MOVE_OPTIONS.restartSeconds) * MS);
     this.rejected = [...input.trace.rejected];
     const bound = bindJobs(input.trace.jobs, cluster, tenancy);
     this.rejected.push(...bound.rejected);
@@ -212,10 +219,11 @@ class Simulation {
     for (const p of result.preemptions) graceMs.set(p.victimJobId, this.preempt(p.victimJobId, false, p.gracePeriodSeconds ?? 0));
     for (const a of result.admissions) this.admit(a, Math.max(0, ...a.preempts.map((v) => graceMs.get(v) ?? 0)));
     // A move: the job is preempted (keeping its last checkpoint, or running on through its grace period and
-    // checkpointing at its end) and admitted again on the faster flavor, where it starts when that period ends.
+    // checkpointing at its end) and admitted again on the faster flavor, where it makes progress again once that
+    // period and its restart are over.
     for (const m of result.moves ?? []) {
       const delay = this.preempt(m.jobId, true, m.gracePeriodSeconds);
-      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] }, delay);
+      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] }, delay + this.moveRestartMs);
     }
     this.lastPending = result.pending;
     this.stats.recordAllocation(this.now, this.allocated);
