@@ -4,7 +4,7 @@ export * from './topology-labels.js';
 export * from './lifecycle.js';
 export * from './invariants.js';
 export { runCycle } from './cycle.js';
-export { DEFAULT_MOVE_OPTIONS } from './moves.js';
+export { DEFAULT_MOVE_OPTIONS, resolveMoveOptions } from './moves.js';
 export { teamUsage, usageInputsOf, type TeamFlavorUsage, type UsageInputs } from './usage.js';
 export {
   type Amount,

@@ -40,7 +40,11 @@ interface Candidate {
 
 /** The options in force (defaults for missing or malformed figures); `maxPerCycle` 0 turns moves off. */
 export function moveOptions(st: CycleState): MoveOptions {
-  const o = st.snapshot.options.moves;
+  return resolveMoveOptions(st.snapshot.options.moves);
+}
+
+/** `options.moves` with defaults for missing or malformed figures (the core's cycle and the simulator read it alike). */
+export function resolveMoveOptions(o: Partial<MoveOptions> | undefined): MoveOptions {
   const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
   return {
     maxPerCycle: Math.floor(num(o?.maxPerCycle, DEFAULT_MOVE_OPTIONS.maxPerCycle)),

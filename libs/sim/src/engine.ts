@@ -1,4 +1,4 @@
-import { DEFAULT_MOVE_OPTIONS, type ClusterNode, type Cohort, type CycleResult, type Flavor, type PendingJob, type Quota, type ReplicaPlacement, type RunningJob, type Snapshot, type Team } from '#core';
+import { resolveMoveOptions, type ClusterNode, type Cohort, type CycleResult, type Flavor, type PendingJob, type Quota, type ReplicaPlacement, type RunningJob, type Snapshot, type Team } from '#core';
 import { EventQueue, type SimEvent } from './event-queue.js';
 import { type JobState, bestRate, isStale, newJobState, toPendingSpec, toRunningJob } from './job-state.js';
 import { RunStats } from './run-stats.js';
@@ -100,8 +100,7 @@ class Simulation {
     this.checkpointMs = Math.round(config.checkpointIntervalSeconds * MS);
     this.graceSeconds = this.checkpointMs > 0 ? Math.max(0, config.checkpointGraceSeconds ?? 0) : 0;
     this.minRuntimeMs = config.options.preemption ? config.options.minRuntimeBeforePreemptionSeconds * MS : 0;
-    const restart = config.options.moves?.restartSeconds;
-    this.moveRestartMs = Math.round((typeof restart === 'number' && Number.isFinite(restart) && restart >= 0 ? restart : DEFAULT_MOVE_OPTIONS.restartSeconds) * MS);
+    this.moveRestartMs = Math.round(resolveMoveOptions(config.options.moves).restartSeconds * MS);
     this.rejected = [...input.trace.rejected];
     const bound = bindJobs(input.trace.jobs, cluster, tenancy);
     this.rejected.push(...bound.rejected);
