@@ -15,7 +15,7 @@ import {
   type KubeCluster,
   type KubeFlavor,
 } from '#kube';
-import { ImportPasses } from './import-passes.js';
+import { PassLoop } from './pass-loop.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { UnboundPodSource } from './unbound-pods.js';
 import { elasticReplicaReport, incompleteGangReport, invalidGangReport, waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
@@ -43,7 +43,7 @@ const gangKeyOf = (pod: V1Pod): string => `${pod.metadata?.namespace ?? 'default
  * an imported gang shows its job's pending reason, queue position and expected start.
  */
 export class GangImporter {
-  private readonly passes: ImportPasses;
+  private readonly passes: PassLoop;
   private readonly core: CoreV1Api;
 
   constructor(
@@ -58,7 +58,7 @@ export class GangImporter {
     private readonly unboundPods: UnboundPodSource = () => cluster.listPods({ allNamespaces: true, fieldSelector: UNBOUND }),
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    this.passes = new ImportPasses(() => this.runOnce(), everyMs, logger, 'gang import failed');
+    this.passes = new PassLoop(() => this.runOnce(), everyMs, logger, 'gang import failed');
   }
 
   start(): void {

@@ -25,7 +25,7 @@ import {
 } from '#kube';
 import { eachLimited } from '#common';
 import { checkNodes } from './bind-checks.js';
-import { ImportPasses } from './import-passes.js';
+import { PassLoop } from './pass-loop.js';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import { CONFLICT_REQUEUE_MS } from './pod-side-effects.js';
 import { listedUnboundPods, type UnboundPodSource } from './unbound-pods.js';
@@ -102,7 +102,7 @@ export function isWorkloadPodCandidate(
  * Job) is bound here to its gang's free replica, never alone.
  */
 export class WorkloadImporter {
-  private readonly passes: ImportPasses;
+  private readonly passes: PassLoop;
   private readonly core: CoreV1Api;
   private readonly objects: WorkloadObjects;
   private owners: { lookup: OwnerLookup; since: number } | null = null;
@@ -122,7 +122,7 @@ export class WorkloadImporter {
     private readonly views: WorkloadViews | null = null,
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
-    this.passes = new ImportPasses(() => this.runOnce(), everyMs, logger, 'workload import failed');
+    this.passes = new PassLoop(() => this.runOnce(), everyMs, logger, 'workload import failed');
     this.objects = new WorkloadObjects(cluster.kubeConfig);
   }
 

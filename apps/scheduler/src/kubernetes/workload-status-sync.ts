@@ -12,6 +12,7 @@ import {
   type WorkloadStatus,
 } from '#kube';
 import type { KubeJobStore } from './kube-job-store.js';
+import { PassLoop } from './pass-loop.js';
 import { podReporting } from './pod-feedback.js';
 import { involvedWorkload, workloadOfTemplate } from './workload-pods.js';
 import { WorkloadViews } from './workload-views.js';
@@ -71,10 +72,7 @@ export function mayEndJob(kind: WorkloadKind, object: KubeObject, deleted: boole
  * unfinished workload: about 2.1 per pod in bench:k8s jobsets.)
  */
 export class WorkloadStatusSync {
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
-  private passQueued = false;
-  private closed = false;
+  private readonly passes: PassLoop;
   private readonly jobs: WorkloadJobRepository;
   private readonly events: EventRecorder;
   /** Jobs whose workload was told that its kept child holds the quota (once per process). */
@@ -88,45 +86,29 @@ export class WorkloadStatusSync {
     cluster: KubeCluster,
     db: DbHandle,
     private readonly store: KubeJobStore,
-    private readonly everyMs: number,
+    everyMs: number,
     private readonly onJobEnded: () => void,
     private readonly logger: Logger,
     /** The watched workloads (kubernetes-mode shares them with the importer); by default its own, stopped with it. */
     views?: WorkloadViews,
   ) {
+    this.passes = new PassLoop(() => this.runOnce(), everyMs, logger, 'workload status sync failed');
     this.views = views ?? new WorkloadViews(cluster, logger);
     this.ownViews = !views;
     this.views.onEvent((kind, object, deleted) => {
-      if (mayEndJob(kind, object, deleted, this.activeUids)) this.requestPass();
+      if (mayEndJob(kind, object, deleted, this.activeUids)) this.passes.request();
     });
     this.jobs = new WorkloadJobRepository(db);
     this.events = podReporting(cluster, logger).events;
   }
 
   start(): void {
-    if (this.everyMs <= 0) return;
-    this.timer = setInterval(() => this.requestPass(), this.everyMs);
-    this.timer.unref();
+    this.passes.start();
   }
 
   async stop(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.chain;
+    await this.passes.stop();
     if (this.ownViews) await this.views.stop();
-  }
-
-  /** Queues a pass unless one is queued already (ticks and events coalesce). */
-  private requestPass(): void {
-    if (this.passQueued || this.closed) return;
-    this.passQueued = true;
-    this.chain = this.chain.then(() => {
-      this.passQueued = false;
-      return this.runOnce().then(
-        () => undefined,
-        (error: unknown) => this.logger.warn({ err: error }, 'workload status sync failed'),
-      );
-    });
   }
 
   /** One pass; returns the jobs it ended. */

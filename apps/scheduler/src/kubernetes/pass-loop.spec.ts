@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { pino } from 'pino';
-import { ImportPasses } from './import-passes.js';
+import { PassLoop } from './pass-loop.js';
 import { mayBeOurs } from './unbound-pods.js';
 
 const silent = pino({ level: 'silent' });
@@ -23,7 +23,7 @@ function controlledPass(): { pass: () => Promise<void>; started: () => number; f
   };
 }
 
-describe('ImportPasses', () => {
+describe('PassLoop', () => {
   beforeEach(() => {
     jest.useFakeTimers();
   });
@@ -33,7 +33,7 @@ describe('ImportPasses', () => {
 
   it('a burst of nudges runs one pass after the nudge delay, long before the interval', async () => {
     const p = controlledPass();
-    const passes = new ImportPasses(p.pass, 1000, silent, 'failed', 50);
+    const passes = new PassLoop(p.pass, 1000, silent, 'failed', 50);
     passes.start();
     for (let i = 0; i < 8; i++) passes.nudge();
     await jest.advanceTimersByTimeAsync(49);
@@ -51,7 +51,7 @@ describe('ImportPasses', () => {
 
   it('a nudge while a pass runs queues exactly one more, after it (passes never overlap)', async () => {
     const p = controlledPass();
-    const passes = new ImportPasses(p.pass, 10_000, silent, 'failed', 10);
+    const passes = new PassLoop(p.pass, 10_000, silent, 'failed', 10);
     passes.start();
     passes.nudge();
     await jest.advanceTimersByTimeAsync(10);
@@ -72,7 +72,7 @@ describe('ImportPasses', () => {
 
   it('passes off (interval 0): nudges run nothing', async () => {
     const p = controlledPass();
-    const passes = new ImportPasses(p.pass, 0, silent, 'failed', 10);
+    const passes = new PassLoop(p.pass, 0, silent, 'failed', 10);
     passes.start();
     passes.nudge();
     await jest.advanceTimersByTimeAsync(1000);
@@ -80,9 +80,29 @@ describe('ImportPasses', () => {
     await passes.stop();
   });
 
+  it('request runs a pass at once, with the interval off too, coalesced while one waits; nothing once stopped', async () => {
+    const p = controlledPass();
+    const passes = new PassLoop(p.pass, 0, silent, 'failed', 10);
+    passes.start();
+    passes.request();
+    passes.request();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(p.started()).toBe(1);
+    passes.request(); // while it runs: one more after it
+    passes.request();
+    p.finish();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(p.started()).toBe(2);
+    p.finish();
+    await passes.stop();
+    passes.request();
+    await jest.advanceTimersByTimeAsync(100);
+    expect(p.started()).toBe(2);
+  });
+
   it('stop waits for the pass in flight and runs no queued one', async () => {
     const p = controlledPass();
-    const passes = new ImportPasses(p.pass, 10_000, silent, 'failed', 10);
+    const passes = new PassLoop(p.pass, 10_000, silent, 'failed', 10);
     passes.start();
     passes.nudge();
     await jest.advanceTimersByTimeAsync(10);
@@ -99,7 +119,7 @@ describe('ImportPasses', () => {
 
   it('a failed pass is logged and the next one still runs', async () => {
     let calls = 0;
-    const passes = new ImportPasses(() => (calls++ === 0 ? Promise.reject(new Error('apiserver down')) : Promise.resolve()), 10_000, silent, 'failed', 10);
+    const passes = new PassLoop(() => (calls++ === 0 ? Promise.reject(new Error('apiserver down')) : Promise.resolve()), 10_000, silent, 'failed', 10);
     passes.start();
     passes.nudge();
     await jest.advanceTimersByTimeAsync(10);

@@ -4,12 +4,14 @@ import type { Logger } from 'pino';
 export const NUDGE_DELAY_MS = 50;
 
 /**
- * When an importer's passes run: every `everyMs` (the safety net), and `NUDGE_DELAY_MS` after `nudge()` — a new
- * unbound pod that may be ours — instead of waiting up to a whole interval (a JobSet's pods, or a Job's late
- * ones, each waited for the next tick before they were imported or bound). Passes never overlap, and
- * requests made while one is waiting to start are one pass; a request while a pass runs queues one more.
+ * When a watcher's passes run (the importers', the workload status sync's): every `everyMs` (the safety net);
+ * `NUDGE_DELAY_MS` after `nudge()` — for the importers, a new unbound pod that may be ours — instead of waiting up
+ * to a whole interval (a JobSet's pods, or a Job's late ones, each waited for the next tick before they were
+ * imported or bound); at once after `request()` — the status sync's watch event that may end a job. Passes never
+ * overlap, and requests made while one is waiting to start are one pass; a request while a pass runs queues one
+ * more.
  */
-export class ImportPasses {
+export class PassLoop {
   private timer: NodeJS.Timeout | null = null;
   private nudged: NodeJS.Timeout | null = null;
   private waiting = false;
@@ -51,7 +53,8 @@ export class ImportPasses {
     await this.chain;
   }
 
-  private request(): void {
+  /** A pass at once (queued behind the one running), even with the interval off; nothing once stopped. */
+  request(): void {
     if (this.waiting || this.stopped) return;
     this.waiting = true;
     this.chain = this.chain.then(() => {
