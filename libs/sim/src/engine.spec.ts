@@ -55,7 +55,8 @@ function input(jobs: SimJob[], nodes = 1, cfg: Partial<SimInput['config']> = {})
     trace: { jobs, rejected: [] },
     cluster,
     tenancy: deriveTenancy(['a', 'b'], { a: 1, b: 1 }, cluster),
-    config: { cycleIntervalSeconds: 0, checkpointIntervalSeconds: 0, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS }, ...cfg },
+    // No restart cost (moves.restartSeconds 0) unless a test asks for one: the figures below are the runs' own.
+    config: { cycleIntervalSeconds: 0, checkpointIntervalSeconds: 0, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS, moves: { restartSeconds: 0 } }, ...cfg },
     epochMs: 1_000_000,
   };
 }
@@ -149,6 +150,19 @@ describe('runSimulation (event engine)', () => {
     expect(r.preemptionTimes).toEqual([30]);
     // No completion at 100 (stale): the allocation never drops to 0 between 0 and 180.
     expect(r.allocation.filter((p) => p.seconds > 0 && p.seconds < 180).every((p) => p.allocated === 8)).toBe(true);
+  });
+
+  it('a preempted job pays its restart (moves.restartSeconds) when it is admitted again; its first start pays none', () => {
+    const jobs = [job('j1', 0, 100), job('j2', 30, 50, { priority: 10 })];
+    const restarting = (restartSeconds: number): SimInput => {
+      const base = input(jobs, 1, { checkpointIntervalSeconds: 20 });
+      return { ...base, config: { ...base.config, options: { ...base.config.options, moves: { restartSeconds } } } };
+    };
+    const r = runSimulation(restarting(60), firstFit);
+    // j2 starts at once (a first start), j1 is admitted again at 80 and makes progress from 140: 80 s left → 220.
+    expect(outcome(r, 'j2')).toMatchObject({ firstStartSeconds: 30, endSeconds: 80 });
+    expect(outcome(r, 'j1')).toMatchObject({ firstStartSeconds: 0, endSeconds: 220, preemptions: 1 });
+    expect(outcome(r, 'j1').endSeconds! - outcome(runSimulation(restarting(0), firstFit), 'j1').endSeconds!).toBe(60);
   });
 
   it('never moves the clock to the stale completion of a preempted run that would have ended later', () => {

@@ -66,10 +66,11 @@ class Simulation {
   private readonly graceSeconds: number;
   private readonly minRuntimeMs: number;
   /**
-   * What a move costs besides its grace period (the core's `moves.restartSeconds`, as its estimate counts it): the
-   * job holds its new accelerators this long before it makes progress again (pod start, checkpoint load).
+   * What starting again costs a job that ran before — moved, or preempted and admitted again — besides any grace
+   * period (the core's `moves.restartSeconds`, as its move estimate counts it): it holds its new accelerators this
+   * long before it makes progress again (pod start, checkpoint load). A trace's run time holds one start, the first.
    */
-  private readonly moveRestartMs: number;
+  private readonly restartMs: number;
   private readonly wall: () => number;
   /** Rows the parser rejected, then jobs that cannot run on this cluster/tenancy: all reported, none dropped silently. */
   private readonly rejected: Rejected[];
@@ -100,7 +101,7 @@ class Simulation {
     this.checkpointMs = Math.round(config.checkpointIntervalSeconds * MS);
     this.graceSeconds = this.checkpointMs > 0 ? Math.max(0, config.checkpointGraceSeconds ?? 0) : 0;
     this.minRuntimeMs = config.options.preemption ? config.options.minRuntimeBeforePreemptionSeconds * MS : 0;
-    this.moveRestartMs = Math.round(resolveMoveOptions(config.options.moves).restartSeconds * MS);
+    this.restartMs = Math.round(resolveMoveOptions(config.options.moves).restartSeconds * MS);
     this.rejected = [...input.trace.rejected];
     const bound = bindJobs(input.trace.jobs, cluster, tenancy);
     this.rejected.push(...bound.rejected);
@@ -222,7 +223,7 @@ class Simulation {
     // period and its restart are over.
     for (const m of result.moves ?? []) {
       const delay = this.preempt(m.jobId, true, m.gracePeriodSeconds);
-      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] }, delay + this.moveRestartMs);
+      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] }, delay);
     }
     this.lastPending = result.pending;
     this.stats.recordAllocation(this.now, this.allocated);
@@ -330,7 +331,10 @@ class Simulation {
     return graceMs;
   }
 
-  /** The job starts on the decided flavor and nodes; its completion is at now + remaining work ÷ the flavor's rate. */
+  /**
+   * The job starts on the decided flavor and nodes; its completion is at now + remaining work ÷ the flavor's rate,
+   * after `delayMs` (the grace period of what it replaces) and, for a job that ran before, its restart.
+   */
   private admit(decision: CycleResult['admissions'][number], delayMs = 0): void {
     const state = this.states.get(decision.jobId);
     if (state === undefined || !this.pending.has(decision.jobId)) throw new Error(`the core admitted ${decision.jobId}, which is not pending`);
@@ -339,7 +343,8 @@ class Simulation {
     const rate = job.rates[decision.flavor];
     if (rate === undefined) throw new Error(`the core admitted ${job.id} on flavor ${decision.flavor}, which it does not accept`);
     this.pending.delete(job.id);
-    this.startRun(state, decision.flavor, decision.placement, decision.preempts, 0, delayMs);
+    const restarts = state.outcome.preemptions + state.outcome.moves > 0;
+    this.startRun(state, decision.flavor, decision.placement, decision.preempts, 0, delayMs + (restarts ? this.restartMs : 0));
   }
 
   /**

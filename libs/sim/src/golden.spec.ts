@@ -27,7 +27,8 @@ function goldenInput(): SimInput {
     trace,
     cluster,
     tenancy: parseTenancyFile(testdata('golden-tenancy.yaml'), 'golden-tenancy.yaml', cluster),
-    config: { cycleIntervalSeconds: 0, checkpointIntervalSeconds: 0, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS } },
+    // No restart cost (moves.restartSeconds 0): the hand-computed figures are in seconds, and engine.spec covers it.
+    config: { cycleIntervalSeconds: 0, checkpointIntervalSeconds: 0, seriesBucketSeconds: 0, options: { ...DEFAULT_OPTIONS, moves: { restartSeconds: 0 } } },
     epochMs: trace.epochMs,
   };
 }

@@ -85,20 +85,21 @@ function digest(sim: SimInput, policy: PolicyName): string {
 }
 
 describe('replay identity (simulated figures pinned on a synthetic trace)', () => {
+  // Re-pinned (all but no-preemption, which preempts nothing) when a preempted job began to pay its restart
+  // (moves.restartSeconds, 300 s) on being admitted again, as a moved one does.
   const cases: [string, () => SimInput, PolicyName, string][] = [
-    ['one flavor, full (preemptions lose all)', () => input(false), 'full', '66685a1f525708c2508379e3'],
+    ['one flavor, full (preemptions lose all)', () => input(false), 'full', '6fb5dab0a089db1b269c36d7'],
     ['one flavor, no-preemption', () => input(false), 'no-preemption', '8c60cc8901a8d4b276f8360d'],
-    ['one flavor, full, checkpoints every 30 min', () => input(false, { checkpointIntervalSeconds: 1800 }), 'full', 'cc5ea7fd444176d12cf01378'],
-    ['one flavor, one-per-queue', () => input(false), 'one-per-queue', 'a1ced90dbc33e79b8039eb39'],
+    ['one flavor, full, checkpoints every 30 min', () => input(false, { checkpointIntervalSeconds: 1800 }), 'full', 'f356e786c0b33c474e54ac1d'],
+    ['one flavor, one-per-queue', () => input(false), 'one-per-queue', '007a8baa5379691861ff87f9'],
     [
       'one flavor, full, 10 min before preemption, cycles at each change',
       () => input(false, { cycleIntervalSeconds: 0, options: { ...DEFAULT_OPTIONS, minRuntimeBeforePreemptionSeconds: 600 } }),
       'full',
-      '49ba41f36d9c3287480bf12f',
+      'f139a5cbf2cae8037b21ea03',
     ],
-    // Re-pinned when moved jobs began to pay their restart (moves.restartSeconds, 300 s) in the simulator.
-    ['two flavors, full, checkpoints every 10 min with a 60 s grace period (moves)', () => input(true, { checkpointIntervalSeconds: 600, checkpointGraceSeconds: 60 }), 'full', 'ac0b36551789228c1563b9d8'],
-    ['two flavors, hetero-agnostic', () => input(true), 'hetero-agnostic', '7f1ba6ad7c78217f580888ff'],
+    ['two flavors, full, checkpoints every 10 min with a 60 s grace period (moves)', () => input(true, { checkpointIntervalSeconds: 600, checkpointGraceSeconds: 60 }), 'full', 'a88293f5122e05638887f698'],
+    ['two flavors, hetero-agnostic', () => input(true), 'hetero-agnostic', 'f10170b8027a47095cb9357e'],
   ];
   it.each(cases)('%s', (_name, make, policy, expected) => {
     expect(digest(make(), policy)).toBe(expected);
