@@ -3,7 +3,8 @@
 // waits with its reason; a team within its nominal quota reclaims by suspending a borrowing team's Job, which
 // comes back as the same job when capacity returns; completion (the Job's Complete condition) releases quota.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AdmissionregistrationV1Api, type V1Pod } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import type { RunningControllers } from './controllers/controllers.js';
 import { examples, forTeam } from './controllers/examples.js';
 import { buildQm, runQm } from '../e2e/cli/qm-process.js';
@@ -23,7 +24,10 @@ import {
   workloadJob,
   workloadJobs,
 } from './support/workloads.js';
-import { replicaOfPod } from '#kube';
+import { KubeCluster, LABEL_JOB_ID, replicaOfPod } from '#kube';
+import { KubeJobStore } from '../../apps/scheduler/src/kubernetes/kube-job-store.js';
+import { WorkloadImporter } from '../../apps/scheduler/src/kubernetes/workload-importer.js';
+import { restrictedIdentity } from './support/restricted-identity.js';
 
 let controllers: RunningControllers;
 let qm: QmEnv;
@@ -273,5 +277,60 @@ describe('batch/v1 Job', () => {
     await eventually('a DRAClaimsNotSupported Event on dra-bare', async () =>
       (await eventsOn(qm, 'Pod', 'dra-bare')).find((e) => e.reason === 'DRAClaimsNotSupported' && e.type === 'Warning'),
     );
+  }, 180_000);
+});
+
+describe('the workload importer ahead of its watch', () => {
+  it("a pass that sees its gang's pods before the watch shows the labels it patched patches none of them again", async () => {
+    await applyManifest(qm, forTeam(examples.indexedJob(), { team: 'vision', name: 'stale-view', schedulerName: 'quartermaster' }));
+    const created = await eventually('3 pods of stale-view', async () => {
+      const pods = await podsOf(qm, 'job-name=stale-view');
+      return pods.length === 3 ? pods : undefined;
+    });
+    // The view a lagging watch gives: the pods as created, unbound and without the job-id label (every pass sees it).
+    const stale = created.map((pod) => {
+      const copy = structuredClone(pod);
+      delete copy.metadata!.labels?.[LABEL_JOB_ID];
+      delete copy.spec!.nodeName;
+      return copy;
+    });
+    const reads = [
+      { apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods/binding'], verbs: ['create'] },
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch'] },
+    ];
+    const identity = await restrictedIdentity(qm.cluster.kubeConfig, 'qm-importer-stale', [
+      ...reads,
+      { apiGroups: [''], resources: ['pods'], verbs: ['patch'] },
+    ]);
+    const importer = new WorkloadImporter(
+      new KubeCluster(identity.kubeConfig, { namespace: qm.namespace }),
+      new KubeJobStore(qm.api.database),
+      0,
+      () => undefined,
+      pino({ level: 'silent' }),
+      null,
+      undefined,
+      () => Promise.resolve(stale),
+    );
+    try {
+      const first = await importer.runOnce();
+      expect(first).toHaveLength(1);
+      // From now on any patch of a pod is refused: a pass that patched the gang's pods again would fail its import.
+      await identity.setRules(reads);
+      await eventually('patching a pod is refused', async () =>
+        identity.kubeConfig
+          .makeApiClient(CoreV1Api)
+          .patchNamespacedPod(
+            { name: created[0]!.metadata!.name!, namespace: qm.namespace, body: { metadata: { labels: { probe: 'x' } } } },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          )
+          .then(() => undefined, (error: { code?: number }) => (error.code === 403 ? true : undefined)),
+      );
+      expect(await importer.runOnce()).toEqual(first);
+    } finally {
+      await importer.stop();
+      await identity.cleanUp();
+    }
   }, 180_000);
 });

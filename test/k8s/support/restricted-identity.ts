@@ -3,10 +3,15 @@ import { uniqueName } from './cluster.js';
 
 /**
  * A KubeConfig acting as a user who may do what `rules` grant and nothing else (the admin config impersonates
- * it): e.g. list and watch a kind but not GET one (403). Returns it with the clean-up of its ClusterRole and
- * binding.
+ * it): e.g. list and watch a kind but not GET one (403). Returns it with `setRules` (its grants changed, e.g. a
+ * verb taken away mid-test; the API server's authorizer sees the change a moment later) and the clean-up of its
+ * ClusterRole and binding.
  */
-export async function restrictedIdentity(admin: KubeConfig, label: string, rules: V1PolicyRule[]): Promise<{ kubeConfig: KubeConfig; cleanUp(): Promise<void> }> {
+export async function restrictedIdentity(
+  admin: KubeConfig,
+  label: string,
+  rules: V1PolicyRule[],
+): Promise<{ kubeConfig: KubeConfig; setRules(rules: V1PolicyRule[]): Promise<void>; cleanUp(): Promise<void> }> {
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
   const name = uniqueName(label);
   await rbac.createClusterRole({ body: { metadata: { name }, rules } });
@@ -26,6 +31,9 @@ export async function restrictedIdentity(admin: KubeConfig, label: string, rules
   });
   return {
     kubeConfig,
+    async setRules(next) {
+      await rbac.replaceClusterRole({ name, body: { metadata: { name }, rules: next } });
+    },
     async cleanUp() {
       await rbac.deleteClusterRoleBinding({ name });
       await rbac.deleteClusterRole({ name });
