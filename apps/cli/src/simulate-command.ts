@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { DEFAULT_OPTIONS } from '#core';
+import { DEFAULT_OPTIONS, resolveMoveOptions, slowerFlavorDelayWeight } from '#core';
 import {
   POLICY_NAMES,
   applySpeedFloor,
@@ -51,6 +51,8 @@ export interface SimulateFlags {
   reservationDepth?: number;
   /** Queue order of every policy (SchedulerOptions.ordering); absent = fifo. */
   ordering?: 'fifo' | 'shortest-first';
+  /** SchedulerOptions.slowerFlavorDelayWeight of every policy; absent = the core's default (1). */
+  slowerFlavorDelay?: number;
   minRuntime?: number;
   limit?: number;
   speedFloor?: number;
@@ -286,6 +288,7 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
   const options = { ...DEFAULT_OPTIONS };
   if (flags.reservationDepth !== undefined) options.reservationDepth = flags.reservationDepth;
   if (flags.ordering !== undefined) options.ordering = flags.ordering;
+  if (flags.slowerFlavorDelay !== undefined) options.slowerFlavorDelayWeight = flags.slowerFlavorDelay;
   if (flags.minRuntime !== undefined) options.minRuntimeBeforePreemptionSeconds = flags.minRuntime;
   const input: SimInput = {
     trace: loaded.trace,
@@ -357,6 +360,8 @@ export async function simulateCommand(flags: SimulateFlags, io: CliIo): Promise<
         flags.ordering === 'shortest-first'
           ? 'queue order shortest-first for every policy: least expected accelerator-seconds first, aged by the time waited (run times are exact here, so the order uses oracle knowledge a real queue only estimates)'
           : 'queue order fifo (by submission) for every policy (--ordering shortest-first to change)',
+        `a job that ran before (moved, or preempted and admitted again) makes progress only ${resolveMoveOptions(options.moves).restartSeconds} s after it starts again (restart: pod start, checkpoint load); a first start costs nothing extra`,
+        `a 'fastest' job starts on a slower flavor now only when it finishes sooner by more than ${slowerFlavorDelayWeight(options)} × the delay its slower run causes the other waiting jobs (--slower-flavor-delay to change; 0 = its own finish alone)`,
       ],
       warnings: loaded.warnings,
     },

@@ -34,7 +34,7 @@ import {
   soonerMessage,
 } from './reasons.js';
 import { type ActiveReservation, computeReservation } from './reservations.js';
-import { type RelativePlan, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
+import { type RelativePlan, type SoonerVerdict, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
 import { sharedIds, strictlyById } from './sorted-input.js';
 import { planMoves } from './moves.js';
@@ -168,7 +168,7 @@ function decide(
 
   // b. Fit without preemption (relative-speed placement: see relative-placement.ts).
   const tried = new Map<string, FlavorFailure>();
-  const declined: { flavor: string; here: number; home: number }[] = [];
+  const declined: ({ flavor: string } & SoonerVerdict)[] = [];
   for (const f of open) {
     const r = tryFlavor(st, job, f);
     if (r.ok) {
@@ -299,11 +299,14 @@ function withIdIn(pending: readonly PendingJob[], running: readonly RunningJob[]
   return pending.filter((j) => ids.has(j.id));
 }
 
-/** A flavor that fits now but was declined (the job finishes sooner waiting for its home) fails like the home flavor, saying so. */
-function explainDeclined(plan: RelativePlan, tried: Map<string, FlavorFailure>, declined: readonly { flavor: string; here: number; home: number }[]): void {
+/**
+ * A flavor that fits now but was declined (the job finishes sooner waiting for its home, or its slower run would
+ * delay the others more than it gains) fails like the home flavor, saying so.
+ */
+function explainDeclined(plan: RelativePlan, tried: Map<string, FlavorFailure>, declined: readonly ({ flavor: string } & SoonerVerdict)[]): void {
   const home = tried.get(plan.home);
   for (const d of declined) {
-    tried.set(d.flavor, { flavor: d.flavor, code: home?.code ?? 'INSUFFICIENT_CAPACITY', message: declinedMessage(plan.home, d.here, d.home) });
+    tried.set(d.flavor, { flavor: d.flavor, code: home?.code ?? 'INSUFFICIENT_CAPACITY', message: declinedMessage(plan.home, d.here, d.home, d) });
   }
 }
 

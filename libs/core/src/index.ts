@@ -5,6 +5,7 @@ export * from './lifecycle.js';
 export * from './invariants.js';
 export { runCycle } from './cycle.js';
 export { DEFAULT_MOVE_OPTIONS, resolveMoveOptions } from './moves.js';
+export { DEFAULT_SLOWER_FLAVOR_DELAY_WEIGHT, slowerFlavorDelayWeight } from './relative-placement.js';
 export { teamUsage, usageInputsOf, type TeamFlavorUsage, type UsageInputs } from './usage.js';
 export {
   type Amount,

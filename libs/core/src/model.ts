@@ -213,6 +213,15 @@ export interface SchedulerOptions {
    * that fits now (the previous behaviour).
    */
   flavorPlacement?: 'relative-speed' | 'fastest-free';
+  /**
+   * Relative-speed placement: how much the delay a slower run causes the other waiting jobs counts against
+   * taking a slower flavor now (relative-placement.ts `finishesSooner`). A flavor slower than the job's home is
+   * taken only when the job finishes there earlier than waiting for its home by more than this weight × the
+   * other pending jobs × the extra accelerator-time of its slower run ÷ the accelerators of its flavors.
+   * Absent: 1 (its own gain must outweigh the others' summed delay); 0: only its own finish counts (the rule
+   * before 2026-12-03).
+   */
+  slowerFlavorDelayWeight?: number;
   /** Overrides every job's `flavorSelection` when set (the simulator's heterogeneity-agnostic policy). */
   flavorSelectionOverride?: FlavorSelection | 'random';
   /** Seed for `random` flavor selection, so that even that policy is deterministic. */

@@ -108,7 +108,15 @@ export function soonerMessage(flavor: string, home: string, here: number, there:
   return `on ${flavor}: expected to finish at ${when(here)}, before ${when(there)} waiting for ${home}`;
 }
 
-export function declinedMessage(home: string, here: number, there: number): string {
+export function declinedMessage(home: string, here: number, there: number, cost?: { othersDelay: number; others: number; extraAcceleratorMs: number }): string {
+  if (cost !== undefined && here < there) {
+    const hours = cost.extraAcceleratorMs / 3_600_000;
+    const held = hours >= 10 ? Math.round(hours) : Math.round(hours * 10) / 10;
+    return (
+      `fits now and would finish at ${when(here)}, before ${when(there)} waiting for ${home}, but its slower run would hold ` +
+      `${held} more accelerator-hours, ~${duration(cost.othersDelay)} of delay for the ${cost.others} other waiting jobs in all; waits for ${home}`
+    );
+  }
   return `fits now, but would finish at ${when(here)}; waits for ${home}, expected to finish by ${when(there)}`;
 }
 

@@ -77,7 +77,8 @@ describe('relative-speed placement', () => {
 
   it('counts the jobs ahead waiting for the same flavor', () => {
     // Both V100 nodes busy for `hours`; three resnets (1 h on a V100, 10 h on the one K80): r1 and r2 would
-    // start on them at `hours`, r3 an hour later behind them.
+    // start on them at `hours`, r3 an hour later behind them. Only the jobs' own finishes count here (weight 0:
+    // the delay their slower runs cause the others is the next test's).
     const at = (hours: number): Snapshot =>
       snapshot()
         .flavors(...flavors)
@@ -88,11 +89,43 @@ describe('relative-speed placement', () => {
           makeJob('busy-1').flavors(V100).accelerators(8).runsOn('v-1').admittedAt(T0).runtime(hours * 3600),
         )
         .pending(resnet('r1').submittedAt(T0 - 3), resnet('r2').submittedAt(T0 - 2), resnet('r3').submittedAt(T0 - 1))
+        .options({ slowerFlavorDelayWeight: 0 })
         .build();
     const placed = (hours: number): string[][] => runCycle(at(hours)).admissions.map((a) => [a.jobId, a.flavor]);
     expect(placed(7.5)).toEqual([]);
     expect(placed(8.5)).toEqual([['r3', K80]]);
     expect(placed(9.5)).toEqual([['r1', K80]]);
+  });
+
+  it("a slower flavor is not taken when the job's gain is smaller than the delay its slower run causes the others waiting", () => {
+    // The V100 frees in `hours`; the resnet finishes at 10 h on the idle K80, at hours + 1 waiting for the V100. Its
+    // slower run holds 8 × 9 = 72 more accelerator-hours on a 16-accelerator fleet: 4.5 h of delay per other job.
+    const at = (hours: number, others: number, weight?: number): Snapshot =>
+      world()
+        .running(makeJob('busy').flavors(V100).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(hours * 3600))
+        .pending(
+          resnet('r').submittedAt(T0 - 10),
+          // Others waiting behind it for the V100 (they accept nothing else).
+          ...Array.from({ length: others }, (_, i) => makeJob(`o${i}`).flavors(V100).accelerators(8).runtime(3600).submittedAt(T0 - 5 + i)),
+        )
+        .options(weight === undefined ? {} : { slowerFlavorDelayWeight: weight })
+        .build();
+    const placed = (s: Snapshot): string[][] => runCycle(s).admissions.map((a) => [a.jobId, a.flavor]);
+    // Alone, its own finish decides: 10 h on the K80 beats 20 + 1 h.
+    expect(placed(at(20, 0))).toEqual([['r', K80]]);
+    // One other job: 11 h earlier > 4.5 h of delay → K80. Three others: 11 h < 13.5 h → waits.
+    expect(placed(at(20, 1))).toEqual([['r', K80]]);
+    const r = runCycle(at(20, 3));
+    expect(r.admissions).toEqual([]);
+    expect(r.pending.find((p) => p.jobId === 'r')!.message).toContain(
+      `on k80: fits now and would finish at ${iso(10)}, before ${iso(21)} waiting for v100, but its slower run would hold 72 more accelerator-hours, ~14 h of delay for the 3 other waiting jobs in all; waits for v100`,
+    );
+    // A longer wait for the V100 outweighs it again (40 + 1 − 10 = 31 h > 13.5 h); weight 0 is the rule of own finishes.
+    expect(placed(at(40, 3))).toEqual([['r', K80]]);
+    expect(placed(at(20, 3, 0))).toEqual([['r', K80]]);
+    // A weight that is not a finite number ≥ 0 is the default.
+    expect(placed(at(20, 3, Number.NaN))).toEqual([]);
+    expect(placed(at(20, 3, -1))).toEqual([]);
   });
 
   it('with speeds, expectedRuntimeSeconds is the runtime on the fastest flavor, scaled on the others', () => {

@@ -9,7 +9,12 @@
  * 3. Another flavor g that fits now is taken only when the job is expected to finish sooner there:
  *    now + runtime_g < earliest start on the home flavor + runtime_home. The earliest start comes from
  *    the home flavor's free capacity and release timeline, after the jobs ahead of it in this cycle that
- *    wait for that flavor (WaitBook). Otherwise the job waits for its home flavor, and its reason says so.
+ *    wait for that flavor (WaitBook). And it must finish sooner by more than the delay its slower run causes
+ *    the others: the extra accelerator-time it holds on g (accelerators × (runtime_g − runtime_home)) is
+ *    capacity the other pending jobs wait for, ~ that ÷ the accelerators of its flavors each, so the gain must
+ *    exceed weight × (other pending jobs) × extra ÷ fleet (`options.slowerFlavorDelayWeight`, default 1). On an
+ *    idle fleet that is nothing; with a queue, a job no longer takes a K80 for ten times its V100 runtime to
+ *    finish an hour sooner. Otherwise the job waits for its home flavor, and its reason says so.
  * Preemption and reservations then consider the home flavor and flavors within NEAR of its value.
  *
  * With `flavorPlacement: 'fastest-free'` (the previous behaviour, kept to compare), the flavors are
@@ -186,10 +191,42 @@ export function runtimeMs(st: CycleState, job: PendingJob, flavor: string): numb
   return (runtimeOn(job, flavor, st.flavors) ?? st.snapshot.options.defaultExpectedRuntimeSeconds) * 1000;
 }
 
-/** Whether `job` is expected to finish sooner starting on `flavor` now than waiting for its home flavor. */
-export function finishesSooner(st: CycleState, waits: WaitBook, plan: RelativePlan, job: PendingJob, flavor: string): { sooner: boolean; here: number; home: number } {
+/** `options.slowerFlavorDelayWeight`, or its default (1) when absent or not a finite number ≥ 0. */
+export function slowerFlavorDelayWeight(options: { slowerFlavorDelayWeight?: number }): number {
+  const w = options.slowerFlavorDelayWeight;
+  return typeof w === 'number' && Number.isFinite(w) && w >= 0 ? w : DEFAULT_SLOWER_FLAVOR_DELAY_WEIGHT;
+}
+
+export const DEFAULT_SLOWER_FLAVOR_DELAY_WEIGHT = 1;
+
+/** Starting now on `flavor` against waiting for the home flavor (epoch ms), and what the slower run costs the others. */
+export interface SoonerVerdict {
+  sooner: boolean;
+  /** Expected end starting on `flavor` now, and waiting for the home flavor. */
+  here: number;
+  home: number;
+  /** The other jobs' summed delay (ms, weighted) from the slower run: what `home − here` must exceed. */
+  othersDelay: number;
+  /** The other pending jobs, and the extra accelerator-ms the slower run holds. */
+  others: number;
+  extraAcceleratorMs: number;
+}
+
+/**
+ * Whether `job` is expected to finish sooner starting on `flavor` now than waiting for its home flavor, by more
+ * than the delay its slower run causes the other pending jobs (see 3. above).
+ */
+export function finishesSooner(st: CycleState, waits: WaitBook, plan: RelativePlan, job: PendingJob, flavor: string): SoonerVerdict {
   const need = job.acceleratorsPerReplica * job.minReplicas;
-  const here = st.now + runtimeMs(st, job, flavor);
-  const home = waits.earliestStart(plan.home, need) + runtimeMs(st, job, plan.home);
-  return { sooner: here < home, here, home };
+  const runHere = runtimeMs(st, job, flavor);
+  const runHome = runtimeMs(st, job, plan.home);
+  const here = st.now + runHere;
+  const home = waits.earliestStart(plan.home, need) + runHome;
+  const others = Math.max(0, st.snapshot.pending.length - 1);
+  const extraAcceleratorMs = need * Math.max(0, runHere - runHome);
+  let fleet = 0;
+  for (const f of plan.order) fleet += st.cluster.flavor(f)?.totalAllocatable ?? 0;
+  const weight = slowerFlavorDelayWeight(st.snapshot.options);
+  const othersDelay = weight > 0 && others > 0 && extraAcceleratorMs > 0 ? (weight * others * extraAcceleratorMs) / Math.max(1, fleet) : 0;
+  return { sooner: here < home && home - here > othersDelay, here, home, othersDelay, others, extraAcceleratorMs };
 }

@@ -33,6 +33,8 @@ export interface SchedulerSettings {
   workerConcurrency: number;
   /** Queue order of the core (SchedulerOptions.ordering): `fifo` or `shortest-first`. */
   queueOrdering: 'fifo' | 'shortest-first';
+  /** SchedulerOptions.slowerFlavorDelayWeight in percent (100 = 1: the default). */
+  slowerFlavorDelayPercent: number;
   /**
    * `npm start` (API, scheduler and worker in one process) loads the API once the first cycle has ended (or
    * the process is a standby), at most this long after the scheduler started; 0 = at once.
@@ -66,6 +68,9 @@ export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; defau
   workerConcurrency: { env: 'QM_WORKER_CONCURRENCY', default: '128', min: 1, max: 1000 },
   // libs/core ordering.ts: shortest-first = least expected accelerator-seconds first, aged by the time waited.
   queueOrdering: { env: 'QM_QUEUE_ORDERING', default: 'fifo', choices: ['fifo', 'shortest-first'] },
+  // libs/core relative-placement.ts: a slower flavor is taken only when the job gains more than the delay its
+  // slower run causes the other waiting jobs × this weight (0: its own finish alone).
+  slowerFlavorDelayPercent: { env: 'QM_SLOWER_FLAVOR_DELAY_PERCENT', default: '100', min: 0, max: 10_000 },
   // Loading the API's modules (NestJS, Fastify, Swagger, class-validator: seconds under load) beside a first
   // cycle's commit slowed the commit by a quarter (Postgres and the module loading share 2 cores).
   apiWaitsForFirstCycleMs: { env: 'QM_API_WAITS_FOR_FIRST_CYCLE_MS', default: '5000', min: 0, max: 600_000 },
@@ -105,7 +110,11 @@ export function schedulerSettingsFromEnv(env: Readonly<Record<string, string | u
   return settings;
 }
 
-/** The core's options for the scheduler's cycles (the defaults, with the queue order from the settings). */
-export function schedulerOptionsOf(settings: Pick<SchedulerSettings, 'queueOrdering'>): SchedulerOptions {
-  return { ...DEFAULT_OPTIONS, ordering: settings.queueOrdering };
+/** The core's options for the scheduler's cycles (the defaults, with the queue order and the slower-flavor weight from the settings). */
+export function schedulerOptionsOf(settings: Pick<SchedulerSettings, 'queueOrdering'> & Partial<Pick<SchedulerSettings, 'slowerFlavorDelayPercent'>>): SchedulerOptions {
+  return {
+    ...DEFAULT_OPTIONS,
+    ordering: settings.queueOrdering,
+    ...(settings.slowerFlavorDelayPercent === undefined ? {} : { slowerFlavorDelayWeight: settings.slowerFlavorDelayPercent / 100 }),
+  };
 }

@@ -50,7 +50,7 @@ export async function startHarness(label: string, env: Record<string, string> = 
     port: 0,
     host: '127.0.0.1',
   });
-  const scheduler = schedulerSettingsFromEnv({ QM_REDIS_PREFIX: `qm-test-${label}-${randomBytes(4).toString('hex')}` });
+  const scheduler = schedulerSettingsFromEnv({ ...env, QM_REDIS_PREFIX: `qm-test-${label}-${randomBytes(4).toString('hex')}` });
   let api: ApiApp;
   let url: string;
   try {
