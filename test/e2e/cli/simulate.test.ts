@@ -161,6 +161,21 @@ describe('qm simulate: the summary and report as a decision aid', () => {
     expect((await qm([...args, '--ordering', 'lifo'], dir)).code).toBe(2);
   });
 
+  it('--slower-flavor-delay sets the weight of every policy and says so; a negative one is a usage error', async () => {
+    writeFileSync(join(dir, 'one-node.yaml'), 'flavors:\n  - { name: gpu }\nnodeGroups:\n  - { flavor: gpu, count: 1, acceleratorsPerNode: 8 }\n');
+    writeFileSync(join(dir, 'one-team.yaml'), 'cohorts: [all]\nteams:\n  - { name: a, cohort: all, quotas: { gpu: 8 } }\n');
+    writeFileSync(join(dir, 'two.csv'), [HEADER, '2017-10-01 00:00:00,100,8,800,a', '2017-10-01 00:00:01,10,8,80,a', ''].join('\n'));
+    const args = ['simulate', '--trace-file', 'two.csv', '--cluster', 'one-node.yaml', '--tenancy', 'one-team.yaml', '--no-progress', '--json'];
+    const byDefault = JSON.parse((await qm(args, dir)).stdout);
+    expect(byDefault.input.assumptions).toContainEqual(expect.stringContaining('finishes sooner by more than 1 × the delay its slower run causes the other waiting jobs'));
+    expect(byDefault.input.assumptions).toContainEqual(expect.stringContaining('makes progress only 300 s after it starts again'));
+    const off = JSON.parse((await qm([...args, '--slower-flavor-delay', '0'], dir)).stdout);
+    expect(off.input.assumptions).toContainEqual(expect.stringContaining('by more than 0 × the delay'));
+    const bad = await qm([...args, '--slower-flavor-delay', '-1'], dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("option '--slower-flavor-delay <weight>' argument '-1' is invalid");
+  });
+
   it('says loudly which trace teams got no quota when quotas are derived', async () => {
     mkdirSync(join(dir, 'traces', 'helios'), { recursive: true });
     writeFileSync(join(dir, 'traces', 'helios', 'philly_vc_nodes.csv'), 'vc,node num\na,2\n');
