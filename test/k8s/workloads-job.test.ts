@@ -280,6 +280,41 @@ describe('batch/v1 Job', () => {
   }, 180_000);
 });
 
+describe('the workload importer and the cycle', () => {
+  it('asks for a cycle as soon as it has submitted a gang, before labelling its pods: one it may not label still gets one', async () => {
+    // Pods naming a scheduler of their own, so that only this importer (not the suite's Quartermaster) takes them.
+    const schedulerName = 'qm-own-importer';
+    await applyManifest(qm, forTeam(examples.indexedJob(), { team: 'vision', name: 'unlabelled', schedulerName }));
+    await eventually('3 pods of unlabelled', async () => ((await podsOf(qm, 'job-name=unlabelled')).length === 3 ? true : undefined));
+    // May read pods and Jobs, never patch a pod: every label patch of the pass fails.
+    const identity = await restrictedIdentity(qm.cluster.kubeConfig, 'qm-importer-no-patch', [
+      { apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch'] },
+    ]);
+    let cycles = 0;
+    const importer = new WorkloadImporter(
+      new KubeCluster(identity.kubeConfig, { namespace: qm.namespace, schedulerName }),
+      new KubeJobStore(qm.api.database),
+      0,
+      () => cycles++,
+      pino({ level: 'silent' }),
+      null,
+      undefined,
+      // Only this Job's pods (other tests' waiting GPU pods are candidates too).
+      async () => (await podsOf(qm, 'job-name=unlabelled')).filter((pod) => !pod.spec?.nodeName),
+    );
+    try {
+      expect(await importer.runOnce()).toEqual([]); // its labelling failed
+      // Submitted (the suite's scheduler may have admitted it since: its bind waits for labels that never come).
+      await workloadJob(qm, 'Job', 'unlabelled');
+      expect(cycles).toBe(1);
+    } finally {
+      await importer.stop();
+      await identity.cleanUp();
+    }
+  }, 180_000);
+});
+
 describe('the workload importer ahead of its watch', () => {
   it("a pass that sees its gang's pods before the watch shows the labels it patched patches none of them again", async () => {
     await applyManifest(qm, forTeam(examples.indexedJob(), { team: 'vision', name: 'stale-view', schedulerName: 'quartermaster' }));
