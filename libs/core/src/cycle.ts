@@ -34,7 +34,7 @@ import {
   soonerMessage,
 } from './reasons.js';
 import { type ActiveReservation, computeReservation } from './reservations.js';
-import { type RelativePlan, type SoonerVerdict, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
+import { PendingByFlavors, type RelativePlan, type SoonerVerdict, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
 import { sharedIds, strictlyById } from './sorted-input.js';
 import { planMoves } from './moves.js';
@@ -133,6 +133,14 @@ class Heterogeneity {
     this.built ??= buildMarket(this.st);
     return this.built;
   }
+
+  private byFlavors: PendingByFlavors | undefined;
+
+  /** The pending jobs by the flavors they accept (built on first use): who a slower run delays. */
+  get pendingByFlavors(): PendingByFlavors {
+    this.byFlavors ??= new PendingByFlavors(this.st.snapshot.pending);
+    return this.byFlavors;
+  }
 }
 
 function decide(
@@ -174,7 +182,7 @@ function decide(
     if (r.ok) {
       if (plan === undefined) return { admission: admit(st, job, f, r.nodes, []), preemptions: [] };
       if (f === plan.home) return { admission: admit(st, job, f, r.nodes, [], placedByValueMessage(f, plan, hetero.market)), preemptions: [] };
-      const fs = finishesSooner(st, hetero.waits, plan, job, f);
+      const fs = finishesSooner(st, hetero.waits, plan, job, f, hetero.pendingByFlavors);
       if (fs.sooner) return { admission: admit(st, job, f, r.nodes, [], soonerMessage(f, plan.home, fs.here, fs.home)), preemptions: [] };
       declined.push({ flavor: f, ...fs });
       continue;

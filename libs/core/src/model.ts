@@ -217,7 +217,8 @@ export interface SchedulerOptions {
    * Relative-speed placement: how much the delay a slower run causes the other waiting jobs counts against
    * taking a slower flavor now (relative-placement.ts `finishesSooner`). A flavor slower than the job's home is
    * taken only when the job finishes there earlier than waiting for its home by more than this weight × the
-   * other pending jobs × the extra accelerator-time of its slower run ÷ the accelerators of its flavors.
+   * other pending jobs that accept one of its flavors × the extra accelerator-time of its slower run ÷ the
+   * accelerators of its flavors.
    * Absent: 1 (its own gain must outweigh the others' summed delay); 0: only its own finish counts (the rule
    * before 2026-12-03).
    */

@@ -128,6 +128,25 @@ describe('relative-speed placement', () => {
     expect(placed(at(20, 3, -1))).toEqual([]);
   });
 
+  it('only the waiting jobs that accept one of its flavors count: TPU jobs are not delayed by a run on the K80', () => {
+    const TPU = 'tpu';
+    const s = snapshot()
+      .flavors(...flavors, makeFlavor(TPU))
+      .nodes(makeNode('v-0').flavor(V100), makeNode('k-0').flavor(K80), makeNode('t-0').flavor(TPU))
+      .quotas(makeQuota('vision', V100).nominal(16), makeQuota('vision', K80).nominal(8), makeQuota('vision', TPU).nominal(8))
+      .running(
+        makeJob('busy').flavors(V100).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(20 * 3600),
+        makeJob('busy-tpu').flavors(TPU).accelerators(8).runsOn('t-0').admittedAt(T0).runtime(20 * 3600),
+      )
+      .pending(
+        resnet('r').submittedAt(T0 - 10),
+        ...Array.from({ length: 5 }, (_, i) => makeJob(`t${i}`).flavors(TPU).accelerators(8).runtime(3600).submittedAt(T0 - 5 + i)),
+      )
+      .build();
+    // Five waiting jobs, none of which could use a V100 or a K80: the resnet's 11 h gain outweighs no one's delay.
+    expect(runCycle(s).admissions.map((a) => [a.jobId, a.flavor])).toEqual([['r', K80]]);
+  });
+
   it('with speeds, expectedRuntimeSeconds is the runtime on the fastest flavor, scaled on the others', () => {
     const s = world().build();
     const st = new CycleState(s);

@@ -12,7 +12,8 @@
  *    wait for that flavor (WaitBook). And it must finish sooner by more than the delay its slower run causes
  *    the others: the extra accelerator-time it holds on g (accelerators × (runtime_g − runtime_home)) is
  *    capacity the other pending jobs wait for, ~ that ÷ the accelerators of its flavors each, so the gain must
- *    exceed weight × (other pending jobs) × extra ÷ fleet (`options.slowerFlavorDelayWeight`, default 1). On an
+ *    exceed weight × (other pending jobs that accept one of its flavors) × extra ÷ fleet
+ *    (`options.slowerFlavorDelayWeight`, default 1). On an
  *    idle fleet that is nothing; with a queue, a job no longer takes a K80 for ten times its V100 runtime to
  *    finish an hour sooner. Otherwise the job waits for its home flavor, and its reason says so.
  * Preemption and reservations then consider the home flavor and flavors within NEAR of its value.
@@ -191,6 +192,33 @@ export function runtimeMs(st: CycleState, job: PendingJob, flavor: string): numb
   return (runtimeOn(job, flavor, st.flavors) ?? st.snapshot.options.defaultExpectedRuntimeSeconds) * 1000;
 }
 
+/**
+ * The cycle's pending jobs counted by the flavors they accept (one count per distinct list): the others a slower
+ * run can delay are those that accept one of the job's flavors — a TPU job does not wait for a GPU job's K80s.
+ */
+export class PendingByFlavors {
+  private readonly lists: { flavors: readonly string[]; count: number }[] = [];
+
+  constructor(pending: readonly PendingJob[]) {
+    const byKey = new Map<string, { flavors: readonly string[]; count: number }>();
+    for (const j of pending) {
+      if (!Array.isArray(j.flavors)) continue;
+      const key = j.flavors.join('\u0000');
+      const entry = byKey.get(key);
+      if (entry !== undefined) entry.count++;
+      else byKey.set(key, { flavors: j.flavors, count: 1 });
+    }
+    this.lists = [...byKey.values()];
+  }
+
+  /** Pending jobs that accept at least one of `flavors`. */
+  accepting(flavors: readonly string[]): number {
+    let n = 0;
+    for (const l of this.lists) if (l.flavors.some((f) => flavors.includes(f))) n += l.count;
+    return n;
+  }
+}
+
 /** `options.slowerFlavorDelayWeight`, or its default (1) when absent or not a finite number ≥ 0. */
 export function slowerFlavorDelayWeight(options: { slowerFlavorDelayWeight?: number }): number {
   const w = options.slowerFlavorDelayWeight;
@@ -216,13 +244,20 @@ export interface SoonerVerdict {
  * Whether `job` is expected to finish sooner starting on `flavor` now than waiting for its home flavor, by more
  * than the delay its slower run causes the other pending jobs (see 3. above).
  */
-export function finishesSooner(st: CycleState, waits: WaitBook, plan: RelativePlan, job: PendingJob, flavor: string): SoonerVerdict {
+export function finishesSooner(
+  st: CycleState,
+  waits: WaitBook,
+  plan: RelativePlan,
+  job: PendingJob,
+  flavor: string,
+  pending: PendingByFlavors = new PendingByFlavors(st.snapshot.pending),
+): SoonerVerdict {
   const need = job.acceleratorsPerReplica * job.minReplicas;
   const runHere = runtimeMs(st, job, flavor);
   const runHome = runtimeMs(st, job, plan.home);
   const here = st.now + runHere;
   const home = waits.earliestStart(plan.home, need) + runHome;
-  const others = Math.max(0, st.snapshot.pending.length - 1);
+  const others = Math.max(0, pending.accepting(plan.order) - 1);
   const extraAcceleratorMs = need * Math.max(0, runHere - runHome);
   let fleet = 0;
   for (const f of plan.order) fleet += st.cluster.flavor(f)?.totalAllocatable ?? 0;
