@@ -4,6 +4,10 @@
 // deleted; pods its owner re-creates are imported as a new job.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { LABEL_JOB_ID } from '#kube';
+import { GangImporter } from '../../apps/scheduler/src/kubernetes/gang-importer.js';
+import { KubeJobStore } from '../../apps/scheduler/src/kubernetes/kube-job-store.js';
 import { eventually, gangBody, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
 
 let qm: QmEnv;
@@ -87,4 +91,44 @@ describe('imported gangs that lose a pod', () => {
     expect(await transitions(jobId)).toContain('was preempted');
     for (const pod of pods) expect(await qm.cluster.getPod(pod, qm.namespace)).toBeNull();
   }, 120_000);
+});
+
+describe('the gang importer ahead of its watch', () => {
+  it("a pass that sees a gang's pods before the watch shows the labels it patched does not import the gang again", async () => {
+    const names = ['stale-gang-0', 'stale-gang-1'];
+    for (const name of names) {
+      await qm.core.createNamespacedPod({
+        namespace: qm.namespace,
+        body: {
+          metadata: { name, annotations: { 'quartermaster.io/team': 'nlp', 'quartermaster.io/gang': 'stale-gang', 'quartermaster.io/gang-size': '2', 'quartermaster.io/flavor': 'a100' } },
+          spec: { schedulerName: 'quartermaster', containers: [{ name: 'c', image: 'x', resources: { limits: { 'nvidia.com/gpu': '1' } } }] },
+        },
+      });
+    }
+    // The view a lagging watch gives: the pods as created, unbound and unlabelled (every pass sees it).
+    const stale = (await Promise.all(names.map((n) => qm.cluster.getPod(n, qm.namespace)))).map((pod) => {
+      const copy = structuredClone(pod!);
+      delete copy.metadata!.labels?.[LABEL_JOB_ID];
+      delete copy.spec!.nodeName;
+      return copy;
+    });
+    /** The real store, counting the gang submissions made through it (each followed by a label patch per pod). */
+    class CountingStore extends KubeJobStore {
+      submissions = 0;
+      override submitter(): ReturnType<KubeJobStore['submitter']> {
+        this.submissions++;
+        return super.submitter();
+      }
+    }
+    const store = new CountingStore(qm.api.database);
+    const importer = new GangImporter(qm.cluster, store, 0, () => undefined, pino({ level: 'silent' }), null, undefined, () => Promise.resolve(stale));
+    try {
+      expect(await importer.runOnce()).toHaveLength(1);
+      expect(store.submissions).toBe(1);
+      await importer.runOnce();
+      expect(store.submissions).toBe(1);
+    } finally {
+      await importer.stop();
+    }
+  }, 180_000);
 });

@@ -15,6 +15,7 @@ import {
   type KubeCluster,
   type KubeFlavor,
 } from '#kube';
+import { LabelledPods } from './labelled-pods.js';
 import { PassLoop } from './pass-loop.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { UnboundPodSource } from './unbound-pods.js';
@@ -45,6 +46,8 @@ const gangKeyOf = (pod: V1Pod): string => `${pod.metadata?.namespace ?? 'default
 export class GangImporter {
   private readonly passes: PassLoop;
   private readonly core: CoreV1Api;
+  /** Pods this importer labelled a moment ago (the watch may not show it yet). */
+  private readonly labelled: LabelledPods;
 
   constructor(
     private readonly cluster: KubeCluster,
@@ -59,6 +62,7 @@ export class GangImporter {
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     this.passes = new PassLoop(() => this.runOnce(), everyMs, logger, 'gang import failed');
+    this.labelled = new LabelledPods(now);
   }
 
   start(): void {
@@ -79,7 +83,11 @@ export class GangImporter {
     const flavors: KubeFlavor[] = await this.store.kubeFlavors();
     // Only unbound pods: a gang with a bound pod is not importable anyway, and on a big cluster this list,
     // made every QM_KUBE_IMPORT_EVERY_MS by every scheduler replica, must not carry every running pod.
-    const unbound = (await this.unboundPods()).filter((pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed');
+    // A pod labelled by the last pass counts as labelled though the watch has not shown it yet (LabelledPods):
+    // its gang is not imported and patched again.
+    const unbound = (await this.unboundPods())
+      .filter((pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed')
+      .map((pod) => this.labelled.asLabelled(pod));
     const { gangs, issues } = gangImportsFromPods(unbound, flavors);
     const candidates = unbound.filter(isGangImportCandidate);
     const items: FeedbackItem[] = [];
@@ -191,12 +199,13 @@ export class GangImporter {
     }
     const jobId = result.job.id;
     await Promise.all(
-      gang.pods.map((pod, replica) =>
-        this.core.patchNamespacedPod(
+      gang.pods.map(async (pod, replica) => {
+        await this.core.patchNamespacedPod(
           { name: pod.name, namespace: pod.namespace, body: { metadata: { labels: { [LABEL_JOB_ID]: jobId, [LABEL_REPLICA]: String(replica) } } } },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        ),
-      ),
+        );
+        this.labelled.remember(pod.uid, jobId);
+      }),
     );
     this.logger.info({ gang: gang.key, jobId, replicas: gang.replicas }, 'gang imported as a job');
     return jobId;

@@ -25,6 +25,7 @@ import {
 } from '#kube';
 import { eachLimited } from '#common';
 import { checkNodes } from './bind-checks.js';
+import { LabelledPods } from './labelled-pods.js';
 import { PassLoop } from './pass-loop.js';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import { CONFLICT_REQUEUE_MS } from './pod-side-effects.js';
@@ -66,14 +67,6 @@ export const BIND_HANDOFF_MS = 5000;
  */
 export const OWNER_CACHE_MS = 5000;
 
-/**
- * A pod this importer labelled counts as labelled for this long, though the watch has not shown the label yet: a
- * pass nudged by the gang's next pod often runs before the watch delivers the last pass's patches, and it
- * patched those pods again (and submitted the gang again) — 0.19 extra label patches per pod in bench:k8s jobsets.
- */
-export const LABELLED_MEMORY_MS = 5000;
-/** Pods remembered at most (the oldest are forgotten first). */
-const LABELLED_MEMORY_MAX = 10_000;
 
 /** What the pods (and the workload) of a gang that cannot be scheduled as it stands show. */
 export function invalidWorkloadReport(what: string, issue: WorkloadIssue): SubjectReport {
@@ -115,8 +108,8 @@ export class WorkloadImporter {
   private readonly core: CoreV1Api;
   private readonly objects: WorkloadObjects;
   private owners: { lookup: OwnerLookup; since: number } | null = null;
-  /** Pods labelled by this importer, by uid: the job id and when (LABELLED_MEMORY_MS). */
-  private readonly labelledHere = new Map<string, { jobId: string; at: number }>();
+  /** Pods this importer labelled a moment ago (the watch may not show it yet). */
+  private readonly labelled: LabelledPods;
 
   constructor(
     private readonly cluster: KubeCluster,
@@ -135,6 +128,7 @@ export class WorkloadImporter {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     this.passes = new PassLoop(() => this.runOnce(), everyMs, logger, 'workload import failed');
     this.objects = new WorkloadObjects(cluster.kubeConfig);
+    this.labelled = new LabelledPods(now);
   }
 
   start(): void {
@@ -281,29 +275,6 @@ export class WorkloadImporter {
     };
   }
 
-  /** The job a pod is labelled with: its label, else the one this importer patched onto it a moment ago. */
-  private jobIdOf(pod: V1Pod): string | undefined {
-    const label = pod.metadata?.labels?.[LABEL_JOB_ID];
-    const uid = pod.metadata?.uid;
-    if (label || !uid) {
-      if (uid) this.labelledHere.delete(uid);
-      return label;
-    }
-    const here = this.labelledHere.get(uid);
-    if (!here) return undefined;
-    if (this.now().getTime() - here.at < LABELLED_MEMORY_MS) return here.jobId;
-    this.labelledHere.delete(uid);
-    return undefined;
-  }
-
-  private rememberLabelled(pod: V1Pod, jobId: string): void {
-    const uid = pod.metadata?.uid;
-    if (!uid) return;
-    this.labelledHere.delete(uid);
-    this.labelledHere.set(uid, { jobId, at: this.now().getTime() });
-    if (this.labelledHere.size > LABELLED_MEMORY_MAX) this.labelledHere.delete(this.labelledHere.keys().next().value!);
-  }
-
   private nodesStillFit(target: BindTarget, nodes: string[]): Promise<boolean> {
     return nodesFit(this.cluster, this.store, this.logger, target, nodes);
   }
@@ -312,7 +283,7 @@ export class WorkloadImporter {
     gang: WorkloadGang,
     pods: V1Pod[],
   ): Promise<{ kind: 'job'; jobId: string; created: boolean } | { kind: 'issue'; issue: WorkloadIssue }> {
-    const labelled = pods.map((p) => this.jobIdOf(p)).filter((id): id is string => !!id);
+    const labelled = pods.map((p) => this.labelled.jobIdOf(p)).filter((id): id is string => !!id);
     let jobId: string;
     let created = false;
     if (labelled.length === pods.length && new Set(labelled).size === 1) {
@@ -365,7 +336,7 @@ export class WorkloadImporter {
       }
       await Promise.all(
         pods
-          .filter((p) => this.jobIdOf(p) !== jobId)
+          .filter((p) => this.labelled.jobIdOf(p) !== jobId)
           .map(async (p) => {
             await this.core.patchNamespacedPod(
               {
@@ -377,7 +348,7 @@ export class WorkloadImporter {
               },
               setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
             );
-            this.rememberLabelled(p, jobId);
+            this.labelled.remember(p.metadata?.uid, jobId);
           }),
       );
     }
