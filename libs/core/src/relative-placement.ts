@@ -250,7 +250,8 @@ export function finishesSooner(
   plan: RelativePlan,
   job: PendingJob,
   flavor: string,
-  pending: PendingByFlavors = new PendingByFlavors(st.snapshot.pending),
+  /** The cycle's pending jobs by the flavors they accept, built once per cycle (Heterogeneity in cycle.ts). */
+  pending: PendingByFlavors,
 ): SoonerVerdict {
   const need = job.acceleratorsPerReplica * job.minReplicas;
   const runHere = runtimeMs(st, job, flavor);

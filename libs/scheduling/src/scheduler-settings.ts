@@ -111,10 +111,6 @@ export function schedulerSettingsFromEnv(env: Readonly<Record<string, string | u
 }
 
 /** The core's options for the scheduler's cycles (the defaults, with the queue order and the slower-flavor weight from the settings). */
-export function schedulerOptionsOf(settings: Pick<SchedulerSettings, 'queueOrdering'> & Partial<Pick<SchedulerSettings, 'slowerFlavorDelayPercent'>>): SchedulerOptions {
-  return {
-    ...DEFAULT_OPTIONS,
-    ordering: settings.queueOrdering,
-    ...(settings.slowerFlavorDelayPercent === undefined ? {} : { slowerFlavorDelayWeight: settings.slowerFlavorDelayPercent / 100 }),
-  };
+export function schedulerOptionsOf(settings: Pick<SchedulerSettings, 'queueOrdering' | 'slowerFlavorDelayPercent'>): SchedulerOptions {
+  return { ...DEFAULT_OPTIONS, ordering: settings.queueOrdering, slowerFlavorDelayWeight: settings.slowerFlavorDelayPercent / 100 };
 }

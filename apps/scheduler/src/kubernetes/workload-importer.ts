@@ -282,10 +282,9 @@ export class WorkloadImporter {
   private async importGang(
     gang: WorkloadGang,
     pods: V1Pod[],
-  ): Promise<{ kind: 'job'; jobId: string; created: boolean } | { kind: 'issue'; issue: WorkloadIssue }> {
+  ): Promise<{ kind: 'job'; jobId: string } | { kind: 'issue'; issue: WorkloadIssue }> {
     const labelled = pods.map((p) => this.labelled.jobIdOf(p)).filter((id): id is string => !!id);
     let jobId: string;
-    let created = false;
     if (labelled.length === pods.length && new Set(labelled).size === 1) {
       jobId = labelled[0]!;
     } else {
@@ -323,8 +322,7 @@ export class WorkloadImporter {
       }
       if (result.kind === 'key-reused') throw new Error(`idempotency key ${key} names another request`);
       jobId = result.job.id;
-      created = result.kind === 'created';
-      if (created) {
+      if (result.kind === 'created') {
         // A cycle may admit it while its pods are labelled (its bind waits for the labels): the trigger goes now,
         // not at the end of the pass — a pass of several gangs (a submission, a label per pod and a read each)
         // took 200–400 ms in bench:k8s jobsets, and a gang whose labelling failed triggered no cycle at all.
@@ -366,7 +364,7 @@ export class WorkloadImporter {
         (nodes) => this.nodesStillFit(target, nodes),
       );
     }
-    return { kind: 'job', jobId, created };
+    return { kind: 'job', jobId };
   }
 }
 
