@@ -80,7 +80,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
     .option('--checkpoint-interval <seconds>', 'a preempted job keeps progress up to its last checkpoint (0 = restarts)', nonNegative, 0)
     .option('--checkpoint-grace <seconds>', 'with checkpoints: a preempted or moved job runs on this long and checkpoints at its end; its replacement starts then', nonNegative, 0)
     .option('--reservation-depth <n>', 'blocked jobs that get a reservation', nonNegativeInt)
-    .option('--slower-flavor-delay <weight>', "a 'fastest' job starts on a slower flavor now only when it gains more than this × the delay its slower run causes the other waiting jobs (default 1; 0 = its own finish alone)", nonNegative)
+    .option('--slower-flavor-delay <weight>', "a 'fastest' job starts on a slower flavor now only when it gains more than this × the delay its slower run causes the other waiting jobs (default 3; 0 = its own finish alone)", nonNegative)
     .addOption(new Option('--ordering <order>', 'queue order within a team: fifo (submission) or shortest-first (least expected work, aged by wait); every policy').choices(['fifo', 'shortest-first']))
     .option('--min-runtime <seconds>', 'a job cannot be preempted before running this long', nonNegative)
     .option('--limit <n>', 'only the first n jobs by arrival', positiveInt)

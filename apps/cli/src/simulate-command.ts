@@ -51,7 +51,7 @@ export interface SimulateFlags {
   reservationDepth?: number;
   /** Queue order of every policy (SchedulerOptions.ordering); absent = fifo. */
   ordering?: 'fifo' | 'shortest-first';
-  /** SchedulerOptions.slowerFlavorDelayWeight of every policy; absent = the core's default (1). */
+  /** SchedulerOptions.slowerFlavorDelayWeight of every policy; absent = the core's default (3). */
   slowerFlavorDelay?: number;
   minRuntime?: number;
   limit?: number;

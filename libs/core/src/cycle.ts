@@ -34,7 +34,7 @@ import {
   soonerMessage,
 } from './reasons.js';
 import { type ActiveReservation, computeReservation } from './reservations.js';
-import { PendingByFlavors, type RelativePlan, type SoonerVerdict, WaitBook, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
+import { PendingByFlavors, type RelativePlan, type SoonerVerdict, WaitBook, fasterHome, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
 import { sharedIds, strictlyById } from './sorted-input.js';
 import { planMoves } from './moves.js';
@@ -171,7 +171,8 @@ function decide(
     if (blocker === undefined) open.push(f);
     else failures.push({ flavor: f, code: 'BLOCKED_BY_RESERVATION', message: fifoMessage(blocker, f) });
   }
-  const plan = placesByRelativeSpeed(st, job) ? relativePlan(st, hetero.market, job, open) : undefined;
+  const valued = placesByRelativeSpeed(st, job) ? relativePlan(st, hetero.market, job, open) : undefined;
+  const plan = valued === undefined ? undefined : fasterHome(st, hetero.waits, valued, job);
   if (plan !== undefined) open = plan.order;
 
   // b. Fit without preemption (relative-speed placement: see relative-placement.ts).

@@ -1,18 +1,22 @@
 /**
  * Per-cycle flavor prices for relative-speed placement (Gavel's throughput-normalised view).
  *
- * Every pending job is a bidder (the demand the fleet must place as capacity frees; running work is
- * committed and counted by the wait estimates instead): it accepts some flavors and runs on each
- * at a normalised speed s_f = speed_f ÷ its best speed (so 1 on its fastest flavor, 0.09 for a model 11×
- * slower on a K80). The prices λ_f are the dual of the "most normalised throughput" allocation
+ * Every job in the system is a bidder: the pending ones, and the running ones, which hold their flavor now
+ * and could run elsewhere (moves.ts). A job accepts some flavors and runs on each at a normalised speed
+ * s_f = speed_f ÷ its best speed (so 1 on its fastest flavor, 0.09 for a model 11× slower on a K80). The
+ * prices λ_f are the dual of the "most normalised throughput" allocation at this instant
  *
  *     maximise Σ_j a_j Σ_f x_jf s_jf   s.t.   Σ_j a_j x_jf ≤ C_f,   Σ_f x_jf ≤ 1,   x ≥ 0
  *
- * (a_j = the job's accelerators × its expected runtime, C_f = the flavor's schedulable accelerators × a
- * horizon long enough for the longest pending job and the whole backlog): λ_f is zero while a
- * flavor is not oversubscribed, and otherwise the premium its accelerators command. A job's value of a
- * flavor is then u_f = s_f − λ_f; its *home* is the flavor of greatest value: the fast flavor goes to the
- * jobs whose relative advantage there is largest, a slow flavor to the jobs that lose least on it.
+ * (a_j = the job's accelerators, C_f = the flavor's schedulable accelerators): λ_f is zero while no more
+ * accelerators want a flavor than it has, and otherwise the premium its accelerators command. A job's value
+ * of a flavor is then u_f = s_f − λ_f; its *home* is the flavor of greatest value: the fast flavor goes to
+ * the jobs whose relative advantage there is largest, a slow flavor to the jobs that lose least on it. A job
+ * that does not choose by speed bids only for its first flavor (a running one, for the flavor it runs on).
+ *
+ * (Until 2026-12 bids weighed accelerators × runtime against a horizon as long as the longest pending job:
+ * with one multi-week job waiting, no flavor was ever dear, every job's home was the fastest flavor, and
+ * the slow ones idled while the queue grew. Gavel sweep at load 1.0, FIFO: agnostic ÷ aware 1.54 → 1.82.)
  *
  * The dual is minimised by coordinate descent: with the other prices fixed, the optimal λ_f is the
  * smallest price at which the jobs still preferring f fit in C_f (each job bids t_j = s_f − its best
@@ -31,7 +35,7 @@ interface BidderClass {
   /** Indexes into the market's flavors, and the normalised speed on each. */
   flavors: number[];
   speeds: number[];
-  /** Σ accelerator-seconds of its jobs. */
+  /** Σ accelerators of its jobs. */
   weight: number;
 }
 
@@ -77,7 +81,7 @@ export function normalisedSpeeds(st: CycleState, job: JobSpec, usable: (flavor: 
   return out;
 }
 
-/** The prices of this cycle, from the pending jobs (a job that does not choose by speed bids only for its first flavor). */
+/** The prices of this cycle, from the pending and running jobs (see above). */
 export function buildMarket(st: CycleState): FlavorMarket {
   const names = [...st.flavors.keys()].filter((f) => (st.cluster.flavor(f)?.totalAllocatable ?? 0) > 0);
   const idx = new Map(names.map((n, i) => [n, i]));
@@ -107,25 +111,21 @@ export function buildMarket(st: CycleState): FlavorMarket {
     if (c === undefined) classes.set(key, { flavors, speeds, weight: accelerators });
     else c.weight += accelerators;
   };
-  // Bids weigh accelerators × expected runtime (on the job's best flavor); the supply is each flavor's
-  // accelerators over a horizon H long enough for the longest pending job and for the whole backlog
-  // (pending and running work) on the whole fleet, so a queue that the fleet serves in turn is no contention.
-  const defaultRuntime = st.snapshot.options.defaultExpectedRuntimeSeconds;
-  let longest = 0;
-  let backlog = 0;
+  // Every job in the system bids with its accelerators: the pending ones, and the running ones, which hold
+  // their flavor now and could run elsewhere (moves). The supply is each flavor's accelerators: a flavor is
+  // oversubscribed when more accelerators want it than it has (Gavel's allocation view, at this instant).
   for (const j of st.snapshot.pending) {
-    const rt = j.expectedRuntimeSeconds ?? defaultRuntime;
-    const w = j.acceleratorsPerReplica * j.minReplicas * (Number.isFinite(rt) && rt > 0 ? rt : 0);
+    const w = j.acceleratorsPerReplica * j.minReplicas;
     if (!(w > 0)) continue;
-    longest = Math.max(longest, Number.isFinite(rt) ? rt : 0);
-    backlog += w;
     if (j.flavorSelection === 'fastest') add(j, w);
     else if (j.flavors.length > 0) add(j, w, j.flavors[0]);
   }
-  for (const f of names) for (const h of st.timeline(f)) if (!h.removed) backlog += h.accelerators * Math.max(0, (h.end - st.now) / 1000);
-  const fleet = capacity.reduce((x, y) => x + y, 0);
-  const horizon = Math.max(longest, fleet > 0 ? backlog / fleet : 0);
-  for (let f = 0; f < capacity.length; f++) capacity[f] = capacity[f]! * horizon;
+  for (const r of st.snapshot.running) {
+    const w = r.acceleratorsPerReplica * r.placement.length;
+    if (!(w > 0)) continue;
+    if (r.flavorSelection === 'fastest') add(r, w);
+    else add(r, w, r.flavor);
+  }
   const list = [...classes.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)).map(([, c]) => c);
   const prices = names.map(() => 0);
   const byFlavor: BidderClass[][] = names.map(() => []);

@@ -25,6 +25,10 @@ function world() {
 const resnet = (id: string) => makeJob(id).flavors(V100, K80).selection('fastest').speeds({ [V100]: 10, [K80]: 1 }).accelerators(8).runtime(3600);
 const recsys = (id: string) => makeJob(id).flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).runtime(3600);
 
+/** A recsys running on the one V100 node for `hours`: it gains little there, so the V100 stays a resnet's best value. */
+const recsysOnV100 = (hours: number) =>
+  makeJob('busy').flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(hours * 3600);
+
 describe('relative-speed placement', () => {
   it.each([
     { name: 'relative-speed: the fast flavor goes to the job with the larger advantage there', placement: 'relative-speed' as const, want: [['a-recsys', K80], ['b-resnet', V100]] },
@@ -66,13 +70,26 @@ describe('relative-speed placement', () => {
 
   it('a job takes the slow flavor when waiting for the fast one would finish later', () => {
     // The V100 frees in 20 h: 10 h on the K80 now is sooner.
-    const s = world()
-      .running(makeJob('busy').flavors(V100).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(20 * 3600))
-      .pending(resnet('r'))
-      .build();
+    const s = world().running(recsysOnV100(20)).pending(resnet('r')).build();
     const r = runCycle(s);
     expect(r.admissions.map((a) => [a.jobId, a.flavor])).toEqual([['r', K80]]);
     expect(r.admissions[0]!.reason).toBe(`on k80: expected to finish at ${iso(10)}, before ${iso(21)} waiting for v100`);
+  });
+
+  it('running jobs bid too: with the fast flavor held by one that gains more there, the job is placed on the slow one at once', () => {
+    // Another resnet holds the V100 for 20 h; the waiting recsys gains little there (1.25×): its best value is the K80.
+    // The old prices counted only pending demand: no flavor was dear, and the recsys chose by its own finish
+    // (the K80: 1.25 h against 21 h), the rule of the next test; here it is its home, and the reason says why.
+    const s = world()
+      .running(makeJob('busy').flavors(V100, K80).selection('fastest').speeds({ [V100]: 10, [K80]: 1 }).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(20 * 3600))
+      .pending(recsys('c'))
+      .build();
+    const m = buildMarket(new CycleState(s));
+    expect(m.price(V100)).toBeCloseTo(0.2, 9);
+    expect(m.price(K80)).toBe(0);
+    const r = runCycle(s);
+    expect(r.admissions.map((a) => [a.jobId, a.flavor])).toEqual([['c', K80]]);
+    expect(r.admissions[0]!.reason).toBe("on k80 at 80% of its best speed: where its relative advantage is largest at this cycle's prices (k80 0.00, v100 0.20)");
   });
 
   it('counts the jobs ahead waiting for the same flavor', () => {
@@ -99,33 +116,55 @@ describe('relative-speed placement', () => {
 
   it("a slower flavor is not taken when the job's gain is smaller than the delay its slower run causes the others waiting", () => {
     // The V100 frees in `hours`; the resnet finishes at 10 h on the idle K80, at hours + 1 waiting for the V100. Its
-    // slower run holds 8 × 9 = 72 more accelerator-hours on a 16-accelerator fleet: 4.5 h of delay per other job.
+    // slower run holds 8 × 9 = 72 more accelerator-hours on the 8 K80s: 9 h of delay for each other job that accepts the K80.
     const at = (hours: number, others: number, weight?: number): Snapshot =>
       world()
-        .running(makeJob('busy').flavors(V100).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(hours * 3600))
+        .running(recsysOnV100(hours))
         .pending(
           resnet('r').submittedAt(T0 - 10),
-          // Others waiting behind it for the V100 (they accept nothing else).
-          ...Array.from({ length: others }, (_, i) => makeJob(`o${i}`).flavors(V100).accelerators(8).runtime(3600).submittedAt(T0 - 5 + i)),
+          // Others waiting behind it that could use the K80 (they accept nothing else).
+          ...Array.from({ length: others }, (_, i) => makeJob(`o${i}`).flavors(K80).accelerators(8).runtime(3600).submittedAt(T0 - 5 + i)),
         )
         .options(weight === undefined ? {} : { slowerFlavorDelayWeight: weight })
         .build();
-    const placed = (s: Snapshot): string[][] => runCycle(s).admissions.map((a) => [a.jobId, a.flavor]);
+    const resnetOn = (s: Snapshot): string | undefined => runCycle(s).admissions.find((a) => a.jobId === 'r')?.flavor;
     // Alone, its own finish decides: 10 h on the K80 beats 20 + 1 h.
-    expect(placed(at(20, 0))).toEqual([['r', K80]]);
-    // One other job: 11 h earlier > 4.5 h of delay → K80. Three others: 11 h < 13.5 h → waits.
-    expect(placed(at(20, 1))).toEqual([['r', K80]]);
-    const r = runCycle(at(20, 3));
-    expect(r.admissions).toEqual([]);
+    expect(resnetOn(at(20, 0))).toBe(K80);
+    // Weight 1: one other, 11 h earlier > 9 h of delay → K80. Three others: 11 h < 27 h → waits.
+    expect(resnetOn(at(20, 1, 1))).toBe(K80);
+    const r = runCycle(at(20, 3, 1));
+    expect(resnetOn(at(20, 3, 1))).toBeUndefined();
     expect(r.pending.find((p) => p.jobId === 'r')!.message).toContain(
-      `on k80: fits now and would finish at ${iso(10)}, before ${iso(21)} waiting for v100, but its slower run would hold 72 more accelerator-hours, ~14 h of delay for the 3 other waiting jobs in all; waits for v100`,
+      `on k80: fits now and would finish at ${iso(10)}, before ${iso(21)} waiting for v100, but its slower run would hold 72 more accelerator-hours, ~27 h of delay for the 3 other waiting jobs in all; waits for v100`,
     );
-    // A longer wait for the V100 outweighs it again (40 + 1 − 10 = 31 h > 13.5 h); weight 0 is the rule of own finishes.
-    expect(placed(at(40, 3))).toEqual([['r', K80]]);
-    expect(placed(at(20, 3, 0))).toEqual([['r', K80]]);
+    // The default weight (3) counts one other as 27 h: it waits.
+    expect(resnetOn(at(20, 1))).toBeUndefined();
+    // A longer wait for the V100 outweighs it again (40 + 1 − 10 = 31 h > 27 h); weight 0 is the rule of own finishes.
+    expect(resnetOn(at(40, 3, 1))).toBe(K80);
+    expect(resnetOn(at(20, 3, 0))).toBe(K80);
     // A weight that is not a finite number ≥ 0 is the default.
-    expect(placed(at(20, 3, Number.NaN))).toEqual([]);
-    expect(placed(at(20, 3, -1))).toEqual([]);
+    expect(resnetOn(at(20, 1, Number.NaN))).toBeUndefined();
+    expect(resnetOn(at(20, 1, -1))).toBeUndefined();
+  });
+
+  it('only the waiting jobs that accept the slower flavor count: V100-only jobs are not delayed by a run on the K80', () => {
+    // Four V100 nodes run recsys jobs for 20 h (they gain little there: the V100 stays the resnet's home at price 0.2);
+    // three V100-only jobs wait behind the resnet. Its K80 run delays none of them (it leaves them the V100 sooner):
+    // its 11 h gain is weighed against no one. Counted as waiting for its flavors, they were 16 h of delay: it waited.
+    const v = ['v-0', 'v-1', 'v-2', 'v-3'];
+    const s = snapshot()
+      .flavors(...flavors)
+      .nodes(...v.map((n) => makeNode(n).flavor(V100)), makeNode('k-0').flavor(K80))
+      .quotas(makeQuota('vision', V100).nominal(64), makeQuota('vision', K80).nominal(8))
+      .running(
+        ...v.map((n, i) =>
+          makeJob(`busy-${i}`).flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).runsOn(n).admittedAt(T0).runtime(20 * 3600),
+        ),
+      )
+      .pending(resnet('r').submittedAt(T0 - 10), ...Array.from({ length: 3 }, (_, i) => makeJob(`o${i}`).flavors(V100).accelerators(8).runtime(3600).submittedAt(T0 - 5 + i)))
+      .build();
+    expect(buildMarket(new CycleState(s)).price(V100)).toBeCloseTo(0.2, 9);
+    expect(runCycle(s).admissions.map((a) => [a.jobId, a.flavor])).toEqual([['r', K80]]);
   });
 
   it('only the waiting jobs that accept one of its flavors count: TPU jobs are not delayed by a run on the K80', () => {
@@ -135,7 +174,7 @@ describe('relative-speed placement', () => {
       .nodes(makeNode('v-0').flavor(V100), makeNode('k-0').flavor(K80), makeNode('t-0').flavor(TPU))
       .quotas(makeQuota('vision', V100).nominal(16), makeQuota('vision', K80).nominal(8), makeQuota('vision', TPU).nominal(8))
       .running(
-        makeJob('busy').flavors(V100).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(20 * 3600),
+        recsysOnV100(20),
         makeJob('busy-tpu').flavors(TPU).accelerators(8).runsOn('t-0').admittedAt(T0).runtime(20 * 3600),
       )
       .pending(

@@ -3,7 +3,8 @@
  * runs, when `options.flavorPlacement` is `relative-speed` (the default).
  *
  * 1. Value. Each acceptable flavor f is worth u_f = s_f − λ_f to the job: its normalised speed there
- *    minus the flavor's price this cycle (flavor-market.ts, from pending demand). Flavors are tried by
+ *    minus the flavor's price this cycle (flavor-market.ts, from the accelerators the pending and running
+ *    jobs want). Flavors are tried by
  *    value, highest first (ties: cheaper, then faster, then listed order); the first is the job's *home*.
  * 2. Home first. If the job fits on its home flavor now, it starts there.
  * 3. Another flavor g that fits now is taken only when the job is expected to finish sooner there:
@@ -11,11 +12,14 @@
  *    the home flavor's free capacity and release timeline, after the jobs ahead of it in this cycle that
  *    wait for that flavor (WaitBook). And it must finish sooner by more than the delay its slower run causes
  *    the others: the extra accelerator-time it holds on g (accelerators × (runtime_g − runtime_home)) is
- *    capacity the other pending jobs wait for, ~ that ÷ the accelerators of its flavors each, so the gain must
- *    exceed weight × (other pending jobs that accept one of its flavors) × extra ÷ fleet
- *    (`options.slowerFlavorDelayWeight`, default 1). On an
+ *    capacity of g that the other pending jobs accepting g wait for, ~ that ÷ g's accelerators each, so the
+ *    gain must exceed weight × (other pending jobs that accept g) × extra ÷ (g's accelerators)
+ *    (`options.slowerFlavorDelayWeight`, default 3: the delay also reaches the jobs that arrive while the
+ *    queue lasts, which no snapshot shows; 3 measured best on the Gavel load sweep, 1 to 5 tried). On an
  *    idle fleet that is nothing; with a queue, a job no longer takes a K80 for ten times its V100 runtime to
  *    finish an hour sooner. Otherwise the job waits for its home flavor, and its reason says so.
+ *    The home itself is the flavor of greatest value unless the job's fastest flavor is busy and waiting
+ *    for it is expected to finish the job sooner (`fasterHome`): then the fastest is.
  * Preemption and reservations then consider the home flavor and flavors within NEAR of its value.
  *
  * With `flavorPlacement: 'fastest-free'` (the previous behaviour, kept to compare), the flavors are
@@ -65,6 +69,27 @@ export function relativePlan(st: CycleState, market: FlavorMarket, job: JobSpec,
   );
   for (const f of open) if (!speed.has(f)) order.push(f);
   return { order, home: order[0]!, speed, value };
+}
+
+/**
+ * The plan, with its fastest flavor as the home when that is busy now and waiting for it is expected to
+ * finish the job sooner than its flavor of greatest value would (each from when it frees for the job, after
+ * the jobs ahead of it in this cycle that wait for it). The prices weigh who should hold a contended flavor
+ * at this instant, running jobs included; they do not see that it frees in an hour while the slow run takes
+ * days. A fastest flavor free now goes by value. The other flavors keep their order.
+ */
+export function fasterHome(st: CycleState, waits: WaitBook, plan: RelativePlan, job: PendingJob): RelativePlan {
+  let fastest = plan.home;
+  for (const f of plan.order) if ((plan.speed.get(f) ?? 0) > (plan.speed.get(fastest) ?? 0)) fastest = f;
+  if (fastest === plan.home) return plan;
+  const need = job.acceleratorsPerReplica * job.minReplicas;
+  const fastStart = waits.earliestStart(fastest, need);
+  // Free now, the fastest flavor goes by value: its price is what the others waiting give up for it.
+  if (fastStart <= st.now) return plan;
+  const valued = waits.earliestStart(plan.home, need) + runtimeMs(st, job, plan.home);
+  const fast = fastStart + runtimeMs(st, job, fastest);
+  if (!(fast < valued)) return plan;
+  return { ...plan, order: [fastest, ...plan.order.filter((f) => f !== fastest)], home: fastest };
 }
 
 /** Whether the job is all but indifferent between its home flavor and `flavor`. */
@@ -194,7 +219,7 @@ export function runtimeMs(st: CycleState, job: PendingJob, flavor: string): numb
 
 /**
  * The cycle's pending jobs counted by the flavors they accept (one count per distinct list): the others a slower
- * run can delay are those that accept one of the job's flavors — a TPU job does not wait for a GPU job's K80s.
+ * run can delay are those that accept the slower flavor — a V100-only or TPU job does not wait for a job's K80s.
  */
 export class PendingByFlavors {
   private readonly lists: { flavors: readonly string[]; count: number }[] = [];
@@ -219,13 +244,13 @@ export class PendingByFlavors {
   }
 }
 
-/** `options.slowerFlavorDelayWeight`, or its default (1) when absent or not a finite number ≥ 0. */
+/** `options.slowerFlavorDelayWeight`, or its default (3) when absent or not a finite number ≥ 0. */
 export function slowerFlavorDelayWeight(options: { slowerFlavorDelayWeight?: number }): number {
   const w = options.slowerFlavorDelayWeight;
   return typeof w === 'number' && Number.isFinite(w) && w >= 0 ? w : DEFAULT_SLOWER_FLAVOR_DELAY_WEIGHT;
 }
 
-export const DEFAULT_SLOWER_FLAVOR_DELAY_WEIGHT = 1;
+export const DEFAULT_SLOWER_FLAVOR_DELAY_WEIGHT = 3;
 
 /** Starting now on `flavor` against waiting for the home flavor (epoch ms), and what the slower run costs the others. */
 export interface SoonerVerdict {
@@ -235,7 +260,7 @@ export interface SoonerVerdict {
   home: number;
   /** The other jobs' summed delay (ms, weighted) from the slower run: what `home − here` must exceed. */
   othersDelay: number;
-  /** The other pending jobs, and the extra accelerator-ms the slower run holds. */
+  /** The other pending jobs that accept the slower flavor, and the extra accelerator-ms the slower run holds there. */
   others: number;
   extraAcceleratorMs: number;
 }
@@ -258,11 +283,10 @@ export function finishesSooner(
   const runHome = runtimeMs(st, job, plan.home);
   const here = st.now + runHere;
   const home = waits.earliestStart(plan.home, need) + runHome;
-  const others = Math.max(0, pending.accepting(plan.order) - 1);
+  const others = Math.max(0, pending.accepting([flavor]) - 1);
   const extraAcceleratorMs = need * Math.max(0, runHere - runHome);
-  let fleet = 0;
-  for (const f of plan.order) fleet += st.cluster.flavor(f)?.totalAllocatable ?? 0;
+  const accelerators = st.cluster.flavor(flavor)?.totalAllocatable ?? 0;
   const weight = slowerFlavorDelayWeight(st.snapshot.options);
-  const othersDelay = weight > 0 && others > 0 && extraAcceleratorMs > 0 ? (weight * others * extraAcceleratorMs) / Math.max(1, fleet) : 0;
+  const othersDelay = weight > 0 && others > 0 && extraAcceleratorMs > 0 ? (weight * others * extraAcceleratorMs) / Math.max(1, accelerators) : 0;
   return { sooner: here < home && home - here > othersDelay, here, home, othersDelay, others, extraAcceleratorMs };
 }

@@ -33,7 +33,7 @@ export interface SchedulerSettings {
   workerConcurrency: number;
   /** Queue order of the core (SchedulerOptions.ordering): `fifo` or `shortest-first`. */
   queueOrdering: 'fifo' | 'shortest-first';
-  /** SchedulerOptions.slowerFlavorDelayWeight in percent (100 = 1: the default). */
+  /** SchedulerOptions.slowerFlavorDelayWeight in percent (300 = 3: the core's default). */
   slowerFlavorDelayPercent: number;
   /**
    * `npm start` (API, scheduler and worker in one process) loads the API once the first cycle has ended (or
@@ -70,7 +70,7 @@ export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; defau
   queueOrdering: { env: 'QM_QUEUE_ORDERING', default: 'fifo', choices: ['fifo', 'shortest-first'] },
   // libs/core relative-placement.ts: a slower flavor is taken only when the job gains more than the delay its
   // slower run causes the other waiting jobs × this weight (0: its own finish alone).
-  slowerFlavorDelayPercent: { env: 'QM_SLOWER_FLAVOR_DELAY_PERCENT', default: '100', min: 0, max: 10_000 },
+  slowerFlavorDelayPercent: { env: 'QM_SLOWER_FLAVOR_DELAY_PERCENT', default: '300', min: 0, max: 10_000 },
   // Loading the API's modules (NestJS, Fastify, Swagger, class-validator: seconds under load) beside a first
   // cycle's commit slowed the commit by a quarter (Postgres and the module loading share 2 cores).
   apiWaitsForFirstCycleMs: { env: 'QM_API_WAITS_FOR_FIRST_CYCLE_MS', default: '5000', min: 0, max: 600_000 },

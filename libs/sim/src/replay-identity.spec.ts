@@ -99,8 +99,10 @@ describe('replay identity (simulated figures pinned on a synthetic trace)', () =
       'f139a5cbf2cae8037b21ea03',
     ],
     // Re-pinned again when relative-speed placement began to weigh the delay a slower run causes the others
-    // (options.slowerFlavorDelayWeight, default 1).
-    ['two flavors, full, checkpoints every 10 min with a 60 s grace period (moves)', () => input(true, { checkpointIntervalSeconds: 600, checkpointGraceSeconds: 60 }), 'full', 'f45865651b3de47787a60e13'],
+    // (options.slowerFlavorDelayWeight), and when the flavor prices began to count running jobs' accelerators
+    // (flavor-market.ts), a busy fastest flavor stayed the home when waiting for it finishes sooner, and the
+    // weight's default became 3.
+    ['two flavors, full, checkpoints every 10 min with a 60 s grace period (moves)', () => input(true, { checkpointIntervalSeconds: 600, checkpointGraceSeconds: 60 }), 'full', '42ce97c4877cda0d45cb329d'],
     ['two flavors, hetero-agnostic', () => input(true), 'hetero-agnostic', 'f10170b8027a47095cb9357e'],
   ];
   it.each(cases)('%s', (_name, make, policy, expected) => {

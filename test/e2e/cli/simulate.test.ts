@@ -167,7 +167,7 @@ describe('qm simulate: the summary and report as a decision aid', () => {
     writeFileSync(join(dir, 'two.csv'), [HEADER, '2017-10-01 00:00:00,100,8,800,a', '2017-10-01 00:00:01,10,8,80,a', ''].join('\n'));
     const args = ['simulate', '--trace-file', 'two.csv', '--cluster', 'one-node.yaml', '--tenancy', 'one-team.yaml', '--no-progress', '--json'];
     const byDefault = JSON.parse((await qm(args, dir)).stdout);
-    expect(byDefault.input.assumptions).toContainEqual(expect.stringContaining('finishes sooner by more than 1 × the delay its slower run causes the other waiting jobs'));
+    expect(byDefault.input.assumptions).toContainEqual(expect.stringContaining('finishes sooner by more than 3 × the delay its slower run causes the other waiting jobs'));
     expect(byDefault.input.assumptions).toContainEqual(expect.stringContaining('makes progress only 300 s after it starts again'));
     const off = JSON.parse((await qm([...args, '--slower-flavor-delay', '0'], dir)).stdout);
     expect(off.input.assumptions).toContainEqual(expect.stringContaining('by more than 0 × the delay'));
