@@ -15,7 +15,7 @@
  *    capacity of g that the other pending jobs accepting g wait for, ~ that ÷ g's accelerators each, so the
  *    gain must exceed weight × (other pending jobs that accept g) × extra ÷ (g's accelerators)
  *    (`options.slowerFlavorDelayWeight`, default 3: the delay also reaches the jobs that arrive while the
- *    queue lasts, which no snapshot shows; 3 measured best on the Gavel load sweep, 1 to 5 tried). On an
+ *    queue lasts, which no snapshot shows; measured on the Gavel load sweep, 1 to 16 tried). On an
  *    idle fleet that is nothing; with a queue, a job no longer takes a K80 for ten times its V100 runtime to
  *    finish an hour sooner. Otherwise the job waits for its home flavor, and its reason says so.
  *    The home itself is the flavor of greatest value unless the job's fastest flavor is busy and waiting
