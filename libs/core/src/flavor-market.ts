@@ -1,8 +1,8 @@
 /**
  * Per-cycle flavor prices for relative-speed placement (Gavel's throughput-normalised view).
  *
- * Every job in the system is a bidder: the pending ones, and the running ones, which hold their flavor now
- * and could run elsewhere (moves.ts). A job accepts some flavors and runs on each at a normalised speed
+ * Every job in the system is a bidder: the pending ones, and the running ones, which hold their flavor now;
+ * those that may move to another (moves.ts `movable`) bid as pending ones do. A job accepts some flavors and runs on each at a normalised speed
  * s_f = speed_f ÷ its best speed (so 1 on its fastest flavor, 0.09 for a model 11× slower on a K80). The
  * prices λ_f are the dual of the "most normalised throughput" allocation at this instant
  *
@@ -12,7 +12,8 @@
  * accelerators want a flavor than it has, and otherwise the premium its accelerators command. A job's value
  * of a flavor is then u_f = s_f − λ_f; its *home* is the flavor of greatest value: the fast flavor goes to
  * the jobs whose relative advantage there is largest, a slow flavor to the jobs that lose least on it. A job
- * that does not choose by speed bids only for its first flavor (a running one, for the flavor it runs on).
+ * that does not choose by speed bids only for its first flavor; a running one that may not move, only for the
+ * flavor it runs on.
  *
  * (Until 2026-12 bids weighed accelerators × runtime against a horizon as long as the longest pending job:
  * with one multi-week job waiting, no flavor was ever dear, every job's home was the fastest flavor, and
@@ -27,6 +28,7 @@
 import type { CycleState } from './cycle-state.js';
 import { effectiveSpeed } from './flavor-selection.js';
 import type { JobSpec } from './model.js';
+import { movable } from './moves.js';
 
 const MAX_ROUNDS = 25;
 const SETTLED = 1e-9;
@@ -112,7 +114,8 @@ export function buildMarket(st: CycleState): FlavorMarket {
     else c.weight += accelerators;
   };
   // Every job in the system bids with its accelerators: the pending ones, and the running ones, which hold
-  // their flavor now and could run elsewhere (moves). The supply is each flavor's accelerators: a flavor is
+  // their flavor now — those that may move (moves.ts: checkpointing, preemptible) bid as if waiting, the others
+  // only for the flavor they run on. The supply is each flavor's accelerators: a flavor is
   // oversubscribed when more accelerators want it than it has (Gavel's allocation view, at this instant).
   for (const j of st.snapshot.pending) {
     const w = j.acceleratorsPerReplica * j.minReplicas;
@@ -123,7 +126,7 @@ export function buildMarket(st: CycleState): FlavorMarket {
   for (const r of st.snapshot.running) {
     const w = r.acceleratorsPerReplica * r.placement.length;
     if (!(w > 0)) continue;
-    if (r.flavorSelection === 'fastest') add(r, w);
+    if (movable(st, r)) add(r, w);
     else add(r, w, r.flavor);
   }
   const list = [...classes.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)).map(([, c]) => c);

@@ -24,7 +24,7 @@ import { type Holding, expectedEnd } from './cycle-state.js';
 import type { CycleState } from './cycle-state.js';
 import { tryFlavor } from './fit.js';
 import { runtimeOn } from './flavor-selection.js';
-import type { Move, MoveOptions, PendingJob } from './model.js';
+import type { JobSpec, Move, MoveOptions, PendingJob } from './model.js';
 import { borrowedOf } from './quota.js';
 import { moveMessage } from './reasons.js';
 import { placesByRelativeSpeed } from './relative-placement.js';
@@ -54,13 +54,18 @@ export function resolveMoveOptions(o: Partial<MoveOptions> | undefined): MoveOpt
   };
 }
 
-/** Whether a running job may ever move (before looking at capacity). */
-export function mayMove(st: CycleState, h: Holding): boolean {
-  const job = h.job;
+/** Whether a job of this kind may ever move once running: it checkpoints, is preemptible, chooses by speed, has a runtime, and moves are on. */
+export function movable(st: CycleState, job: JobSpec): boolean {
   const cp = job.checkpoint;
   if (cp === undefined || !(cp.intervalSeconds > 0) || !job.preemptible) return false;
-  if (h.admittedThisCycle || h.removed || h.evicted === true || h.replicas.length === 0) return false;
   if (job.expectedRuntimeSeconds === null || !placesByRelativeSpeed(st, job)) return false;
+  return moveOptions(st).maxPerCycle > 0;
+}
+
+/** Whether a running job may move now (before looking at capacity). */
+export function mayMove(st: CycleState, h: Holding): boolean {
+  if (h.admittedThisCycle || h.removed || h.evicted === true || h.replicas.length === 0) return false;
+  if (!movable(st, h.job)) return false;
   return st.now - h.admittedAt >= st.snapshot.options.minRuntimeBeforePreemptionSeconds * 1000;
 }
 

@@ -25,9 +25,12 @@ function world() {
 const resnet = (id: string) => makeJob(id).flavors(V100, K80).selection('fastest').speeds({ [V100]: 10, [K80]: 1 }).accelerators(8).runtime(3600);
 const recsys = (id: string) => makeJob(id).flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).runtime(3600);
 
-/** A recsys running on the one V100 node for `hours`: it gains little there, so the V100 stays a resnet's best value. */
+/**
+ * A recsys running on the one V100 node for `hours`, checkpointing (so it may move, and bids as a waiting job does):
+ * it gains little there, so the V100 stays a resnet's best value.
+ */
 const recsysOnV100 = (hours: number) =>
-  makeJob('busy').flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(hours * 3600);
+  makeJob('busy').flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).checkpoint(1800).runsOn('v-0').admittedAt(T0).runtime(hours * 3600);
 
 describe('relative-speed placement', () => {
   it.each([
@@ -81,7 +84,7 @@ describe('relative-speed placement', () => {
     // The old prices counted only pending demand: no flavor was dear, and the recsys chose by its own finish
     // (the K80: 1.25 h against 21 h), the rule of the next test; here it is its home, and the reason says why.
     const s = world()
-      .running(makeJob('busy').flavors(V100, K80).selection('fastest').speeds({ [V100]: 10, [K80]: 1 }).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(20 * 3600))
+      .running(makeJob('busy').flavors(V100, K80).selection('fastest').speeds({ [V100]: 10, [K80]: 1 }).accelerators(8).checkpoint(1800).runsOn('v-0').admittedAt(T0).runtime(20 * 3600))
       .pending(recsys('c'))
       .build();
     const m = buildMarket(new CycleState(s));
@@ -112,6 +115,17 @@ describe('relative-speed placement', () => {
     expect(placed(7.5)).toEqual([]);
     expect(placed(8.5)).toEqual([['r3', K80]]);
     expect(placed(9.5)).toEqual([['r1', K80]]);
+  });
+
+  it('a running job that may not move (no checkpoints) bids only for the flavor it runs on', () => {
+    // The same recsys on the V100, without checkpoints: it holds the V100 whatever the prices say, so the waiting
+    // resnet pays what it bids there (0.90) instead of outbidding a recsys that could go to the K80 (0.20).
+    const price = (checkpointing: boolean): number => {
+      const busy = makeJob('busy').flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(20 * 3600);
+      return buildMarket(new CycleState(world().running(checkpointing ? busy.checkpoint(1800) : busy).pending(resnet('r')).build())).price(V100);
+    };
+    expect(price(true)).toBeCloseTo(0.2, 9);
+    expect(price(false)).toBeCloseTo(0.9, 9);
   });
 
   it("a slower flavor is not taken when the job's gain is smaller than the delay its slower run causes the others waiting", () => {
@@ -158,7 +172,7 @@ describe('relative-speed placement', () => {
       .quotas(makeQuota('vision', V100).nominal(64), makeQuota('vision', K80).nominal(8))
       .running(
         ...v.map((n, i) =>
-          makeJob(`busy-${i}`).flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).runsOn(n).admittedAt(T0).runtime(20 * 3600),
+          makeJob(`busy-${i}`).flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).checkpoint(1800).runsOn(n).admittedAt(T0).runtime(20 * 3600),
         ),
       )
       .pending(resnet('r').submittedAt(T0 - 10), ...Array.from({ length: 3 }, (_, i) => makeJob(`o${i}`).flavors(V100).accelerators(8).runtime(3600).submittedAt(T0 - 5 + i)))
