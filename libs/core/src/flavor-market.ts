@@ -2,9 +2,9 @@
  * Per-cycle flavor prices for relative-speed placement (Gavel's throughput-normalised view).
  *
  * Every job in the system is a bidder: the pending ones, and the running ones, which hold their flavor now;
- * those that may move to another (moves.ts `movable`) bid as pending ones do. A job accepts some flavors and runs on each at a normalised speed
- * s_f = speed_f ÷ its best speed (so 1 on its fastest flavor, 0.09 for a model 11× slower on a K80). The
- * prices λ_f are the dual of the "most normalised throughput" allocation at this instant
+ * those that may move to another (moves.ts `movable`, moves on) bid as pending ones do. A job accepts some
+ * flavors and runs on each at a normalised speed s_f = speed_f ÷ its best speed (so 1 on its fastest flavor,
+ * 0.09 for a model 11× slower on a K80). The prices λ_f are the dual of the "most normalised throughput" allocation at this instant
  *
  *     maximise Σ_j a_j Σ_f x_jf s_jf   s.t.   Σ_j a_j x_jf ≤ C_f,   Σ_f x_jf ≤ 1,   x ≥ 0
  *
@@ -28,7 +28,7 @@
 import type { CycleState } from './cycle-state.js';
 import { effectiveSpeed } from './flavor-selection.js';
 import type { JobSpec } from './model.js';
-import { movable } from './moves.js';
+import { movable, moveOptions } from './moves.js';
 
 const MAX_ROUNDS = 25;
 const SETTLED = 1e-9;
@@ -123,10 +123,11 @@ export function buildMarket(st: CycleState): FlavorMarket {
     if (j.flavorSelection === 'fastest') add(j, w);
     else if (j.flavors.length > 0) add(j, w, j.flavors[0]);
   }
+  const movesOn = moveOptions(st).maxPerCycle > 0;
   for (const r of st.snapshot.running) {
     const w = r.acceleratorsPerReplica * r.placement.length;
     if (!(w > 0)) continue;
-    if (movable(st, r)) add(r, w);
+    if (movesOn && movable(st, r)) add(r, w);
     else add(r, w, r.flavor);
   }
   const list = [...classes.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)).map(([, c]) => c);

@@ -54,15 +54,17 @@ export function resolveMoveOptions(o: Partial<MoveOptions> | undefined): MoveOpt
   };
 }
 
-/** Whether a job of this kind may ever move once running: it checkpoints, is preemptible, chooses by speed, has a runtime, and moves are on. */
+/**
+ * Whether a job of this kind may move once running: it checkpoints, is preemptible, chooses by speed and has a
+ * runtime. Whether moves are on at all (`moveOptions(st).maxPerCycle > 0`) is the caller's, read once per cycle.
+ */
 export function movable(st: CycleState, job: JobSpec): boolean {
   const cp = job.checkpoint;
   if (cp === undefined || !(cp.intervalSeconds > 0) || !job.preemptible) return false;
-  if (job.expectedRuntimeSeconds === null || !placesByRelativeSpeed(st, job)) return false;
-  return moveOptions(st).maxPerCycle > 0;
+  return job.expectedRuntimeSeconds !== null && placesByRelativeSpeed(st, job);
 }
 
-/** Whether a running job may move now (before looking at capacity). */
+/** Whether a running job may move now (before looking at capacity; planMoves has checked that moves are on). */
 export function mayMove(st: CycleState, h: Holding): boolean {
   if (h.admittedThisCycle || h.removed || h.evicted === true || h.replicas.length === 0) return false;
   if (!movable(st, h.job)) return false;

@@ -117,15 +117,20 @@ describe('relative-speed placement', () => {
     expect(placed(9.5)).toEqual([['r1', K80]]);
   });
 
-  it('a running job that may not move (no checkpoints) bids only for the flavor it runs on', () => {
+  it('a running job that may not move (no checkpoints, or moves off) bids only for the flavor it runs on', () => {
     // The same recsys on the V100, without checkpoints: it holds the V100 whatever the prices say, so the waiting
     // resnet pays what it bids there (0.90) instead of outbidding a recsys that could go to the K80 (0.20).
-    const price = (checkpointing: boolean): number => {
+    const price = (checkpointing: boolean, movesOn = true): number => {
       const busy = makeJob('busy').flavors(V100, K80).selection('fastest').speeds({ [V100]: 1.25, [K80]: 1 }).accelerators(8).runsOn('v-0').admittedAt(T0).runtime(20 * 3600);
-      return buildMarket(new CycleState(world().running(checkpointing ? busy.checkpoint(1800) : busy).pending(resnet('r')).build())).price(V100);
+      const w = world()
+        .running(checkpointing ? busy.checkpoint(1800) : busy)
+        .pending(resnet('r'))
+        .options(movesOn ? {} : { moves: { maxPerCycle: 0 } });
+      return buildMarket(new CycleState(w.build())).price(V100);
     };
     expect(price(true)).toBeCloseTo(0.2, 9);
     expect(price(false)).toBeCloseTo(0.9, 9);
+    expect(price(true, false)).toBeCloseTo(0.9, 9);
   });
 
   it("a slower flavor is not taken when the job's gain is smaller than the delay its slower run causes the others waiting", () => {
