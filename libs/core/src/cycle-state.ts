@@ -36,6 +36,8 @@ export interface Holding {
   removed: boolean;
   /** Ids this job preempted when admitted (RunningJob.preempted): never its victims. */
   preempted?: readonly string[];
+  /** Epoch ms of its latest preemption (RunningJob.lastPreemptedAt), if any. */
+  lastPreemptedAt?: number;
   /** Preempted for good in this cycle (not a tentative release). */
   evicted?: boolean;
   /** Already in the per-team and timeline lists (they keep removed entries, flagged). */
@@ -109,6 +111,14 @@ export function lastCheckpoint(r: RunningJob, now: number): number {
   const interval = (r.checkpoint?.intervalSeconds ?? 0) * 1000;
   if (interval > 0 && Number.isFinite(interval) && now > admitted) return admitted + Math.floor((now - admitted) / interval) * interval;
   return admitted;
+}
+
+/**
+ * Work a holding loses if preempted at `now`, in accelerator-ms: its accelerators × the time since its last
+ * checkpoint (or its admission, for a job that does not checkpoint).
+ */
+export function lostWork(h: Holding, now: number): number {
+  return h.accelerators * Math.max(0, now - h.checkpointAt);
 }
 
 export class CycleState {
@@ -201,6 +211,7 @@ export class CycleState {
         removed: false,
         // Every field set up front: one object shape for all holdings keeps property access fast.
         preempted: r.preempted,
+        lastPreemptedAt: r.lastPreemptedAt,
         evicted: false,
         indexed: true,
       };

@@ -249,6 +249,7 @@ function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[],
     admittedThisCycle: true,
     removed: true,
     preempted: undefined,
+    lastPreemptedAt: undefined,
     evicted: false,
     indexed: false,
   };

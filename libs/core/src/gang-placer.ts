@@ -188,14 +188,14 @@ function placeAnywhere(state: ClusterState, req: GangRequest): GangFit {
   return { ok: true, nodes: expand(picks, counts) };
 }
 
-/** Replicas of `req` the flavor's schedulable nodes can hold now (level none), counting up to `limit`. */
+/** Replicas of `req` the flavor's schedulable nodes can hold now (level none, under its caps), counting up to `limit`. */
 export function slotsAnywhere(state: ClusterState, req: GangRequest, limit: number): number {
   const fl = state.flavor(req.flavor);
   if (fl === undefined) return 0;
   let total = 0;
   for (let b = Math.min(req.shape.a, fl.buckets.length); b < fl.buckets.length; b++) {
     for (const i of fl.buckets[b]!) {
-      total += slotsOn(state, i, req.shape, limit);
+      total += slotsOn(state, i, req.shape, limit, req.caps?.get(i));
       if (total >= limit) return total;
     }
   }

@@ -22,4 +22,4 @@ export {
 export { QuotaBook, type QuotaEntry, borrowedOf, cohortIdle, maxAddable, quotaCeiling } from './quota.js';
 export { compareWithinTeam } from './ordering.js';
 export { effectiveSpeed, flavorOrder, seededRandom } from './flavor-selection.js';
-export { compareCandidates, reclaimAllows, withinTeamAllows } from './preemptor.js';
+export { compareCandidates, reclaimAllows, withinTeamAllows, RECENT_PREEMPTION_SECONDS } from './preemptor.js';

@@ -188,6 +188,12 @@ export interface RunningJob extends JobSpec {
    * `checkpoint.intervalSeconds` since admission, or admission itself for a job that does not checkpoint.
    */
   lastCheckpointAt?: number;
+  /**
+   * Epoch ms of its latest preemption (when it was requeued), if it was ever preempted. For
+   * max(minRuntimeBeforePreemptionSeconds, 15 min) after it, the job is a victim again only for a job of
+   * higher priority (preemption-candidates.ts: no thrashing).
+   */
+  lastPreemptedAt?: number;
 }
 
 export interface SchedulerOptions {

@@ -156,6 +156,7 @@ function tryMove(st: CycleState, c: Candidate, opts: MoveOptions): Move | undefi
     admittedThisCycle: true,
     removed: true,
     preempted: undefined,
+    lastPreemptedAt: undefined,
     evicted: false,
     indexed: false,
   };

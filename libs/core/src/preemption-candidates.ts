@@ -2,12 +2,12 @@
  * Preemption, step 1: who may be a victim of a job, cheapest first (preemptor.ts runs the steps).
  *
  * Candidates come from sources — the job's own team, and each team of its cohort that borrows the
- * flavor — each a victim list sorted in candidate order (`compareCandidates`). `nextVictim` merges
- * them lazily (a k-way merge that allocates nothing), skipping work that may not be preempted. Before
- * anything is released, `victimsCouldSuffice` asks whether even every candidate together could make
- * room: most hopeless attempts stop there.
+ * flavor — each a victim list sorted in candidate order (`compareCandidates`). Before anything is
+ * released, `victimsCouldSuffice` asks whether even every candidate together could make room (merging the
+ * sources lazily, a k-way merge that allocates nothing): most hopeless attempts stop there.
+ * The victim-set search (victim-search.ts) then reads them in order of lost work.
  */
-import { type CycleState, type Holding, victimBound } from './cycle-state.js';
+import { type CycleState, type Holding, type VictimList, lostWork, victimBound } from './cycle-state.js';
 import type { FlavorNodes, NodeGroup } from './cluster-state.js';
 import { type FreeView, type GangRequest, type ReplicaShape, placeInGroups, slotsAnywhere } from './gang-placer.js';
 import { type GroupingKey, groupingOf } from './topology.js';
@@ -57,29 +57,28 @@ export function reclaimAllows(policy: ReclaimPolicy, victim: Holding, job: Pendi
 }
 
 /**
- * Cheapest first: 1. lowest priority, 2. least work lost (accelerators × time since its last checkpoint,
- * or since admission for a job that does not checkpoint), 3. most recently admitted, 4. fewest
- * accelerators, 5. id.
+ * Candidate order, cheapest first: 1. lowest priority, 2. least work lost at `now` (accelerators × time since
+ * its last checkpoint, or since admission for a job that does not checkpoint: cycle-state.ts `lostWork`),
+ * 3. most recently admitted, 4. fewest accelerators, 5. id.
  */
-export function compareCandidates(x: Holding, y: Holding): number {
+export function compareCandidates(x: Holding, y: Holding, now: number): number {
   return (
     x.job.priority - y.job.priority ||
-    lostWork(x) - lostWork(y) ||
+    lostWork(x, now) - lostWork(y, now) ||
     y.admittedAt - x.admittedAt ||
     x.accelerators - y.accelerators ||
     (x.job.id < y.job.id ? -1 : x.job.id > y.job.id ? 1 : 0)
   );
 }
 
-/** Accelerator-ms a holding loses if preempted now (its checkpoint is never after the cycle's now). */
-function lostWork(h: Holding): number {
-  return h.accelerators * -h.checkpointAt;
-}
+/** No thrashing: a job preempted this recently is a victim again only for a job of higher priority. */
+export const RECENT_PREEMPTION_SECONDS = 15 * 60;
 
 /**
  * Whatever the policy: never a job already released or evicted, one admitted in this very cycle, a
- * non-preemptible one, one admitted less than minRuntimeBeforePreemptionSeconds ago, or one that
- * itself preempted `job`.
+ * non-preemptible one, one admitted less than minRuntimeBeforePreemptionSeconds ago, one that itself
+ * preempted `job`, or one preempted less than max(minRuntimeBeforePreemptionSeconds,
+ * RECENT_PREEMPTION_SECONDS) ago unless `job` has a higher priority.
  */
 function preemptible(st: CycleState, h: Holding, job: PendingJob): boolean {
   const minRuntimeMs = st.snapshot.options.minRuntimeBeforePreemptionSeconds * 1000;
@@ -88,17 +87,20 @@ function preemptible(st: CycleState, h: Holding, job: PendingJob): boolean {
     !h.admittedThisCycle &&
     h.job.preemptible &&
     st.now - h.admittedAt >= minRuntimeMs &&
-    !(h.preempted?.includes(job.id) ?? false)
+    !(h.preempted?.includes(job.id) ?? false) &&
+    !(recentlyPreempted(h, st.now, minRuntimeMs) && job.priority <= h.job.priority)
   );
 }
 
-function isBorrowing(st: CycleState, team: string, flavor: string): boolean {
-  const e = st.quota.get(team, flavor);
-  return e !== undefined && e.used > e.nominal;
+function recentlyPreempted(h: Holding, now: number, minRuntimeMs: number): boolean {
+  const at = h.lastPreemptedAt;
+  return typeof at === 'number' && now - at < Math.max(minRuntimeMs, RECENT_PREEMPTION_SECONDS * 1000);
 }
 
 /** A sorted victim list of one team, consumed lazily in candidate order. */
 export interface Source {
+  /** The team's victim list (its `list`, with prefix sums of accelerators). */
+  victims: VictimList;
   list: readonly Holding[];
   /** First entry not evicted for good. */
   start: number;
@@ -106,11 +108,10 @@ export interface Source {
   /** Whether `next` already points at an eligible entry. */
   settled: boolean;
   /**
-   * Accelerators this source may give: a borrowing team stops being a victim once it no longer
-   * borrows, so at most its borrowed amount (the last victim may overshoot). Infinity for the own team.
+   * What a borrowing team borrows of the flavor: it stops being a victim once it no longer borrows, so all
+   * of its victims but the largest fit within this (victim-search.ts). Infinity for the own team.
    */
-  budget: number;
-  consumed: number;
+  borrowed: number;
   crossTeam: boolean;
   allows: (h: Holding) => boolean;
   /** For priority-bounded policies: the list (sorted by priority) is done once this is false. */
@@ -131,19 +132,20 @@ export interface Candidates {
 export function candidateSources(st: CycleState, p: PreemptionRequest): Candidates {
   const { job, team, flavor, quota: e } = p;
   const sources: Source[] = [];
+  const order = (x: Holding, y: Holding): number => compareCandidates(x, y, st.now);
   let freeable = 0;
   const within = team.preemption.withinTeam;
   if (within !== 'Never') {
-    const v = st.victimsOf(job.team, flavor, compareCandidates);
+    const v = st.victimsOf(job.team, flavor, order);
     const below = within === 'LowerPriority' ? (pr: number) => pr < job.priority : (pr: number) => pr <= job.priority;
     freeable += victimBound(v, below);
     sources.push({
+      victims: v,
       list: v.list,
       start: v.start,
       next: v.start,
       settled: false,
-      budget: Infinity,
-      consumed: 0,
+      borrowed: Infinity,
       crossTeam: false,
       allows: (h) => withinTeamAllows(within, h, job),
       stillEligible: (h) => below(h.job.priority),
@@ -153,15 +155,15 @@ export function candidateSources(st: CycleState, p: PreemptionRequest): Candidat
   if (team.cohort !== null && reclaim !== 'Never' && e.used + p.need <= e.nominal) {
     for (const other of st.quota.members(team.cohort, flavor)) {
       if (other.team === job.team || other.used <= other.nominal) continue;
-      const v = st.victimsOf(other.team, flavor, compareCandidates);
+      const v = st.victimsOf(other.team, flavor, order);
       freeable += Math.min(victimBound(v, reclaim === 'Any' ? () => true : (pr) => pr < job.priority), other.used);
       sources.push({
+        victims: v,
         list: v.list,
         start: v.start,
         next: v.start,
         settled: false,
-        budget: other.used - other.nominal,
-        consumed: 0,
+        borrowed: other.used - other.nominal,
         crossTeam: true,
         allows: (h) => reclaimAllows(reclaim, h, job),
         stillEligible: reclaim === 'Any' ? () => true : (h) => h.job.priority < job.priority,
@@ -188,33 +190,23 @@ function settle(st: CycleState, src: Source, job: PendingJob): void {
 function nextSource(st: CycleState, sources: Source[], job: PendingJob): Source | undefined {
   let best: Source | undefined;
   for (const src of sources) {
-    if (src.consumed >= src.budget) continue;
     if (!src.settled) {
       settle(st, src, job);
       src.settled = true;
     }
     const h = src.list[src.next];
-    if (h !== undefined && (best === undefined || compareCandidates(h, best.list[best.next]!) < 0)) best = src;
+    if (h !== undefined && (best === undefined || compareCandidates(h, best.list[best.next]!, st.now) < 0)) best = src;
   }
   if (best !== undefined) {
-    best.consumed += best.list[best.next]!.accelerators;
     best.next++;
     best.settled = false;
   }
   return best;
 }
 
-/**
- * The next victim over all sources, cheapest first, skipping a cross-team candidate whose team no
- * longer borrows the flavor (earlier victims may have ended its borrowing).
- */
-export function nextVictim(st: CycleState, sources: Source[], p: PreemptionRequest): Holding | undefined {
-  for (let src = nextSource(st, sources, p.job); src !== undefined; src = nextSource(st, sources, p.job)) {
-    const h = src.list[src.next - 1]!;
-    if (src.crossTeam && !isBorrowing(st, h.job.team, p.flavor)) continue;
-    return h;
-  }
-  return undefined;
+/** Whether `h`, an entry of `source`, may be a victim of `job` now (the policies and the rules above). */
+export function eligible(st: CycleState, source: Source, h: Holding, job: PendingJob): boolean {
+  return source.stillEligible(h) && preemptible(st, h, job) && source.allows(h);
 }
 
 /** Starts every source over (after a dry run consumed them). */
@@ -222,7 +214,6 @@ function rewind(sources: Source[]): void {
   for (const src of sources) {
     src.next = src.start;
     src.settled = false;
-    src.consumed = 0;
   }
 }
 

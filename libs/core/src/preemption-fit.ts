@@ -1,52 +1,24 @@
 /**
- * Preemption, steps 2 and 3: does the job fit once the victims released so far are gone?
- *
- * Placement is the expensive check, so it runs only once quota and the flavor's free total allow the
- * job (`cheapLimits`), and after a failed placement only what later victims changed is examined again:
- * - level none: an upper bound of replica slots (caps ignored), kept current as victims are released;
- *   no placement is tried until it reaches the gang's size;
- * - a topology level: first the group that fitted last time, then only the groups holding nodes
- *   released since the failure (nothing else changed).
- * `forgetFailure` drops that knowledge when victims are put back (step 3), so the next check is in full.
+ * Preemption: does the job fit once a set of victims is released (they are, on the cycle state)?
+ * The checks that need no placement come first (`cheapLimits`: the flavor's free total, quota, a reclaim's
+ * nominal, the slack of the team's reservations), then a placement under the reservations' caps.
  */
 import { type BackfillLimits, backfillLimits } from './backfill.js';
-import type { NodeGroup } from './cluster-state.js';
 import type { CycleState, Holding } from './cycle-state.js';
-import { groupSlots, placeGang, slotsAnywhere, slotsOn } from './gang-placer.js';
+import { placeGang } from './gang-placer.js';
 import type { PreemptionRequest } from './preemption-candidates.js';
 import { maxAddable } from './quota.js';
 
 export class VictimFit {
-  /** A placement failed and nothing was put back since. */
-  private knownFailure = false;
-  /** Level none, after a failed placement: an upper bound of replica slots (caps ignored). */
-  private noneBound = 0;
-  /** Victims released since the last failed placement (topology levels). */
-  private touched: Holding[] = [];
-  /** The group the last successful incremental check placed the job in. */
-  private lastGood: NodeGroup | undefined;
-
   constructor(
     private readonly st: CycleState,
     private readonly p: PreemptionRequest,
   ) {}
 
-  /** Releases `victim` on the cycle state, keeping the incremental bounds current. */
-  release(victim: Holding): void {
-    if (this.p.grouping === 'none' && this.knownFailure) this.noneBound += this.slotGain(victim);
-    else this.st.release(victim);
-    this.touched.push(victim);
-  }
-
-  /** Victims were put back: the next check places in full. */
-  forgetFailure(): void {
-    this.knownFailure = false;
-  }
-
   /** Whether the job fits with `victims` released (they are, on the cycle state). */
   fits(victims: readonly Holding[]): boolean {
     const limits = this.cheapLimits(victims);
-    return limits !== undefined && this.placementFits(limits.caps);
+    return limits !== undefined && placeGang(this.st.cluster, { ...this.p.gang, caps: limits.caps }).ok;
   }
 
   /**
@@ -68,62 +40,5 @@ export class VictimFit {
     const limits = backfillLimits(this.st, this.p.job, this.p.flavor);
     const fit = placeGang(this.st.cluster, { ...this.p.gang, caps: limits.caps });
     return fit.ok ? new Set(fit.nodes) : undefined;
-  }
-
-  private placementFits(caps: ReadonlyMap<number, number> | undefined): boolean {
-    const { st, p } = this;
-    const minK = p.job.minReplicas;
-    if (p.grouping === 'none') {
-      if (this.knownFailure && this.noneBound < minK) return false;
-      const ok = placeGang(st.cluster, { ...p.gang, caps }).ok;
-      if (!ok) {
-        this.knownFailure = true;
-        this.noneBound = slotsAnywhere(st.cluster, p.gang, minK);
-      }
-      return ok;
-    }
-    if (this.lastGood !== undefined && this.inGroup(this.lastGood, caps)) return true;
-    if (this.knownFailure) return this.fitsInTouchedGroup(caps);
-    const ok = placeGang(st.cluster, { ...p.gang, caps }).ok;
-    if (!ok) {
-      this.knownFailure = true;
-      this.touched = [];
-    }
-    return ok;
-  }
-
-  /** After a failed placement at a topology level: whether a group holding a node released since fits. */
-  private fitsInTouchedGroup(caps: ReadonlyMap<number, number> | undefined): boolean {
-    const seen = new Set<NodeGroup>();
-    for (const h of this.touched) {
-      for (const rep of h.replicas) {
-        for (const g of this.st.cluster.groupsOfNode(rep.node, this.p.grouping)) {
-          if (seen.has(g)) continue;
-          seen.add(g);
-          if (this.inGroup(g, caps)) {
-            this.lastGood = g;
-            return true;
-          }
-        }
-      }
-    }
-    this.touched = [];
-    return false;
-  }
-
-  private inGroup(g: NodeGroup, caps: ReadonlyMap<number, number> | undefined): boolean {
-    return g.freeSum >= this.p.need && groupSlots(this.st.cluster, g, { ...this.p.gang, caps }) >= this.p.job.minReplicas;
-  }
-
-  /** Releases `h` and returns how many replica slots its flavor's schedulable nodes gained (no caps). */
-  private slotGain(h: Holding): number {
-    const { st, p } = this;
-    const nodes = [...new Set(h.replicas.map((r) => r.node))].filter((i) => {
-      const n = st.cluster.nodes[i]!;
-      return n.flavor === p.flavor && n.schedulable;
-    });
-    const before = nodes.map((i) => slotsOn(st.cluster, i, p.shape, p.job.minReplicas));
-    st.release(h);
-    return nodes.reduce((sum, i, j) => sum + slotsOn(st.cluster, i, p.shape, p.job.minReplicas) - before[j]!, 0);
   }
 }

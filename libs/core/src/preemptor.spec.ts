@@ -290,3 +290,132 @@ describe('checkpoint-aware preemption', () => {
     );
   });
 });
+
+describe('the cheapest victims (issue: preemption took the largest gang first)', () => {
+  it('a 1 × 8 job takes the 8-GPU job of equal priority, not the 32-GPU gang that started at the same time', () => {
+    // n0–n3 hold the 32-GPU gang, n4 the 8-GPU job; both admitted an hour ago, neither checkpoints.
+    const r = runCycle(
+      snapshot()
+        .nodes(...makeNodes('n', 5))
+        .quotas(makeQuota('vision', H100).nominal(40))
+        .running(
+          makeJob('big').priority(0).replicas(4).accelerators(8).admittedAt(T0 - 60 * MINUTE).runsOn('n-0', 'n-1', 'n-2', 'n-3'),
+          makeJob('small').priority(0).accelerators(8).admittedAt(T0 - 60 * MINUTE).runsOn('n-4'),
+        )
+        .pending(makeJob('urgent').priority(10).accelerators(8))
+        .build(),
+    );
+    expect(r.preemptions.map((p) => [p.victimJobId, p.lostAcceleratorSeconds])).toEqual([['small', 8 * 3600]]);
+    expect(r.admissions[0]).toMatchObject({ jobId: 'urgent', placement: [{ node: 'n-4' }] });
+  });
+
+  it('a reclaim that needs 8 takes the borrower\'s newer 8-GPU job, not its older 16-GPU one, and says how much was lent', () => {
+    // nlp (nominal 0) borrows 24 from vision (nominal 24): older 16 GPUs on n2+n3, newer 8 on n1.
+    const r = runCycle(
+      snapshot()
+        .nodes(makeNode('n1'), makeNode('n2'), makeNode('n3'))
+        .teams(makeTeam('vision').cohort('research').reclaim('Any'), makeTeam('nlp').cohort('research'))
+        .quotas(makeQuota('vision', H100).nominal(24), makeQuota('nlp', H100).nominal(0))
+        .running(
+          makeJob('older-16').team('nlp').replicas(2).accelerators(8).admittedAt(T0 - 120 * MINUTE).runsOn('n2', 'n3'),
+          makeJob('newer-8').team('nlp').accelerators(8).admittedAt(T0 - 30 * MINUTE).runsOn('n1'),
+        )
+        .pending(makeJob('llama').team('vision').priority(0).accelerators(8))
+        .build(),
+    );
+    expect(r.preemptions.map((p) => [p.victimJobId, p.message])).toEqual([
+      ['newer-8', 'preempted by vision/llama (priority 0 = 0, reclaim policy Any) to reclaim 8 h100-80gb lent to team nlp'],
+    ]);
+  });
+
+  it.each([
+    { name: 'never evicts a gang more than 8 × the shortfall while smaller gangs suffice, even one that just checkpointed', need: 1, want: ['one-0'] },
+    { name: 'evicts a gang up to 8 × the shortfall when it loses least (short of 2: less than any two 1-GPU jobs)', need: 2, want: ['gang-16'] },
+  ])('$name', ({ need, want }) => {
+    // The 16-GPU gang checkpointed a minute ago (lost work 16 × 1 min); each 1-GPU job on n-2 loses 30 min or more.
+    const r = runCycle(
+      snapshot()
+        .nodes(...makeNodes('n', 3))
+        .quotas(makeQuota('vision', H100).nominal(24))
+        .running(
+          makeJob('gang-16').replicas(2).accelerators(8).admittedAt(T0 - 120 * MINUTE).checkpoint(3600).checkpointedAt(T0 - MINUTE).runsOn('n-0', 'n-1'),
+          ...Array.from({ length: 8 }, (_, i) => makeJob(`one-${i}`).accelerators(1).admittedAt(T0 - (30 + i) * MINUTE).runsOn('n-2')),
+        )
+        .pending(makeJob('urgent').priority(10).accelerators(need))
+        .build(),
+    );
+    expect(r.preemptions.map((p) => p.victimJobId)).toEqual(want);
+  });
+
+  it('among sets of gangs of a fitting size, takes the one that loses the least work in all, not the cheapest one first', () => {
+    // Needs 8 on one node: n1 holds one 8-GPU job (lost 8 × 20 min = 160), n2 two 4-GPU jobs (4 × 15 + 4 × 25 = 160)
+    // and n3 a 4-GPU job that lost nothing (5 min, 4 × 5 = 20) beside one of 4 × 40 = 160: n1 or n2 tie at 160 and
+    // free 8, n3 costs 180. Greedy by single cheapest (n3's 20) would have led to n3.
+    const r = runCycle(
+      snapshot()
+        .nodes(makeNode('n1'), makeNode('n2'), makeNode('n3'))
+        .quotas(makeQuota('vision', H100).nominal(24))
+        .running(
+          makeJob('n1-8').accelerators(8).admittedAt(T0 - 20 * MINUTE).runsOn('n1'),
+          makeJob('n2-a').accelerators(4).admittedAt(T0 - 15 * MINUTE).runsOn('n2'),
+          makeJob('n2-b').accelerators(4).admittedAt(T0 - 25 * MINUTE).runsOn('n2'),
+          makeJob('n3-young').accelerators(4).admittedAt(T0 - 5 * MINUTE).runsOn('n3'),
+          makeJob('n3-old').accelerators(4).admittedAt(T0 - 45 * MINUTE).runsOn('n3'),
+        )
+        .pending(makeJob('urgent').priority(10).accelerators(8))
+        .build(),
+    );
+    const lost = r.preemptions.reduce((s, p) => s + (p.lostAcceleratorSeconds ?? 0), 0);
+    expect(lost).toBe(8 * 20 * 60);
+    expect(r.preemptions.map((p) => p.victimJobId).sort()).toEqual(['n1-8']);
+  });
+
+  it('a reclaim takes from the borrower what it borrowed and says so when the gang held more', () => {
+    // nlp (nominal 8) runs 16 on n2+n3 as one gang: it borrows 8; vision needs those 8 back.
+    const r = runCycle(
+      snapshot()
+        .nodes(makeNode('n1'), makeNode('n2'), makeNode('n3'))
+        .teams(makeTeam('vision').cohort('research').reclaim('Any'), makeTeam('nlp').cohort('research'))
+        .quotas(makeQuota('vision', H100).nominal(16), makeQuota('nlp', H100).nominal(8))
+        .running(
+          makeJob('vision-own').team('vision').accelerators(8).runsOn('n1').nonPreemptible(),
+          makeJob('nlp-16').team('nlp').priority(50).replicas(2).accelerators(8).runsOn('n2', 'n3'),
+        )
+        .pending(makeJob('llama').team('vision').priority(0).accelerators(8))
+        .build(),
+    );
+    expect(r.preemptions.map((p) => p.message)).toEqual([
+      'preempted by vision/llama (priority 0 < 50, reclaim policy Any) to reclaim 8 h100-80gb lent to team nlp (of the 16 it held)',
+    ]);
+  });
+
+  it('says "this job was submitted later" of an equal-priority victim, which it was', () => {
+    const r = runCycle(withinTeam('LowerOrNewerEqualPriority', 10, 10, true));
+    expect(r.preemptions.map((p) => p.message)).toEqual([
+      'preempted by vision/llama-ft-7 (equal priority 10, and this job was submitted later) to free 8 h100-80gb within team vision',
+    ]);
+  });
+});
+
+describe('no thrashing', () => {
+  /** One full node: `victim` (priority 5) was preempted `ago` ms before it was admitted again. */
+  function recentlyPreempted(ago: number, preemptorPriority: number, minRuntime = 0) {
+    return snapshot()
+      .nodes(makeNode('n1'))
+      .teams(makeTeam('vision').withinTeam('LowerOrNewerEqualPriority'))
+      .quotas(makeQuota('vision', H100).nominal(8))
+      .running(makeJob('victim').priority(5).accelerators(8).submittedAt(T0 - 60 * MINUTE).admittedAt(T0 - 5 * MINUTE).preemptedAt(T0 - ago).runsOn('n1'))
+      .pending(makeJob('j').priority(preemptorPriority).accelerators(8).submittedAt(T0 - 90 * MINUTE))
+      .options({ minRuntimeBeforePreemptionSeconds: minRuntime })
+      .build();
+  }
+
+  it.each([
+    { name: 'a job preempted 10 min ago is not a victim again for equal priority', ago: 10 * MINUTE, priority: 5, minRuntime: 0, want: [] },
+    { name: 'it is for a higher priority', ago: 10 * MINUTE, priority: 6, minRuntime: 0, want: ['victim'] },
+    { name: 'after 15 min it is again', ago: 16 * MINUTE, priority: 5, minRuntime: 0, want: ['victim'] },
+  ])('$name', ({ ago, priority, minRuntime, want }) => {
+    const r = runCycle(recentlyPreempted(ago, priority, minRuntime));
+    expect(r.preemptions.map((p) => p.victimJobId)).toEqual(want);
+  });
+});

@@ -2,38 +2,38 @@
  * Choosing preemption victims (pure: it tries victim sets on the cycle state and undoes them; the
  * caller commits). Only when `options.preemption` and only after every flavor failed without it.
  *
- * Who may be a victim of job J (team T) on flavor f:
+ * Who may be a victim of job J (team T) on flavor f (preemption-candidates.ts):
  * - never a non-preemptible job, one admitted less than minRuntimeBeforePreemptionSeconds ago, one
- *   admitted in this very cycle, or one that itself preempted J (`RunningJob.preempted`); victims are
- *   whole gangs;
+ *   admitted in this very cycle, one that itself preempted J (`RunningJob.preempted`), or one preempted
+ *   less than max(that minimum runtime, 15 min) ago unless J's priority is higher (no thrashing); victims
+ *   are whole gangs;
  * - within T, by T's `withinTeam` policy: LowerPriority → victim.priority < J.priority;
  *   LowerOrNewerEqualPriority → also equal priority when the victim was submitted later;
  * - in another team S of T's cohort, by T's `reclaimWithinCohort` policy (LowerPriority → lower
  *   priority; Any → any priority), only while S borrows f (used_S > nominal_S) and only if T stays
  *   within its own nominal after admitting J (reclaiming, never borrowing, by preemption).
  *
- * Candidates, cheapest first (`compareCandidates`): 1. lowest priority; 2. least work lost;
- * 3. most recently admitted; 4. fewest accelerators; 5. id.
- * Victims are added in that order (skipping a cross-team candidate whose team stopped borrowing)
- * until J fits (quota AND node placement, respecting reservations); then every victim that is not
- * needed is put back, latest first. These rules exclude cycles: a within-team victim has lower (or
- * equal and newer) priority, so it can never preempt its preemptor back; a cross-team victim's team
- * borrows while the preemptor's team stays within nominal, so the preemptor is not reclaimable then —
- * and should later usage make it so, `RunningJob.preempted` still forbids the victim to strike back.
+ * Which of them (victim-search.ts): the sufficient set of the lowest priorities, without a gang of more
+ * than twice the shortfall when it can, that loses the least work, then frees the fewest accelerators.
+ * These rules exclude cycles: a within-team victim has lower (or equal and newer) priority, so it can
+ * never preempt its preemptor back; a cross-team victim's team borrows while the preemptor's team stays
+ * within nominal, so the preemptor is not reclaimable then — and should later usage make it so,
+ * `RunningJob.preempted` still forbids the victim to strike back.
  */
 import { replicasWithin } from './amount.js';
 import { backfillLimits } from './backfill.js';
-import type { CycleState, Holding } from './cycle-state.js';
+import { type CycleState, type Holding, lostWork } from './cycle-state.js';
 import { shapeOf } from './fit.js';
 import { placeGang } from './gang-placer.js';
 import type { PendingJob, Preemption, PreemptionKind } from './model.js';
-import { type PreemptionRequest, type Source, candidateSources, nextVictim, victimsCouldSuffice } from './preemption-candidates.js';
+import { type PreemptionRequest, candidateSources, victimsCouldSuffice } from './preemption-candidates.js';
 import { VictimFit } from './preemption-fit.js';
 import { maxAddable } from './quota.js';
 import { jobLabel } from './reasons.js';
+import { cheapestVictimSet } from './victim-search.js';
 import { groupingOf } from './topology.js';
 
-export { compareCandidates, reclaimAllows, withinTeamAllows } from './preemption-candidates.js';
+export { RECENT_PREEMPTION_SECONDS, compareCandidates, reclaimAllows, withinTeamAllows } from './preemption-candidates.js';
 
 export interface PreemptionPlan {
   flavor: string;
@@ -48,8 +48,8 @@ export interface PreemptionPlan {
  *   0. skip an attempt that an earlier failure in this cycle proves hopeless (`FailedAttempts`);
  *   1. gather the candidates, and stop if even all of them together could not make room
  *      (preemption-candidates.ts);
- *   2. release victims, cheapest first, until the job fits (`addVictimsUntilFits`);
- *   3. put back every victim that is not needed, latest first (`putBackUnneeded`);
+ *   2. find the cheapest set with which the job fits, and release it (victim-search.ts);
+ *   3. when that search stopped at its budget, put back every victim the job does not need (`putBackUnneeded`);
  *   4. place the job on what the victims left (`placePreemptor`), evict them and explain each.
  *
  * On failure every release is undone (`st` is as before) and the failure remembered.
@@ -66,20 +66,22 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
 
   const undo = undoPoint(st, flavor);
   const fit = new VictimFit(st, p);
-  const { victims, fits } = addVictimsUntilFits(st, p, candidates.sources, fit);
-  if (!fits) {
-    undo(victims);
+  const chosen = cheapestVictimSet(st, p, candidates.sources, fit);
+  if (chosen === undefined) {
+    undo([]);
     return failed.remember();
   }
-  putBackUnneeded(st, victims, fit);
+  const victims = chosen.victims;
+  if (!chosen.exact) putBackUnneeded(st, victims, fit);
 
   const nodes = placePreemptor(st, p, victims);
   if (nodes === undefined) {
     undo(victims);
     return undefined;
   }
+  const lent = lentBy(st, victims, job, flavor);
   for (const v of victims) st.evict(v);
-  return { flavor, nodes, victims, preemptions: victims.map((v) => explainPreemption(st, v, job, flavor)) };
+  return { flavor, nodes, victims, preemptions: victims.map((v) => explainPreemption(st, v, job, flavor, lent.get(v))) };
 }
 
 /** The attempt's request, or undefined when the team, its quota on the flavor, or the flavor is unknown. */
@@ -163,40 +165,27 @@ function undoPoint(st: CycleState, flavor: string): (victims: readonly Holding[]
   };
 }
 
-/** Step 2: releases candidates, cheapest first, until the job fits (quota and placement, respecting reservations). */
-function addVictimsUntilFits(st: CycleState, p: PreemptionRequest, sources: Source[], fit: VictimFit): { victims: Holding[]; fits: boolean } {
-  const victims: Holding[] = [];
-  for (let h = nextVictim(st, sources, p); h !== undefined; h = nextVictim(st, sources, p)) {
-    fit.release(h);
-    victims.push(h);
-    if (fit.fits(victims)) return { victims, fits: true };
-  }
-  return { victims, fits: false };
-}
-
 /**
- * Step 3: puts back every victim the job does not need, latest added first (the last one added is
- * needed: the job did not fit without it). A victim whose nodes the current placement does not use,
- * and whose quota is not needed, is put back without another placement search (the placement stays
- * valid); otherwise placement is checked in full. Removes the ones put back from `victims`.
+ * Step 3: puts back every victim the job does not need, the one losing most work first. A victim whose
+ * nodes the current placement does not use, and whose quota is not needed, is put back without another
+ * placement search (the placement stays valid); otherwise placement is checked in full. Removes the ones
+ * put back from `victims`.
  */
 function putBackUnneeded(st: CycleState, victims: Holding[], fit: VictimFit): void {
-  fit.forgetFailure();
   let used = fit.placementNodes();
-  for (let i = victims.length - 2; i >= 0; i--) {
-    const v = victims[i]!;
-    const rest = victims.filter((_, j) => j !== i);
+  const costliest = [...victims].sort((x, y) => lostWork(y, st.now) - lostWork(x, st.now));
+  for (const v of costliest) {
+    const rest = victims.filter((x) => x !== v);
     const offPlacement = used !== undefined && v.replicas.every((r) => !used!.has(r.node));
     st.hold(v);
     if (offPlacement && fit.cheapLimits(rest) !== undefined) {
-      victims.splice(i, 1);
+      victims.splice(victims.indexOf(v), 1);
     } else if (fit.fits(rest)) {
-      victims.splice(i, 1);
+      victims.splice(victims.indexOf(v), 1);
       used = fit.placementNodes();
     } else {
       st.release(v);
     }
-    fit.forgetFailure();
   }
 }
 
@@ -218,19 +207,47 @@ function placePreemptor(st: CycleState, p: PreemptionRequest, victims: readonly 
   return fit.ok ? fit.nodes : undefined;
 }
 
-function explainPreemption(st: CycleState, v: Holding, job: PendingJob, flavor: string): Preemption {
+/**
+ * Per cross-team victim, the accelerators of it that its team borrowed: each borrowing team's victims take
+ * from what it borrowed before the preemption, smallest first (all but its largest fit within it).
+ */
+function lentBy(st: CycleState, victims: readonly Holding[], job: PendingJob, flavor: string): Map<Holding, number> {
+  const byTeam = new Map<string, Holding[]>();
+  for (const v of victims) {
+    if (v.job.team === job.team) continue;
+    const list = byTeam.get(v.job.team) ?? [];
+    list.push(v);
+    byTeam.set(v.job.team, list);
+  }
+  const lent = new Map<Holding, number>();
+  for (const [team, list] of byTeam) {
+    const e = st.quota.get(team, flavor);
+    // The victims are released already: what the team borrowed before is its usage now plus theirs.
+    let left = e === undefined ? 0 : Math.max(0, e.used + list.reduce((sum, v) => sum + v.accelerators, 0) - e.nominal);
+    for (const v of [...list].sort((x, y) => x.accelerators - y.accelerators)) {
+      const x = Math.min(v.accelerators, left);
+      lent.set(v, x);
+      left -= x;
+    }
+  }
+  return lent;
+}
+
+function explainPreemption(st: CycleState, v: Holding, job: PendingJob, flavor: string, lent: number | undefined): Preemption {
   const kind: PreemptionKind = v.job.team === job.team ? 'WithinTeam' : 'ReclaimWithinCohort';
+  const [jp, vp] = [job.priority, v.job.priority];
   const cmp =
-    v.job.priority < job.priority
-      ? `priority ${job.priority} > ${v.job.priority}`
-      : v.job.priority === job.priority
-        ? `priority ${job.priority} = ${v.job.priority}, submitted earlier`
-        : `priority ${job.priority} < ${v.job.priority}, reclaim policy Any`;
+    vp < jp
+      ? `priority ${jp} > ${vp}`
+      : kind === 'WithinTeam'
+        ? `equal priority ${jp}, and this job was submitted later`
+        : `priority ${jp} ${jp === vp ? '=' : '<'} ${vp}, reclaim policy Any`;
+  const held = lent !== undefined && lent < v.accelerators ? ` (of the ${v.accelerators} it held)` : '';
   const why =
     kind === 'WithinTeam'
       ? `to free ${v.accelerators} ${flavor} within team ${job.team}`
-      : `to reclaim ${v.accelerators} ${flavor} lent to team ${v.job.team}`;
-  const lostAcceleratorSeconds = (v.accelerators * Math.max(0, st.now - v.checkpointAt)) / 1000;
+      : `to reclaim ${lent ?? v.accelerators} ${flavor} lent to team ${v.job.team}${held}`;
+  const lostAcceleratorSeconds = lostWork(v, st.now) / 1000;
   const cp = v.job.checkpoint;
   const lost =
     cp === undefined

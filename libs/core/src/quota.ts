@@ -13,7 +13,7 @@
  * A team with no Quota row for a flavor cannot use it (NO_QUOTA); running work on such a flavor is still
  * counted (as an implicit zero quota) so that it occupies the pool.
  */
-import { type Amount, UNLIMITED, addAmount, fromLimit, minAmount, subAmount } from './amount.js';
+import { type Amount, UNLIMITED, addAmount, fromLimit, isUnlimited, minAmount, subAmount } from './amount.js';
 import type { Quota, Team } from './model.js';
 
 export interface CohortPool {
@@ -63,6 +63,19 @@ export function maxAddable(e: QuotaEntry): Amount {
   const idle = subAmount(e.pool.pool, e.pool.overflow);
   const byPool = addAmount(subAmount(e.guaranteed, e.used), idle);
   return minAmount(byLimit, byPool);
+}
+
+/**
+ * How many accelerators must be given back (the team's own usage, or the cohort's overflow) before the team
+ * may add `x`: `x − maxAddable` without maxAddable's floor at zero, so a team already over its quota (a
+ * lowered nominal, or a stale snapshot) owes that excess too. ≤ 0 when it may add `x` now.
+ */
+export function quotaShortfall(e: QuotaEntry, x: Amount): number {
+  if (e.implicit) return x;
+  if (e.pool === null) return x - (e.nominal - e.used);
+  const byLimit = isUnlimited(e.borrowingLimit) ? Infinity : e.nominal + e.borrowingLimit - e.used;
+  const byPool = Math.max(0, e.guaranteed - e.used) + (e.pool.pool - e.pool.overflow);
+  return x - Math.min(byLimit, byPool);
 }
 
 /** Accelerators the team uses above its nominal. */

@@ -179,6 +179,7 @@ export class JobBuilder {
   private runNodes: string[] = [];
   private admitted = T0 - 10 * MINUTE;
   private lastCheckpoint: number | undefined;
+  private lastPreempted: number | undefined;
   constructor(id: string) {
     this.j = {
       id,
@@ -280,6 +281,11 @@ export class JobBuilder {
     this.lastCheckpoint = ms;
     return this;
   }
+  /** Running: it was preempted (and requeued) at `ms` before this run. */
+  preemptedAt(ms: number): this {
+    this.lastPreempted = ms;
+    return this;
+  }
   build(): PendingJob {
     return { ...this.j, flavors: [...this.j.flavors], topology: { ...this.j.topology } };
   }
@@ -294,6 +300,7 @@ export class JobBuilder {
     }));
     const running: RunningJob = { ...j, flavor: this.runFlavor ?? j.flavors[0]!, placement, admittedAt: this.admitted };
     if (this.lastCheckpoint !== undefined) running.lastCheckpointAt = this.lastCheckpoint;
+    if (this.lastPreempted !== undefined) running.lastPreemptedAt = this.lastPreempted;
     return running;
   }
 }

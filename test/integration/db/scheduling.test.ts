@@ -214,6 +214,31 @@ describe('commitCycle', () => {
     expect(next.pending.map((j) => [j.id, j.queuedAt])).toEqual([[ID.runA, NOW], [ID.pend2, T0 + 9000], [ID.pend3, T0 + 7000]]);
   });
 
+  it('keeps when a job was last preempted, and gives it to the core once the job runs again (no thrashing)', async () => {
+    const token = await lead();
+    await commitCycle(db, { result: RESULT, now: NOW, fencing: { leaseName: LEASE, token }, cycleNumber: 1, leader: 'sched-1' });
+    expect(await rows(`SELECT id::text, last_preempted_at FROM jobs WHERE id = ANY($1::uuid[]) ORDER BY id`, [[ID.runA, ID.pend1]])).toEqual([
+      { id: ID.pend1, last_preempted_at: null },
+      { id: ID.runA, last_preempted_at: new Date(NOW) },
+    ]);
+    // run-a is admitted again a minute later on a new node.
+    await db.prisma.node.create({ data: { name: 'gpu-c', flavor: 'h100-80gb', accelerators: 8, cpuMillis: 96000, memoryMiB: 1048576, zone: 'z1' } });
+    const again: CycleResult = {
+      admissions: [
+        { jobId: ID.runA, team: 'nlp', flavor: 'h100-80gb', replicas: 1, borrowed: 0, preempts: [],
+          placement: [{ replica: 0, node: 'gpu-c', accelerators: 8, cpuMillis: 8000, memoryMiB: 65536 }] },
+      ],
+      preemptions: [],
+      reservations: [],
+      pending: [],
+      stats: { considered: 1, admitted: 1, preempted: 0, reserved: 0 },
+    };
+    await commitCycle(db, { result: again, now: NOW + 60_000, fencing: { leaseName: LEASE, token }, cycleNumber: 2, leader: 'sched-1' });
+    const next = await loadSnapshot(db, NOW + 61_000, DEFAULT_OPTIONS);
+    expect(next.running.find((j) => j.id === ID.runA)).toMatchObject({ admittedAt: NOW + 60_000, lastPreemptedAt: NOW });
+    expect(next.running.find((j) => j.id === ID.runB)?.lastPreemptedAt).toBeUndefined();
+  });
+
   it('writes a pending event only when a job’s pending code changes', async () => {
     const token = await lead();
     const onlyPending: CycleResult = { ...RESULT, admissions: [], preemptions: [], stats: { considered: 3, admitted: 0, preempted: 0, reserved: 1 } };

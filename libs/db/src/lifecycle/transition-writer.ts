@@ -126,6 +126,7 @@ const COLUMNS = `
   preempted_jobs = CASE WHEN l.to_state = 'ADMITTED' THEN COALESCE(l.preempts, '{}') WHEN l.to_state IN ${RELEASE} THEN '{}' ELSE j.preempted_jobs END,
   preempted_by = COALESCE(l.preempted_by, j.preempted_by),
   preemption_count = j.preemption_count + CASE WHEN l.preempted_by IS NULL THEN 0 ELSE 1 END,
+  last_preempted_at = CASE WHEN l.preempted_by IS NULL THEN j.last_preempted_at ELSE l.at END,
   resume_fraction = CASE WHEN l.to_state = 'PENDING' THEN CASE WHEN j.checkpoint IS NOT NULL THEN j.completed_fraction END
                          ELSE j.resume_fraction END`;
 

@@ -156,6 +156,7 @@ const JOB_COLUMNS = `j.id::text AS id, j.name, j.team, j.kind::text AS kind, j.p
   j.flavor_selection::text AS flavor_selection, j.speeds, j.topology_level::text AS topology_level, j.tpu_shape,
   j.expected_runtime_seconds, ${epochMs('j.submitted_at')} AS submitted_at, ${epochMs('j.queued_at')} AS queued_at, j.version,
   j.checkpoint, ${epochMs('j.last_checkpoint_at')} AS last_checkpoint_at, j.resume_fraction,
+  ${epochMs('j.last_preempted_at')} AS last_preempted_at,
   CASE WHEN jsonb_typeof(j.template -> 'nodeSelector') = 'object' THEN j.template -> 'nodeSelector' END AS node_selector`;
 
 export interface JobRow {
@@ -184,6 +185,8 @@ export interface JobRow {
   checkpoint: { intervalSeconds: number; gracePeriodSeconds: number } | null;
   /** Epoch ms. */
   last_checkpoint_at: number | null;
+  /** Epoch ms of its latest preemption; null = never preempted. */
+  last_preempted_at: number | null;
   /** Fraction of its work done at the checkpoint its current (or next) run resumes from; null = from the start. */
   resume_fraction: number | null;
   /** The pod template's nodeSelector (validated by the API). */
@@ -300,6 +303,7 @@ export function runningJobOf(r: RunningJobRow, placement: ReplicaPlacement[]): R
   const job: RunningJob = Object.assign(jobSpec(r), { flavor: r.flavor ?? '', placement, admittedAt: r.admitted_at });
   if (r.preempted_jobs !== null && r.preempted_jobs.length > 0) job.preempted = r.preempted_jobs;
   if (r.last_checkpoint_at !== null) job.lastCheckpointAt = r.last_checkpoint_at;
+  if (r.last_preempted_at !== null) job.lastPreemptedAt = r.last_preempted_at;
   return job;
 }
 
