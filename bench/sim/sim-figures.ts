@@ -31,6 +31,7 @@ export function figures(run: PolicyRun): Record<string, number> {
     preemptions: o.preemptions,
     moves: o.moves,
     lostGpuHours: round(o.lostAcceleratorHours, 0),
+    demandGpuHours: round(o.demandAcceleratorHours, 0),
     largeGangJobs: o.largeGang.jobs,
     largeGangLongestWaitHours: round(o.largeGang.longestWaitSeconds / 3600, 2),
     largeGangMeanWaitHours: round(o.largeGang.meanWaitSeconds / 3600, 2),

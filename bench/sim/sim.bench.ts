@@ -4,6 +4,9 @@
  * - `philly`: the full Philly replay (82,247 jobs, 15 VCs as teams) on the Helios fleet of the VCs
  *   (352 nodes × 8 GPUs), quotas ∝ VC nodes, one cohort; every policy; wall time per policy.
  * - `philly-contended`: the same trace on 100 nodes × 8 GPUs (≈ 47 % mean load), where policies differ.
+ *   `philly-contended` and `philly-windows` print `preemptionGate` (libs/sim preemption-gate.ts): `full` against
+ *   `no-preemption` — GPU-hours discarded of those demanded, mean and p99 wait, the longest wait of gangs ≥ 32
+ *   GPUs — and a FAILED RANGE line on stderr when `full` discards more than 2 % or waits longer on average.
  * - `gavel`: Gavel's 36 V100 + 36 P100 + 36 K80 with the msr_seed0 traces (the first
  *   BENCH_SIM_GAVEL_JOBS jobs by arrival, default 1000), `full` vs `hetero-agnostic`:
  *   jctRatio = hetero-agnostic mean JCT ÷ ours (Gavel publishes ≈ 3.3× for its own policy);
@@ -20,7 +23,10 @@
  */
 import { runCycle } from '#core';
 import {
+  type Metrics,
   type PolicyName,
+  MAX_DISCARDED_SHARE,
+  preemptionGate,
   applySpeedFloor,
   POLICY_NAMES,
   buildCluster,
@@ -80,12 +86,22 @@ function philly(scenario: string, nodes: number | null, window?: { label: string
   let wall = 0;
   let cpu = 0;
   const per: Record<string, Record<string, number>> = {};
+  const metrics = new Map<string, Metrics>();
   for (const p of policies) {
     const run = simulatePolicy(input({ trace, cluster, tenancy, epochMs: trace.epochMs }), p, runCycle);
     wall += run.wallSeconds;
     cpu += run.cpuSeconds;
     per[p] = figures(run);
+    metrics.set(p, run.metrics);
     process.stderr.write(`${scenario} ${p}: wall ${run.wallSeconds.toFixed(1)} s, cpu ${run.cpuSeconds.toFixed(1)} s\n`);
+  }
+  // The quality gate on preemption (preemption-gate.ts): `full` against `no-preemption`, with a failed range printed.
+  const full = metrics.get('full');
+  const none = metrics.get('no-preemption');
+  if (full !== undefined && none !== undefined) {
+    const gate = preemptionGate(full, none);
+    out.preemptionGate = { ...gate, maxDiscardedShare: MAX_DISCARDED_SHARE, pass: gate.failed.length === 0 };
+    for (const f of gate.failed) process.stderr.write(`${scenario}${window === undefined ? '' : ` ${window.label}`}: FAILED RANGE: ${f}\n`);
   }
   // Checkpoint-aware preemption: `full` again with every job checkpointing every CHECKPOINT_SECONDS.
   if (policies.includes('full')) {

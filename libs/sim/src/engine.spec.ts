@@ -13,7 +13,7 @@ import type { SimInput, SimJob } from './types.js';
  * clock, ordering and preemption bookkeeping independently of the real core's policies.
  */
 function firstFit(snapshot: Snapshot): CycleResult {
-  const free = new Map(snapshot.nodes.map((n) => [n.name, n.accelerators]));
+  const free = new Map(snapshot.nodes.map((n) => [n.name, n.accelerators - (n.external?.accelerators ?? 0)]));
   for (const r of snapshot.running) for (const p of r.placement) free.set(p.node, free.get(p.node)! - p.accelerators);
   const result: CycleResult = { admissions: [], preemptions: [], reservations: [], pending: [], stats: { considered: 0, admitted: 0, preempted: 0, reserved: 0 } };
   const queue = [...snapshot.pending].sort((a, b) => b.priority - a.priority || a.submittedAt - b.submittedAt || (a.id < b.id ? -1 : 1));
@@ -220,6 +220,21 @@ describe('runSimulation (event engine)', () => {
       // Without a grace period it loses the 10 s since its checkpoint at 20.
       const none = runSimulation(input([job('j1', 0, 100), job('j2', 30, 50, { priority: 10 })], 1, { checkpointIntervalSeconds: 20 }), withGrace(10));
       expect(outcome(none, 'j1')).toMatchObject({ endSeconds: 160, lostAcceleratorSeconds: 10 * 8 });
+    });
+
+    it('what a victim holds through its grace period goes to nobody before it ends, in its cycle or a later one', () => {
+      // j1 holds the node's 8 until 40 (preempted at 30, grace 10): j2 (its preemptor, 1) and j3 (4), placed in the
+      // same cycle on what the core counts as released, start at 40; j4 (2), arriving at 35, finds the 3 left
+      // still held and starts at 40 too.
+      const jobs = [
+        job('j1', 0, 100),
+        job('j2', 30, 50, { priority: 10, acceleratorsPerReplica: 1 }),
+        job('j3', 30, 50, { priority: 5, acceleratorsPerReplica: 4 }),
+        job('j4', 35, 50, { acceleratorsPerReplica: 2 }),
+      ];
+      const r = runSimulation(graced(jobs), withGrace(10));
+      expect(['j2', 'j3', 'j4'].map((id) => outcome(r, id).firstStartSeconds)).toEqual([40, 40, 40]);
+      expect(outcome(r, 'j1')).toMatchObject({ preemptions: 1, lostAcceleratorSeconds: 0 });
     });
 
     it('a victim whose work ends within its grace period completes, and its preemptor starts when it ends', () => {

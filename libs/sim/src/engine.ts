@@ -3,6 +3,7 @@ import { EventQueue, type SimEvent } from './event-queue.js';
 import { type JobState, bestRate, isStale, newJobState, toPendingSpec, toRunningJob } from './job-state.js';
 import { RunStats } from './run-stats.js';
 import { SortedById } from './sorted-jobs.js';
+import { GraceRoom, Terminating } from './terminating.js';
 import type { ClusterSpec, Rejected, Scheduler, SimInput, SimResult, TenancySpec, Unfinished } from './types.js';
 import { bindJobs } from './validate.js';
 
@@ -86,6 +87,12 @@ class Simulation {
   private now = 0;
   /** Accelerators held by running jobs. */
   private allocated = 0;
+  /** Accelerators held by running jobs, per node. */
+  private readonly heldOn = new Map<string, number>();
+  /** Allocatable accelerators per node. */
+  private readonly allocatable = new Map<string, number>();
+  /** What preempted and moved jobs hold through their grace period. */
+  private readonly terminating = new Terminating();
   private nextCycleAt: number | null = null;
   private done = 0;
   private lastPending: CycleResult['pending'] = [];
@@ -114,6 +121,7 @@ class Simulation {
       else this.arriveAt(job.submitSeconds, job.id);
     }
     this.world = sortedForCore(cluster, tenancy);
+    for (const n of this.world.nodes) this.allocatable.set(n.name, n.accelerators);
     for (const node of cluster.nodes) this.capacityByFlavor[node.flavor] = (this.capacityByFlavor[node.flavor] ?? 0) + node.accelerators;
     this.capacity = Object.values(this.capacityByFlavor).reduce((a, b) => a + b, 0);
     this.restoreRunning(runningAtStart);
@@ -214,20 +222,41 @@ class Simulation {
     const started = this.wall();
     const result = this.scheduler(snapshot);
     this.stats.cycleTook(this.wall() - started, this.pending.size);
-    // A victim runs on through its grace period (the decision's, as the app evicts with it); its preemptor starts after the longest.
+    // A victim runs on through its grace period (the decision's, as the app evicts with it), holding its
+    // accelerators: its preemptor starts after the longest of its victims', and so does any admission placed on
+    // accelerators a victim still holds; what no admission took stays held until the period ends.
+    const room = new GraceRoom(this.now, (node) => this.freeOn(node));
     const graceMs = new Map<string, number>();
-    for (const p of result.preemptions) graceMs.set(p.victimJobId, this.preempt(p.victimJobId, false, p.gracePeriodSeconds ?? 0));
-    for (const a of result.admissions) this.admit(a, Math.max(0, ...a.preempts.map((v) => graceMs.get(v) ?? 0)));
+    for (const p of result.preemptions) {
+      const placement = this.states.get(p.victimJobId)?.running?.placement ?? [];
+      room.note(placement);
+      const ms = this.preempt(p.victimJobId, false, p.gracePeriodSeconds ?? 0);
+      graceMs.set(p.victimJobId, ms);
+      room.leave(placement, this.now + ms);
+    }
+    for (const a of result.admissions) this.admit(a, Math.max(0, room.take(a.placement), ...a.preempts.map((v) => graceMs.get(v) ?? 0)));
     // A move: the job is preempted (keeping its last checkpoint, or running on through its grace period and
     // checkpointing at its end) and admitted again on the faster flavor, where it makes progress again once that
     // period and its restart are over.
     for (const m of result.moves ?? []) {
+      const placement = this.states.get(m.jobId)?.running?.placement ?? [];
+      room.note(placement);
       const delay = this.preempt(m.jobId, true, m.gracePeriodSeconds);
-      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] }, delay);
+      room.leave(placement, this.now + delay);
+      this.admit({ jobId: m.jobId, team: m.team, flavor: m.to, replicas: m.replicas, placement: m.placement, borrowed: m.borrowed, preempts: [] }, Math.max(delay, room.take(m.placement)));
+    }
+    for (const h of room.leftovers()) {
+      this.terminating.add(h.untilMs, h.node, h.accelerators);
+      this.requestCycle(h.untilMs);
     }
     this.lastPending = result.pending;
     this.stats.recordAllocation(this.now, this.allocated);
     this.requestFollowUps(result);
+  }
+
+  /** Accelerators of `node` that no job holds or is leaving now. */
+  private freeOn(node: string): number {
+    return (this.allocatable.get(node) ?? 0) - (this.heldOn.get(node) ?? 0) - this.terminating.on(node, this.now);
   }
 
   /** Whether a running job could move to a faster flavor (it checkpoints and accepts a faster one): moves.ts decides. */
@@ -245,6 +274,7 @@ class Simulation {
     return {
       now: this.now + this.input.epochMs,
       ...this.world,
+      nodes: this.terminating.nodes(this.world.nodes, this.now),
       running: this.running.toArray(),
       pending: this.pending.toArray(),
       options: this.input.config.options,
@@ -284,6 +314,7 @@ class Simulation {
     this.running.delete(state.job.id);
     state.running = null;
     this.allocated -= run.replicas * run.acceleratorsPerReplica;
+    for (const p of run.placement) this.heldOn.set(p.node, (this.heldOn.get(p.node) ?? 0) - p.accelerators);
     state.outcome.acceleratorSeconds += (Math.max(0, this.now - state.runStartMs) / MS) * run.replicas * run.acceleratorsPerReplica;
   }
 
@@ -322,7 +353,10 @@ class Simulation {
       state.outcome.lostAcceleratorSeconds += ((elapsedMs - keptMs) / MS) * accelerators;
     }
     if (move) state.outcome.moves += 1;
-    else state.outcome.preemptions += 1;
+    else {
+      state.outcome.preemptions += 1;
+      state.lastPreemptedAt = this.now + this.input.epochMs;
+    }
     const checkpointSeconds = this.input.config.checkpointIntervalSeconds;
     state.spec = toPendingSpec(state.job, state.spec.submittedAt, state.remaining, checkpointSeconds, this.graceSeconds, this.now + graceMs + this.input.epochMs);
     if (move || graceMs === 0) this.pending.set(state.spec);
@@ -369,9 +403,11 @@ class Simulation {
       elapsedSeconds === 0 && delayMs === 0 ? state.remaining / bestRate(job) : ((state.remaining / rate + elapsedSeconds + delayMs / MS) * rate) / bestRate(job),
       // Kept for the core so that a victim never preempts its own preemptor back.
       preempts.length > 0 ? preempts : undefined,
+      state.lastPreemptedAt,
     );
     this.running.set(state.running);
     this.allocated += job.replicas * job.acceleratorsPerReplica;
+    for (const p of placement) this.heldOn.set(p.node, (this.heldOn.get(p.node) ?? 0) + p.accelerators);
     this.queue.push({ at: this.now + delayMs + runMs, kind: 'completion', jobId: job.id, run: state.run });
   }
 

@@ -19,3 +19,4 @@ export * from './optimal-capacity.js';
 export * from './gavel-generator.js';
 export * from './poisson-arrivals.js';
 export * from './trace-window.js';
+export * from './preemption-gate.js';

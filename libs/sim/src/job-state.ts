@@ -13,6 +13,8 @@ export interface JobState {
   run: number;
   running: RunningJob | null;
   runStartMs: number;
+  /** Epoch ms of its latest preemption (the core's RunningJob.lastPreemptedAt), if any. */
+  lastPreemptedAt?: number;
   outcome: JobOutcome;
 }
 
@@ -26,6 +28,7 @@ export function newJobState(job: SimJob, epochMs: number, checkpointIntervalSeco
     run: 0,
     running: null,
     runStartMs: 0,
+    lastPreemptedAt: undefined,
     outcome: {
       id: job.id,
       team: job.team,
@@ -38,6 +41,7 @@ export function newJobState(job: SimJob, epochMs: number, checkpointIntervalSeco
       flavor: null,
       acceleratorSeconds: 0,
       lostAcceleratorSeconds: 0,
+      demandAcceleratorSeconds: job.replicas * job.acceleratorsPerReplica * (job.work / bestRate(job)),
     },
   };
 }
@@ -86,7 +90,7 @@ export function toPendingSpec(job: SimJob, submittedAt: number, remaining: numbe
  * Not `{ ...spec, ... }`: V8 copies a spread of an object this large through a slow path that gives every
  * copy a hidden class of its own, and the core reads each running job every cycle through property loads
  * that then never hit a cache (about half the cost of the Philly replay). Every running job has this one
- * shape; `checkpoint` and `preempted` are undefined when absent (the core reads them with `?.`/`=== undefined`).
+ * shape; `checkpoint`, `preempted` and `lastPreemptedAt` are undefined when absent (the core reads them with `?.`/`=== undefined`).
  */
 export function toRunningJob(
   spec: PendingJob,
@@ -95,6 +99,7 @@ export function toRunningJob(
   admittedAt: number,
   expectedRuntimeSeconds: number,
   preempted: string[] | undefined,
+  lastPreemptedAt?: number,
 ): RunningJob {
   return {
     checkpoint: spec.checkpoint,
@@ -119,5 +124,6 @@ export function toRunningJob(
     placement,
     admittedAt,
     preempted,
+    lastPreemptedAt,
   };
 }

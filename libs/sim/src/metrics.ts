@@ -46,6 +46,8 @@ export interface Metrics {
     /** Running jobs moved to a faster flavor (moves.ts in libs/core). */
     moves: number;
     lostAcceleratorHours: number;
+    /** Accelerator-hours the jobs ask for (each on its fastest acceptable flavor): what lost work is a share of. */
+    demandAcceleratorHours: number;
     largeGang: { minAccelerators: number; jobs: number; longestWaitSeconds: number; meanWaitSeconds: number };
     /** Jain's index of (usage share ÷ quota share) over teams with a non-zero quota; 1 = perfectly proportional. */
     jainFairness: number;
@@ -95,6 +97,7 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
   const jobs = result.jobs;
   const makespan = result.endSeconds;
   let heldTotal = 0;
+  let demand = 0;
   const heldByFlavor: Record<string, number> = {};
   let lost = 0;
   let preemptions = 0;
@@ -102,6 +105,7 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
   for (const j of jobs) {
     heldTotal += j.acceleratorSeconds;
     lost += j.lostAcceleratorSeconds;
+    demand += j.demandAcceleratorSeconds;
     preemptions += j.preemptions;
     moves += j.moves ?? 0;
   }
@@ -187,6 +191,7 @@ export function computeMetrics(result: SimResult & { rejected: Rejected[] }, ten
       preemptions,
       moves,
       lostAcceleratorHours: lost / 3600,
+      demandAcceleratorHours: demand / 3600,
       largeGang: { minAccelerators: LARGE_GANG, jobs: large.length, longestWaitSeconds: largeDist.max, meanWaitSeconds: largeDist.mean },
       jainFairness: jainIndex(ratios),
       makespanSeconds: makespan,

@@ -87,24 +87,27 @@ function digest(sim: SimInput, policy: PolicyName): string {
 describe('replay identity (simulated figures pinned on a synthetic trace)', () => {
   // Re-pinned (all but no-preemption, which preempts nothing) when a preempted job began to pay its restart
   // (moves.restartSeconds, 300 s) on being admitted again, as a moved one does.
-  // All that preempt re-pinned when victims began to be chosen as the cheapest sufficient set (victim-search.ts).
+  // All that preempt re-pinned when victims began to be chosen as the cheapest sufficient set (victim-search.ts);
+  // all re-pinned again when every job outcome began to carry its demand (demandAcceleratorSeconds), the
+  // simulator began to tell the core when a running job was last preempted (no thrashing), and what a victim
+  // holds through its grace period stopped being offered to others before it ends (terminating.ts).
   const cases: [string, () => SimInput, PolicyName, string][] = [
-    ['one flavor, full (preemptions lose all)', () => input(false), 'full', 'a11417b4ca48dcc2e9df11a4'],
-    ['one flavor, no-preemption', () => input(false), 'no-preemption', '8c60cc8901a8d4b276f8360d'],
-    ['one flavor, full, checkpoints every 30 min', () => input(false, { checkpointIntervalSeconds: 1800 }), 'full', '3f9014789046a8207b68eef6'],
-    ['one flavor, one-per-queue', () => input(false), 'one-per-queue', '8facf800d2030acc3027fee9'],
+    ['one flavor, full (preemptions lose all)', () => input(false), 'full', '4242aa3153354a4694c2a340'],
+    ['one flavor, no-preemption', () => input(false), 'no-preemption', 'da2ea0445319c11d81e51e4b'],
+    ['one flavor, full, checkpoints every 30 min', () => input(false, { checkpointIntervalSeconds: 1800 }), 'full', 'f33fd6896e9835b2bff72493'],
+    ['one flavor, one-per-queue', () => input(false), 'one-per-queue', '5c0b975003ce6f6f1bf61d71'],
     [
       'one flavor, full, 10 min before preemption, cycles at each change',
       () => input(false, { cycleIntervalSeconds: 0, options: { ...DEFAULT_OPTIONS, minRuntimeBeforePreemptionSeconds: 600 } }),
       'full',
-      'c2cf7b31917a39f1a3834580',
+      '06eab79e9a4480650df31f98',
     ],
     // Re-pinned again when relative-speed placement began to weigh the delay a slower run causes the others
     // (options.slowerFlavorDelayWeight), and when the flavor prices began to count running jobs' accelerators
     // (flavor-market.ts), a busy fastest flavor stayed the home when waiting for it finishes sooner, and the
     // weight's default became 3.
-    ['two flavors, full, checkpoints every 10 min with a 60 s grace period (moves)', () => input(true, { checkpointIntervalSeconds: 600, checkpointGraceSeconds: 60 }), 'full', '62f00731cb2a9bf402665b35'],
-    ['two flavors, hetero-agnostic', () => input(true), 'hetero-agnostic', '937b6d007142df5a4414f27a'],
+    ['two flavors, full, checkpoints every 10 min with a 60 s grace period (moves)', () => input(true, { checkpointIntervalSeconds: 600, checkpointGraceSeconds: 60 }), 'full', '3fc1a0f8b77b36d01d3bae43'],
+    ['two flavors, hetero-agnostic', () => input(true), 'hetero-agnostic', '3dab109cd5aba9b5d691c309'],
   ];
   it.each(cases)('%s', (_name, make, policy, expected) => {
     expect(digest(make(), policy)).toBe(expected);

@@ -109,6 +109,8 @@ export interface JobOutcome {
   acceleratorSeconds: number;
   /** Accelerator-seconds of runs whose progress was lost to preemption. */
   lostAcceleratorSeconds: number;
+  /** Accelerator-seconds of work it asks for: its accelerators × its run time on its fastest acceptable flavor. */
+  demandAcceleratorSeconds: number;
 }
 
 export interface Unfinished {
