@@ -87,6 +87,7 @@ export function loadSweep(s: LoadSweep): Record<string, unknown>[] {
       makespanDays: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.makespanDays])),
       utilizationWhileQueued: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.utilizationWhileQueued])),
       meanWaitHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.meanWaitHours])),
+      p99WaitHours: Object.fromEntries(Object.entries(per).map(([p, f]) => [p, f.p99WaitHours])),
       wallSeconds: round(wall, 1),
       loadAverage1m: round(loadavg()[0]!, 1),
     };
