@@ -24,12 +24,11 @@
  * then spares every victim the job does not need). Among sets equal by all five, the first the search meets
  * is kept (deterministic, as its order is).
  */
-import type { CycleState } from './cycle-state.js';
+import type { CycleState, Holding } from './cycle-state.js';
 import { type PreemptionRequest, type Source, compareCandidates } from './preemption-candidates.js';
 import type { VictimFit } from './preemption-fit.js';
 import { quotaShortfall } from './quota.js';
 import { SlotCount } from './slot-count.js';
-import type { Holding } from './cycle-state.js';
 import { type Candidate, TierStream, priorityTiers, tierBound } from './victim-stream.js';
 import { victimsByNode } from './victims-by-node.js';
 
