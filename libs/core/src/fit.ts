@@ -8,7 +8,7 @@ import { backfillLimits } from './backfill.js';
 import type { CycleState } from './cycle-state.js';
 import { type GangFit, type GangRequest, type ReplicaShape, placeGang } from './gang-placer.js';
 import type { PendingJob } from './model.js';
-import { maxAddable, quotaCeiling } from './quota.js';
+import { maxAddable, maxAddableFor, quotaCeiling, quotaCeilingFor } from './quota.js';
 import { groupingLabelsHint, groupingOf, splitGrouping } from './topology.js';
 import {
   type FlavorFailure,
@@ -17,6 +17,8 @@ import {
   fleetMessage,
   groupTooSmallMessage,
   noQuotaMessage,
+  nonPreemptibleCeilingMessage,
+  nonPreemptibleQuotaMessage,
   selectorMessage,
   quotaMessage,
   reservationBlockMessage,
@@ -39,8 +41,12 @@ export function neverFits(st: CycleState, job: PendingJob, flavor: string): FitO
   if (e === undefined || e.implicit) return fail(flavor, 'NO_QUOTA', noQuotaMessage(job.team, flavor));
   const a = job.acceleratorsPerReplica;
   const need = a * job.minReplicas;
-  const ceiling = quotaCeiling(e);
-  if (need > ceiling) return fail(flavor, 'UNSATISFIABLE', ceilingMessage(e, need, ceiling));
+  const ceiling = quotaCeilingFor(e, job.preemptible);
+  if (need > ceiling) {
+    // A job that may not be preempted never borrows: its team's nominal is its ceiling.
+    if (need <= quotaCeiling(e)) return fail(flavor, 'UNSATISFIABLE', nonPreemptibleCeilingMessage(e, need));
+    return fail(flavor, 'UNSATISFIABLE', ceilingMessage(e, need, ceiling));
+  }
   const fl = st.cluster.flavor(flavor)!;
   if (a > fl.maxAllocatable || need > fl.totalAllocatable) {
     return fail(flavor, 'UNSATISFIABLE', fleetMessage(flavor, job.minReplicas, a, fl.maxAllocatable, fl.totalAllocatable));
@@ -73,8 +79,11 @@ export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitO
   const minK = job.minReplicas;
 
   // 1. Quota now.
-  const kq = replicasWithin(maxAddable(e), shape.a, job.replicas);
+  const kq = replicasWithin(maxAddableFor(e, job.preemptible), shape.a, job.replicas);
   if (kq < minK) {
+    if (!job.preemptible && replicasWithin(maxAddable(e), shape.a, job.replicas) >= minK) {
+      return fail(flavor, 'QUOTA_EXCEEDED', nonPreemptibleQuotaMessage(e, shape.a * minK));
+    }
     const v = st.quota.check(job.team, flavor, shape.a * minK);
     const code = v.ok ? 'QUOTA_EXCEEDED' : v.code === 'NO_QUOTA' ? 'QUOTA_EXCEEDED' : v.code;
     return fail(flavor, code, quotaMessage(code, e, shape.a * minK));

@@ -155,7 +155,7 @@ export class FutureCapacity {
 
   /** The team's quota headroom at the instant examined, net of its earlier reservations on the flavor. */
   private quotaHeadroom(): number {
-    return maxAddableAfterRelease(this.quota, this.released.get(this.job.team) ?? 0, this.overflowDrop) - this.earlier.reservedSameTeam;
+    return maxAddableAfterRelease(this.quota, this.released.get(this.job.team) ?? 0, this.overflowDrop, this.job.preemptible) - this.earlier.reservedSameTeam;
   }
 
   private quotaAllows(): boolean {

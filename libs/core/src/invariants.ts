@@ -767,8 +767,9 @@ function checkVictimsNeeded(ix: SnapshotIndex, result: CycleResult, victims: Map
     }
     for (const p of a.placement) charge(p, 1);
     add(live, key(a.team, a.flavor), acceleratorsOf(a));
+    const preemptor = ix.pending.get(a.jobId);
     for (const v of mine) {
-      if (couldStay(ix, v, load, live)) {
+      if (couldStay(ix, v, load, live) && !neededForNominal(ix, v, a, preemptor, live)) {
         violation(
           out, 5, 'VICTIM_UNNEEDED',
           `job ${v.id} (team ${v.team}, ${acceleratorsOf(v)} ${v.flavor}) was preempted for ${a.jobId}, but ${a.jobId} fits with it still running ` +
@@ -781,6 +782,16 @@ function checkVictimsNeeded(ix: SnapshotIndex, result: CycleResult, victims: Map
 }
 
 /** Whether running job `v` could be put back on its nodes given the current loads and usage. */
+/**
+ * A preemptor that may not be preempted runs only within its team's nominal quota (rule 9): a victim of its own
+ * team and flavor is needed when, staying, it would leave the team above its nominal with the preemptor admitted.
+ */
+function neededForNominal(ix: SnapshotIndex, v: RunningJob, a: CycleResult['admissions'][number], preemptor: PendingJob | undefined, live: Map<string, number>): boolean {
+  if (preemptor === undefined || preemptor.preemptible || v.team !== a.team || v.flavor !== a.flavor) return false;
+  const quota = ix.quotas.get(key(a.team, a.flavor));
+  return quota !== undefined && (live.get(key(a.team, a.flavor)) ?? 0) + acceleratorsOf(v) > quota.nominal;
+}
+
 function couldStay(ix: SnapshotIndex, v: RunningJob, load: Map<string, Resources>, live: Map<string, number>): boolean {
   const need = new Map<string, Resources>();
   for (const p of v.placement) {

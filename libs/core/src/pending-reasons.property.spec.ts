@@ -8,7 +8,8 @@
  *                            counted conservatively (victims still in place, admissions added), per
  *                            node over accelerators, CPU and memory.
  * - UNSATISFIABLE          ⇒ the job could not fit an empty fleet of that flavor, or its quota ceiling
- *                            (nominal + borrowing limit, capped by what the cohort could ever lend).
+ *                            (nominal + borrowing limit, capped by what the cohort could ever lend; the
+ *                            nominal alone for a job that may not be preempted, which never borrows).
  * - QUOTA_EXCEEDED         ⇒ the minimum gang does not fit the team's guaranteed (never lent) quota
  *                            next to its usage after the cycle (victims counted).
  */
@@ -79,7 +80,7 @@ function falseReason(s: Snapshot, result: CycleResult): string | null {
       case 'UNSATISFIABLE': {
         const empty = nodes.reduce((sum, n) => sum + slots(n, zero, job), 0);
         const need = job.minReplicas * job.acceleratorsPerReplica;
-        const ceiling = quotaCeiling(s, job.team, flavor);
+        const ceiling = Math.min(quotaCeiling(s, job.team, flavor), job.preemptible ? Infinity : (s.quotas.find((x) => x.team === job.team && x.flavor === flavor)?.nominal ?? 0));
         if (hasQuota && empty >= job.minReplicas && need <= ceiling) {
           return `${label} is UNSATISFIABLE but an empty fleet holds ${empty} replicas and the quota ceiling is ${ceiling}: ${r.message}`;
         }

@@ -12,7 +12,7 @@ import type { FlavorNodes, NodeGroup } from './cluster-state.js';
 import { type FreeView, type GangRequest, type ReplicaShape, placeInGroups, slotsAnywhere } from './gang-placer.js';
 import { type GroupingKey, groupingOf } from './topology.js';
 import type { PendingJob, ReclaimPolicy, Team, WithinTeamPolicy } from './model.js';
-import { type QuotaEntry, maxAddable } from './quota.js';
+import { type QuotaEntry, maxAddableFor } from './quota.js';
 
 /** What one preemption attempt is about: `job` of `team`, on `flavor`, at its minimum replica count. */
 export interface PreemptionRequest {
@@ -224,8 +224,9 @@ function rewind(sources: Source[]): void {
  */
 export function victimsCouldSuffice(st: CycleState, p: PreemptionRequest, c: Candidates): boolean {
   const { nodes: fl, quota: e, need } = p;
-  if (fl.totalFree + c.freeable < need || maxAddable(e) + c.freeable < need) return false;
-  const enough = enoughCandidates(st, p.job, c.sources, need - fl.totalFree, need - maxAddable(e));
+  const room = maxAddableFor(e, p.job.preemptible);
+  if (fl.totalFree + c.freeable < need || room + c.freeable < need) return false;
+  const enough = enoughCandidates(st, p.job, c.sources, need - fl.totalFree, need - room);
   rewind(c.sources);
   if (!enough) return false;
   const placeable = placeableWithAll(st, p.job, c.sources, p.gang);

@@ -7,7 +7,7 @@ import { type BackfillLimits, backfillLimits } from './backfill.js';
 import type { CycleState, Holding } from './cycle-state.js';
 import { placeGang } from './gang-placer.js';
 import type { PreemptionRequest } from './preemption-candidates.js';
-import { maxAddable } from './quota.js';
+import { maxAddableFor } from './quota.js';
 
 export class VictimFit {
   constructor(
@@ -28,7 +28,7 @@ export class VictimFit {
    */
   cheapLimits(victims: readonly Holding[]): BackfillLimits | undefined {
     const { st, p } = this;
-    if (p.nodes.totalFree < p.need || maxAddable(p.quota) < p.need) return undefined;
+    if (p.nodes.totalFree < p.need || maxAddableFor(p.quota, p.job.preemptible) < p.need) return undefined;
     if (p.quota.used + p.need > p.quota.nominal && victims.some((v) => v.job.team !== p.job.team)) return undefined;
     const limits = backfillLimits(st, p.job, p.flavor);
     if (limits.slack !== undefined && limits.slack.quotaSlack < p.need) return undefined;

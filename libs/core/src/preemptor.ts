@@ -28,7 +28,7 @@ import { placeGang } from './gang-placer.js';
 import type { PendingJob, Preemption, PreemptionKind } from './model.js';
 import { type PreemptionRequest, candidateSources, victimsCouldSuffice } from './preemption-candidates.js';
 import { VictimFit } from './preemption-fit.js';
-import { maxAddable } from './quota.js';
+import { maxAddableFor } from './quota.js';
 import { jobLabel } from './reasons.js';
 import { cheapestVictimSet } from './victim-search.js';
 import { groupingOf } from './topology.js';
@@ -197,7 +197,7 @@ function putBackUnneeded(st: CycleState, victims: Holding[], fit: VictimFit): vo
 function placePreemptor(st: CycleState, p: PreemptionRequest, victims: readonly Holding[]): number[] | undefined {
   const { job, flavor, shape, quota: e } = p;
   const limits = backfillLimits(st, job, flavor);
-  let maxK = replicasWithin(maxAddable(e), shape.a, job.replicas);
+  let maxK = replicasWithin(maxAddableFor(e, job.preemptible), shape.a, job.replicas);
   if (victims.some((v) => v.job.team !== job.team)) {
     maxK = Math.min(maxK, replicasWithin(Math.max(0, e.nominal - e.used), shape.a, job.replicas));
   }

@@ -160,3 +160,68 @@ describe('quota in a cycle', () => {
     expect(r.pending[0]!.code).toBe('NO_QUOTA');
   });
 });
+
+describe('a job that may not be preempted never borrows (what a team lends can always be reclaimed)', () => {
+  /** research: vision owns 16 and runs 8 of it; nlp owns 8, uses it all, and would borrow vision's idle 8. */
+  const world = (preemptible: boolean, accelerators = 8) =>
+    snapshot()
+      .nodes(...bigFleet)
+      .teams(makeTeam('vision').cohort('research').reclaim('Any'), makeTeam('nlp').cohort('research'))
+      .quotas(makeQuota('vision', H100).nominal(16), makeQuota('nlp', H100).nominal(8))
+      .running(makeJob('vision-own').team('vision').accelerators(8).runsOn('n-0'), makeJob('nlp-own').team('nlp').accelerators(8).runsOn('n-1'))
+      .pending(preemptible ? makeJob('borrow').team('nlp').accelerators(accelerators) : makeJob('borrow').team('nlp').accelerators(accelerators).nonPreemptible())
+      .build();
+
+  it('a preemptible job borrows the idle nominal of another team', () => {
+    expect(runCycle(world(true)).admissions).toEqual([expect.objectContaining({ jobId: 'borrow', borrowed: 8 })]);
+  });
+
+  it('one that may not be preempted waits with QUOTA_EXCEEDED saying why', () => {
+    const r = runCycle(world(false));
+    expect(r.admissions).toEqual([]);
+    expect(r.pending[0]).toMatchObject({ jobId: 'borrow', code: 'QUOTA_EXCEEDED' });
+    expect(r.pending[0]!.message).toContain(
+      "team nlp uses 8 of 8 nominal h100-80gb; a job that may not be preempted runs only within its team's nominal quota (it never borrows, so what the team lends can always be reclaimed); needs 8 more",
+    );
+  });
+
+  it('one larger than its team’s nominal is UNSATISFIABLE, saying it could borrow if preemptible', () => {
+    const r = runCycle(world(false, 16));
+    expect(r.pending[0]).toMatchObject({ jobId: 'borrow', code: 'UNSATISFIABLE' });
+    expect(r.pending[0]!.message).toBe(
+      "needs 16 h100-80gb but a job that may not be preempted runs only within team nlp's nominal quota of 8 (it never borrows); submit it preemptible to borrow",
+    );
+  });
+
+  it('the lender gets its nominal back: what was lent is always reclaimable', () => {
+    // nlp's preemptible job borrowed vision's idle 8; now vision wants its nominal back and the fleet is full.
+    const s = snapshot()
+      .nodes(makeNode('n1'), makeNode('n2'), makeNode('n3'))
+      .teams(makeTeam('vision').cohort('research').reclaim('Any'), makeTeam('nlp').cohort('research'))
+      .quotas(makeQuota('vision', H100).nominal(16), makeQuota('nlp', H100).nominal(8))
+      .running(
+        makeJob('vision-own').team('vision').accelerators(8).runsOn('n1'),
+        makeJob('nlp-own').team('nlp').accelerators(8).runsOn('n2').nonPreemptible(),
+        makeJob('nlp-borrowed').team('nlp').accelerators(8).runsOn('n3'),
+      )
+      .pending(makeJob('vision-back').team('vision').accelerators(8))
+      .build();
+    const r = runCycle(s);
+    expect(r.preemptions.map((p) => p.victimJobId)).toEqual(['nlp-borrowed']);
+    expect(r.admissions).toEqual([expect.objectContaining({ jobId: 'vision-back', preempts: ['nlp-borrowed'] })]);
+  });
+
+  it('within its nominal it may evict lower-priority work of its own team to stay within it', () => {
+    // nlp runs a preemptible job that borrows 8 beyond its nominal of 8; its urgent non-preemptible job needs 8.
+    const s = snapshot()
+      .nodes(...bigFleet)
+      .teams(makeTeam('vision').cohort('research'), makeTeam('nlp').cohort('research').withinTeam('LowerPriority'))
+      .quotas(makeQuota('vision', H100).nominal(16), makeQuota('nlp', H100).nominal(8))
+      .running(makeJob('nlp-a').team('nlp').priority(0).accelerators(8).runsOn('n-0'), makeJob('nlp-b').team('nlp').priority(0).accelerators(8).runsOn('n-1'))
+      .pending(makeJob('urgent').team('nlp').priority(10).accelerators(8).nonPreemptible())
+      .build();
+    const r = runCycle(s);
+    expect(r.admissions).toEqual([expect.objectContaining({ jobId: 'urgent', borrowed: 0 })]);
+    expect(r.preemptions).toHaveLength(2);
+  });
+});

@@ -66,16 +66,31 @@ export function maxAddable(e: QuotaEntry): Amount {
 }
 
 /**
+ * What a job may add of `e`'s flavor now: `maxAddable`, and for a job that may not be preempted no more than
+ * the team's nominal leaves — it never borrows, so what a team lends can always be reclaimed.
+ */
+export function maxAddableFor(e: QuotaEntry, preemptible: boolean): Amount {
+  const m = maxAddable(e);
+  return preemptible ? m : minAmount(m, subAmount(e.nominal, e.used));
+}
+
+/** The most a job's team could ever hold of the flavor for it: `quotaCeiling`, its nominal for a job that may not be preempted. */
+export function quotaCeilingFor(e: QuotaEntry, preemptible: boolean): Amount {
+  return preemptible ? quotaCeiling(e) : minAmount(quotaCeiling(e), e.nominal);
+}
+
+/**
  * How many accelerators must be given back (the team's own usage, or the cohort's overflow) before the team
  * may add `x`: `x − maxAddable` without maxAddable's floor at zero, so a team already over its quota (a
  * lowered nominal, or a stale snapshot) owes that excess too. ≤ 0 when it may add `x` now.
  */
-export function quotaShortfall(e: QuotaEntry, x: Amount): number {
+export function quotaShortfall(e: QuotaEntry, x: Amount, preemptible = true): number {
   if (e.implicit) return x;
+  const ownNominal = preemptible ? Infinity : e.nominal - e.used;
   if (e.pool === null) return x - (e.nominal - e.used);
   const byLimit = isUnlimited(e.borrowingLimit) ? Infinity : e.nominal + e.borrowingLimit - e.used;
   const byPool = Math.max(0, e.guaranteed - e.used) + (e.pool.pool - e.pool.overflow);
-  return x - Math.min(byLimit, byPool);
+  return x - Math.min(byLimit, byPool, ownNominal);
 }
 
 /** Accelerators the team uses above its nominal. */
@@ -202,14 +217,16 @@ export class QuotaBook {
  * What `maxAddable` would be for `e` if the usages changed by `delta` (team → accelerators released,
  * positive = less used). Used to evaluate quota at a future time (reservations) without mutating.
  */
-export function maxAddableAfterRelease(e: QuotaEntry, releasedOwn: Amount, overflowDrop: Amount): Amount {
+export function maxAddableAfterRelease(e: QuotaEntry, releasedOwn: Amount, overflowDrop: Amount, preemptible = true): Amount {
   if (e.implicit) return 0;
   const used = Math.max(0, e.used - releasedOwn);
-  if (e.pool === null) return subAmount(e.nominal, used);
+  const withinNominal = subAmount(e.nominal, used);
+  if (e.pool === null) return withinNominal;
   const byLimit = subAmount(addAmount(e.nominal, e.borrowingLimit), used);
   const overflow = Math.max(0, e.pool.overflow - overflowDrop);
   const byPool = addAmount(subAmount(e.guaranteed, used), subAmount(e.pool.pool, overflow));
-  return minAmount(byLimit, byPool);
+  const m = minAmount(byLimit, byPool);
+  return preemptible ? m : minAmount(m, withinNominal);
 }
 
 /** Drop of the cohort overflow when a team using `used` (guaranteed `g`) releases `r`. */

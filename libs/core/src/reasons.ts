@@ -33,6 +33,15 @@ export function quotaMessage(code: 'QUOTA_EXCEEDED' | 'COHORT_EXHAUSTED', e: Quo
   return `${base}${limit}; needs ${need} more`;
 }
 
+/** A job that may not be preempted waits for its team's nominal quota: it never borrows. */
+export function nonPreemptibleQuotaMessage(e: QuotaEntry, need: Amount): string {
+  return `team ${e.team} uses ${e.used} of ${e.nominal} nominal ${e.flavor}; a job that may not be preempted runs only within its team's nominal quota (it never borrows, so what the team lends can always be reclaimed); needs ${need} more`;
+}
+
+export function nonPreemptibleCeilingMessage(e: QuotaEntry, need: Amount): string {
+  return `needs ${need} ${e.flavor} but a job that may not be preempted runs only within team ${e.team}'s nominal quota of ${e.nominal} (it never borrows); submit it preemptible to borrow`;
+}
+
 export function ceilingMessage(e: QuotaEntry, need: Amount, ceiling: Amount): string {
   return `needs ${need} ${e.flavor} but team ${e.team} can never hold more than ${formatAmount(ceiling)} (nominal ${e.nominal}, borrowing limit ${formatAmount(e.borrowingLimit)})`;
 }

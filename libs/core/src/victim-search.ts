@@ -82,7 +82,7 @@ interface Attempt {
  */
 export function cheapestVictimSet(st: CycleState, p: PreemptionRequest, sources: readonly Source[], fit: VictimFit): VictimSet | undefined {
   const slots = new SlotCount(st, p);
-  const quotaGap = quotaShortfall(p.quota, p.need);
+  const quotaGap = quotaShortfall(p.quota, p.need, p.job.preemptible);
   const capacityGap = p.need - slots.bestFree();
   const shortfall = Math.max(1, capacityGap, quotaGap);
   const at: Attempt = { st, p, fit, capacityGap, quotaGap, checks: 0, exact: true };

@@ -75,3 +75,24 @@ describe('preemption takes the least work, not the largest gang', () => {
     expect([await state(older.id), await state(newer.id), await state(back.id)]).toEqual(['ADMITTED', 'PENDING', 'ADMITTED']);
   });
 });
+
+describe('quota that can always be reclaimed', () => {
+  it('a job that may not be preempted does not borrow: it waits saying why, and the lender keeps its nominal', async () => {
+    // The fleet is idle (40 of vision's nominal): nlp, which owns nothing, may borrow only with preemptible work.
+    for (const j of (await ok('GET', '/v1/jobs?limit=500')).items as { id: string; state: string }[]) {
+      if (j.state !== 'CANCELLED' && j.state !== 'SUCCEEDED' && j.state !== 'FAILED') await ok('DELETE', `/v1/jobs/${j.id}`);
+    }
+    const pinned = await ok('POST', '/v1/jobs', { ...gang('pinned', 'nlp', 0, 1), preemptible: false });
+    const flexible = await ok('POST', '/v1/jobs', gang('flexible', 'nlp', 0, 1));
+    await ok('POST', '/v1/scheduler/cycles');
+    expect([await state(pinned.id), await state(flexible.id)]).toEqual(['PENDING', 'ADMITTED']);
+    const view = await ok('GET', `/v1/jobs/${pinned.id}`);
+    expect(view.pending).toMatchObject({ code: 'UNSATISFIABLE' });
+    expect(view.pending.message).toContain("a job that may not be preempted runs only within team nlp's nominal quota of 0 (it never borrows)");
+    // vision fills its nominal: the borrowed node comes back by reclaim (the flexible job is preemptible).
+    const own = await ok('POST', '/v1/jobs', gang('vision-all', 'vision', 0, 5));
+    const cycle = await ok('POST', '/v1/scheduler/cycles');
+    expect(cycle.preemptions).toEqual([expect.objectContaining({ victimJobId: flexible.id, preemptorJobId: own.id, kind: 'ReclaimWithinCohort' })]);
+    expect(await state(own.id)).toBe('ADMITTED');
+  });
+});
