@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { MINUTE, T0, makeJob, makeNode, makeNodes, makeQuota, makeTeam, snapshot } from '#testing';
 import type { ReclaimPolicy, RunningJob, WithinTeamPolicy } from './model.js';
 import { runCycle } from './cycle.js';
+import { checkInvariants } from './invariants.js';
 
 const H100 = 'h100-80gb';
 
@@ -417,5 +418,28 @@ describe('no thrashing', () => {
   ])('$name', ({ ago, priority, minRuntime, want }) => {
     const r = runCycle(recentlyPreempted(ago, priority, minRuntime));
     expect(r.preemptions.map((p) => p.victimJobId)).toEqual(want);
+  });
+});
+
+describe('a reclaim lists each borrower’s victims smallest first', () => {
+  it('so that the borrower still borrows before each of them is taken (rule 4 holds in the order given)', () => {
+    // nlp (nominal 8) uses 12: 7 on n2 that may not be preempted, and on n3 a young 4-GPU job and an old 1-GPU
+    // one — it borrows 4. vision needs a whole node: n3, both victims. Listed largest first, the 4-GPU job would
+    // bring nlp to its nominal before the 1-GPU job is taken.
+    const s = snapshot()
+      .nodes(makeNode('n1'), makeNode('n2'), makeNode('n3'))
+      .teams(makeTeam('vision').cohort('research').reclaim('Any'), makeTeam('nlp').cohort('research'))
+      .quotas(makeQuota('vision', H100).nominal(16), makeQuota('nlp', H100).nominal(8))
+      .running(
+        makeJob('vision-own').team('vision').accelerators(8).runsOn('n1').nonPreemptible(),
+        makeJob('nlp-own').team('nlp').accelerators(7).runsOn('n2').nonPreemptible(),
+        makeJob('nlp-young-4').team('nlp').accelerators(4).admittedAt(T0 - 10 * MINUTE).runsOn('n3'),
+        makeJob('nlp-old-1').team('nlp').accelerators(1).admittedAt(T0 - 100 * MINUTE).runsOn('n3'),
+      )
+      .pending(makeJob('vision-back').team('vision').accelerators(8))
+      .build();
+    const r = runCycle(s);
+    expect(r.preemptions.map((p) => p.victimJobId)).toEqual(['nlp-old-1', 'nlp-young-4']);
+    expect(checkInvariants(s, r)).toEqual([]);
   });
 });

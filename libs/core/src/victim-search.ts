@@ -52,7 +52,7 @@ export const IMPROVE_STEPS = 200;
 export const SEARCH_FULL_CHECKS = 64;
 
 export interface VictimSet {
-  /** The victims in candidate order, released on the cycle state. */
+  /** The victims, smallest first (then in candidate order), released on the cycle state. */
   victims: Holding[];
   /** False when no exhaustive search covered every candidate that could matter: a cheaper set may exist. */
   exact: boolean;
@@ -93,7 +93,9 @@ export function cheapestVictimSet(st: CycleState, p: PreemptionRequest, sources:
     const found =
       searchTier(at, stream(tier, (h) => h.accelerators <= OVERSIZED_FACTOR * shortfall)) ?? searchTier(at, stream(tier, () => true));
     if (found !== undefined) {
-      const victims = found.set.map((c) => c.h).sort((x, y) => compareCandidates(x, y, st.now));
+      // Smallest first, so that each borrowing team's largest victim comes last: the team still borrows
+      // before each of its victims is taken, in the order the preemptions are listed.
+      const victims = found.set.map((c) => c.h).sort((x, y) => x.accelerators - y.accelerators || compareCandidates(x, y, st.now));
       for (const h of victims) st.release(h);
       return { victims, exact: at.exact };
     }

@@ -91,12 +91,13 @@ describe('replay identity (simulated figures pinned on a synthetic trace)', () =
   // all re-pinned again when every job outcome began to carry its demand (demandAcceleratorSeconds), the
   // simulator began to tell the core when a running job was last preempted (no thrashing), and what a victim
   // holds through its grace period stopped being offered to others before it ends (terminating.ts); all again
-  // when a job that may not be preempted stopped borrowing (a tenth of the trace's jobs are such).
+  // when a job that may not be preempted stopped borrowing (a tenth of the trace's jobs are such); one-per-queue
+  // again when each borrower's victims came to be listed smallest first.
   const cases: [string, () => SimInput, PolicyName, string][] = [
     ['one flavor, full (preemptions lose all)', () => input(false), 'full', '0186461fcf19406d77657693'],
     ['one flavor, no-preemption', () => input(false), 'no-preemption', 'd1e2f2b7d0afc6bb5904a84d'],
     ['one flavor, full, checkpoints every 30 min', () => input(false, { checkpointIntervalSeconds: 1800 }), 'full', '5566ae35606be49cd3037fd8'],
-    ['one flavor, one-per-queue', () => input(false), 'one-per-queue', '81d4bac27704eaffa3a7a0de'],
+    ['one flavor, one-per-queue', () => input(false), 'one-per-queue', 'dfc05281204c69816c7dcc73'],
     [
       'one flavor, full, 10 min before preemption, cycles at each change',
       () => input(false, { cycleIntervalSeconds: 0, options: { ...DEFAULT_OPTIONS, minRuntimeBeforePreemptionSeconds: 600 } }),
