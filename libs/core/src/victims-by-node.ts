@@ -29,6 +29,7 @@ export function victimsByNode(st: CycleState, p: PreemptionRequest, pool: readon
       for (const g of groups) supply.set(g, (supply.get(g) ?? 0) + r.a);
     }
   }
+  for (const list of onNode.values()) list.sort((x, y) => x.cost - y.cost);
   const groups = [...supply.keys()].sort((x, y) => supply.get(y)! - supply.get(x)! || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0)).slice(0, MAX_GROUPS);
   let best: { set: Candidate[]; cost: number } | undefined;
   if (probe.enough()) best = { set: [], cost: 0 };
@@ -66,13 +67,12 @@ class Borrowing {
   }
 }
 
-/** Slots bought in group `g` at the least lost work per slot until it holds the job's replicas. */
+/** Slots bought in group `g` at the least lost work per slot until it holds the job's replicas (`onNode` lists cheapest first). */
 function fillGroup(st: CycleState, p: PreemptionRequest, g: NodeGroup, onNode: ReadonlyMap<number, Candidate[]>): { set: Candidate[]; cost: number } | undefined {
   const slots = new SlotCount(st, p);
   const borrowing = new Borrowing();
   const chosen = new Set<Candidate>();
   const nodes = [...onNode.keys()].filter((i) => slots.groupsOf(i).includes(g)).sort((x, y) => x - y);
-  for (const list of onNode.values()) list.sort((x, y) => x.cost - y.cost);
   let cost = 0;
   // Each node's offer, recomputed only when a purchase touched the node (or changed what a borrower may give).
   const offers = new Map<number, Offer | undefined>();
