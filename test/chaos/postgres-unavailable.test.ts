@@ -57,7 +57,10 @@ describe('chaos: Postgres unreachable', () => {
     // The helper aborts a request after 30 s: a hung request fails the test.
     const replies = await Promise.all([...inFlight, ...during]);
     // A request that was answered before the link went silent is fine; none may be a 5xx other than 503.
-    expect(replies.filter((r) => r.status >= 500 && r.status !== 503)).toEqual([]);
+    // On failure, the service's own log line says what it could not classify.
+    const failed = replies.filter((r) => r.status >= 500 && r.status !== 503);
+    const logged = s.proc.lines.filter((l) => l['msg'] === 'request failed').map((l) => ({ url: l['url'], err: l['err'] }));
+    expect({ failed, logged }).toEqual({ failed: [], logged: [] });
     expectRetryLater(await Promise.all(requests(s, 'blackholed-2')));
     expect((await s.request('GET', '/readyz')).status).toBe(503);
     s.postgres.heal();

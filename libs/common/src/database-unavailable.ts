@@ -16,6 +16,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof code === 'string' && (NETWORK_CODES.has(code) || PRISMA_CODES.has(code) || unavailableSqlState(code))) return true;
     if (typeof kind === 'string' && ADAPTER_KINDS.has(kind)) return true;
     if (typeof message === 'string' && PG_MESSAGES.some((m) => message.includes(m))) return true;
+    // A transaction that waited for a connection longer than its maxWait (a black-holed link holds every
+    // connection attempt): the outage seen a moment before the connect timeout would report it.
+    if (code === 'P2028' && typeof message === 'string' && message.includes('Unable to start a transaction in the given time')) return true;
     stack.push(cause);
     if (typeof meta === 'object' && meta !== null) stack.push((meta as Record<string, unknown>)['driverAdapterError']);
     if (Array.isArray(errors)) stack.push(...(errors as unknown[]));

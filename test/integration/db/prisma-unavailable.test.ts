@@ -92,6 +92,31 @@ describe('Prisma-backed repositories while Postgres is unreachable', () => {
     }
   });
 
+  it('link black-holed: every call, run as concurrent requests would, fails as unavailable — a transaction that could not start in time included', async () => {
+    // Connecting takes longer than Prisma's default wait for a transaction to start (2 s): a transaction
+    // waiting for a connection gives up first (P2028), which is the same outage seen a moment sooner.
+    const db = new Database(proxy.via(testDb.url), { poolSize: 10, connectTimeoutMs: 2500 });
+    try {
+      expect(await new TeamRepository(db).list()).toEqual([]);
+      proxy.blackhole();
+      db.dropConnections();
+      const result = await Promise.all(
+        calls(db).map(async ([call, run]) => {
+          try {
+            await run();
+            return { call, unavailable: false, error: 'did not fail' };
+          } catch (error) {
+            return { call, unavailable: isDatabaseUnavailable(error), error: error instanceof Error ? `${error.constructor.name}: ${error.message.slice(0, 200)}` : String(error) };
+          }
+        }),
+      );
+      expect(result.filter((r) => !r.unavailable)).toEqual([]);
+    } finally {
+      proxy.heal();
+      await db.close();
+    }
+  });
+
   it('connections reset while pooled: the same, then the repositories work again once Postgres is back', async () => {
     const db = new Database(proxy.via(testDb.url), { poolSize: 2 });
     try {
