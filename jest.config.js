@@ -17,7 +17,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
-    '^#(core|db|kube|sim|common|testing|scheduling)$': '<rootDir>/libs/$1/src/index.ts',
+    '^#(core|db|kube|sim|common|testing|scheduling|api-client)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',

@@ -17,6 +17,8 @@ export default defineConfig({
   root: here('.'),
   base: '/ui/',
   publicDir: here('public'),
+  // The API's generated contract (package.json "imports" maps it for Node; the console bundles its source).
+  resolve: { alias: { '#api-client': here('../../libs/api-client/src/index.ts') } },
   plugins: [precompress(here('../../dist/console'))],
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {

@@ -123,6 +123,20 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
 }
 
 async function buildNestApp(config: Config, infra: Infrastructure, imports: DynamicModule[], consoleDir: string): Promise<NestFastifyApplication> {
+  const app = await createNestApp(config, infra, imports);
+  setupOpenApi(app);
+  installApiMetrics(app.getHttpAdapter().getInstance(), config.metricsTokenHash);
+  installJsonBodyCheck(app.getHttpAdapter().getInstance());
+  installConsole(app.getHttpAdapter().getInstance(), consoleDir);
+  // No enableShutdownHooks(): each entry point handles SIGTERM and closes the app itself. Nest's hook
+  // would re-raise the signal once the API closed, killing `npm start` before its scheduler released the
+  // lease and its worker finished.
+  await app.init();
+  return app;
+}
+
+/** The Nest application with its routes, pipes and filters, neither initialised nor listening. */
+export async function createNestApp(config: Config, infra: Infrastructure, imports: DynamicModule[] = []): Promise<NestFastifyApplication> {
   // maxParamLength: Kubernetes node names may be 253 characters (Fastify's default is 100 → 414).
   // frameworkErrors: the router's own refusals (a path parameter over maxParamLength → 414, a URL that
   // does not decode → 400) go out as problem+json like every other error.
@@ -143,13 +157,5 @@ async function buildNestApp(config: Config, infra: Infrastructure, imports: Dyna
   });
   app.useGlobalPipes(new ApiValidationPipe());
   app.useGlobalFilters(new ProblemFilter(infra.logger));
-  setupOpenApi(app);
-  installApiMetrics(app.getHttpAdapter().getInstance(), config.metricsTokenHash);
-  installJsonBodyCheck(app.getHttpAdapter().getInstance());
-  installConsole(app.getHttpAdapter().getInstance(), consoleDir);
-  // No enableShutdownHooks(): each entry point handles SIGTERM and closes the app itself. Nest's hook
-  // would re-raise the signal once the API closed, killing `npm start` before its scheduler released the
-  // lease and its worker finished.
-  await app.init();
   return app;
 }

@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -27,13 +27,7 @@ const PAGE = `<!doctype html>
  * few assets are served from swagger-ui-dist directly (no @fastify/static), public like the document.
  */
 export function setupOpenApi(app: INestApplication): void {
-  const config = new DocumentBuilder()
-    .setTitle('Quartermaster API')
-    .setDescription('GPU-cluster scheduler and quota service. Errors are application/problem+json (RFC 9457).')
-    .setVersion('v1')
-    .addBearerAuth()
-    .build();
-  const document = SwaggerModule.createDocument(app, config);
+  const document = openApiDocument(app);
   SwaggerModule.setup('docs', app, document, { swaggerUiEnabled: false, raw: ['json'], jsonDocumentUrl: 'docs/openapi.json' });
 
   const assetsDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -44,4 +38,18 @@ export function setupOpenApi(app: INestApplication): void {
     if (type === undefined) return reply.status(404).type('application/problem+json').send({ type: 'about:blank', title: 'Not found', status: 404, detail: 'no such asset', errors: [] });
     return reply.type(type).header('cache-control', 'public, max-age=86400').send(await readFile(join(assetsDir, req.params.file)));
   });
+}
+
+/**
+ * The API's contract, generated from the controllers and DTOs: what /docs/openapi.json serves, and what
+ * `npm run api:contract` writes into libs/api-client (the CLI's and the console's types come from it).
+ */
+export function openApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Quartermaster API')
+    .setDescription('GPU-cluster scheduler and quota service. Errors are application/problem+json (RFC 9457).')
+    .setVersion('v1')
+    .addBearerAuth()
+    .build();
+  return SwaggerModule.createDocument(app, config);
 }

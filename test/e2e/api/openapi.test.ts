@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFile } from 'node:fs/promises';
 import { type Harness, jobBody, seedTenancy, startHarness } from './harness.js';
 
 type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; additionalProperties?: unknown; nullable?: boolean; allOf?: Schema[]; oneOf?: Schema[] };
@@ -45,10 +46,12 @@ describe('OpenAPI document: a success schema for every operation, and answers th
   let h: Harness;
   let paths: Paths;
   let components: Record<string, Schema>;
+  let served: unknown;
   beforeAll(async () => {
     h = await startHarness('api_openapi');
     await seedTenancy(h);
     const doc = await h.request('GET', '/docs/openapi.json', { token: null });
+    served = doc.body;
     paths = doc.body.paths as Paths;
     components = (doc.body.components?.schemas ?? {}) as Record<string, Schema>;
   });
@@ -57,6 +60,11 @@ describe('OpenAPI document: a success schema for every operation, and answers th
   });
 
   const successOf = (op: Operation): [string, Operation['responses'][string]][] => Object.entries(op.responses).filter(([status]) => /^2\d\d$/.test(status));
+
+  it('is the contract committed in libs/api-client, from which the CLI and the console are typed', async () => {
+    const committed = JSON.parse(await readFile(new URL('../../../libs/api-client/openapi.json', import.meta.url), 'utf8')) as unknown;
+    expect(served).toEqual(committed);
+  });
 
   it('every operation documents a 2xx answer, and every 2xx answer with a body has a JSON schema with properties', () => {
     const problems: string[] = [];

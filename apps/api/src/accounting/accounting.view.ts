@@ -121,7 +121,7 @@ export class BudgetDeletedView {
   period!: BudgetRecord['period'];
   @ApiProperty({ type: () => BudgetRecordView })
   before!: BudgetRecordView;
-  @ApiProperty({ type: Object, nullable: true, description: 'Always null.' })
+  @ApiProperty({ nullable: true, enum: [null], description: 'Always null.' })
   after!: null;
   @ApiProperty({ example: '43' })
   eventId!: string;

@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsObject, Matches, ValidateNested } from 'class-validator';
+import { MapProperty } from '../response.doc.js';
 import { IntIn, IsStringMap, IsText, NumberIn, OneOf, Optional, Required } from '../validation/validators.js';
 
 export const FLAVOR_KINDS = ['nvidia-gpu', 'aws-trainium', 'intel-gaudi', 'google-tpu'] as const;
@@ -54,7 +55,7 @@ export class PutFlavorDto {
   @Matches(/^[a-z0-9.-]+\/[A-Za-z0-9._-]+$/, { message: "must look like 'vendor.example.com/name'" })
   resourceName?: string;
 
-  @ApiPropertyOptional({ example: { 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3' } })
+  @MapProperty('string', { required: false, example: { 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3' } })
   @Optional()
   @IsStringMap({ maxEntries: 32, keyPattern: LABEL_KEY, keyHint: 'is not a Kubernetes label key', maxKeyLength: 317, maxValueLength: 63, valuePattern: LABEL_VALUE })
   nodeLabels?: Record<string, string>;

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { TPU_SHAPE } from '../nodes/node.dto.js';
+import { MapProperty } from '../response.doc.js';
 import { ArrayOf, NameList, NodeSelector, ObjectName, TEMPLATE_LIMITS, TolerationDto, VolumeDto, VolumeMountDto } from './pod-template.dto.js';
 import { AtMost, IntIn, IsBool, IsName, IsNameList, IsSpeedMap, IsStringMap, IsText, NumberIn, OneOf, Optional, Required } from '../validation/validators.js';
 
@@ -47,7 +48,7 @@ export class JobTemplateDto {
   @MaxLength(8192, { each: true, message: 'items must have at most 8192 characters' })
   args?: string[];
 
-  @ApiPropertyOptional({ example: { WANDB_PROJECT: 'llama' } })
+  @MapProperty('string', { required: false, example: { WANDB_PROJECT: 'llama' } })
   @Optional()
   @IsStringMap({ maxEntries: 256, keyPattern: ENV_NAME, keyHint: 'is not an environment variable name', maxKeyLength: 256, maxValueLength: 32_768 })
   env?: Record<string, string>;
@@ -82,7 +83,8 @@ export class JobTemplateDto {
   @ObjectName()
   serviceAccountName?: string;
 
-  @ApiPropertyOptional({
+  @MapProperty('string', {
+    required: false,
     example: { 'topology.kubernetes.io/zone': 'us-east-1a' },
     description: "Node labels the pods need (added to the flavor's): the scheduler places the job only on nodes carrying all of them, and says so when none do.",
   })
@@ -170,7 +172,7 @@ export class CreateJobDto {
   @OneOf(FLAVOR_SELECTIONS)
   flavorSelection?: (typeof FLAVOR_SELECTIONS)[number];
 
-  @ApiPropertyOptional({ example: { 'h100-80gb': 2.1, 'a100-80gb': 1 }, description: 'Addition: effective speed per listed flavor.' })
+  @MapProperty('number', { required: false, example: { 'h100-80gb': 2.1, 'a100-80gb': 1 }, description: 'Addition: effective speed per listed flavor.' })
   @Optional()
   @IsSpeedMap('flavors')
   speeds?: Record<string, number>;
@@ -182,7 +184,7 @@ export class CreateJobDto {
   @Type(() => JobTopologyDto)
   topology?: JobTopologyDto;
 
-  @ApiPropertyOptional({ example: 7200, nullable: true })
+  @ApiPropertyOptional({ type: Number, example: 7200, nullable: true })
   @ValidateIf((_o, v) => v !== null && v !== undefined)
   @IntIn(JOB_LIMITS.expectedRuntimeSeconds.min, JOB_LIMITS.expectedRuntimeSeconds.max)
   expectedRuntimeSeconds?: number | null;

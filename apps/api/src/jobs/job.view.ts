@@ -63,6 +63,20 @@ export class TransitionView {
   reason!: string;
 }
 
+/** The Kubernetes workload (Job, JobSet, TrainJob, RayCluster, RayJob, LeaderWorkerSet) a job was imported from. */
+export class WorkloadRefView {
+  @ApiProperty({ example: 'jobset.x-k8s.io/v1alpha2' })
+  apiVersion!: string;
+  @ApiProperty({ example: 'JobSet' })
+  kind!: string;
+  @ApiProperty({ example: 'vision' })
+  namespace!: string;
+  @ApiProperty({ example: 'llama-ft' })
+  name!: string;
+  @ApiProperty({ format: 'uuid' })
+  uid!: string;
+}
+
 /** A job as lists show it. */
 export class JobView {
   @ApiProperty({ format: 'uuid' })
@@ -127,8 +141,8 @@ export class JobView {
   startedAt!: string | null;
   @TimeProperty({ nullable: true })
   finishedAt!: string | null;
-  @ObjectProperty({ required: false, description: 'The Kubernetes workload a job imported from one stands for.' })
-  workload?: Record<string, unknown>;
+  @ApiProperty({ type: () => WorkloadRefView, required: false, description: 'The Kubernetes workload a job imported from one stands for.' })
+  workload?: WorkloadRefView;
 }
 
 /** A job with its placement and state history. */
@@ -218,7 +232,7 @@ export function jobView(j: JobRecord | JobDetail): JobView | JobDetailView {
   };
   // A job imported from a Kubernetes workload (Job, JobSet, TrainJob, RayCluster/RayJob, LeaderWorkerSet) names it.
   const workload = (j.template as Record<string, unknown> | null)?.['workload'];
-  if (workload && typeof workload === 'object') view.workload = workload as Record<string, unknown>;
+  if (workload && typeof workload === 'object') view.workload = workload as WorkloadRefView;
   if ('allocation' in j) {
     return { ...view, allocation: j.allocation, transitions: j.transitions.map((t) => ({ from: t.from, to: t.to, at: t.at.toISOString(), reason: t.reason })) };
   }

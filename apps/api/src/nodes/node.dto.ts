@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsObject, Matches, ValidateNested } from 'class-validator';
 import { LABEL_KEY, LABEL_VALUE } from '../flavors/flavor.dto.js';
+import { MapProperty } from '../response.doc.js';
 import { IntIn, IsBool, IsName, IsStringMap, IsText, Optional, Required } from '../validation/validators.js';
 
 export const TPU_SHAPE = /^[1-9]\d{0,3}(x[1-9]\d{0,3}){1,2}$/;
@@ -63,7 +64,7 @@ export class PutNodeDto {
   @IsBool()
   schedulable?: boolean;
 
-  @ApiPropertyOptional({ example: { 'topology.kubernetes.io/zone': 'us-east-1a' }, description: "The node's labels: jobs whose template has a nodeSelector are placed only on nodes carrying all of its labels." })
+  @MapProperty('string', { required: false, example: { 'topology.kubernetes.io/zone': 'us-east-1a' }, description: "The node's labels: jobs whose template has a nodeSelector are placed only on nodes carrying all of its labels." })
   @Optional()
   @IsStringMap({ maxEntries: 64, keyPattern: LABEL_KEY, keyHint: 'is not a Kubernetes label key', maxKeyLength: 317, maxValueLength: 63, valuePattern: LABEL_VALUE })
   labels?: Record<string, string>;

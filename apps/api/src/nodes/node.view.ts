@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { NodeRecord } from '#db';
-import { TimeProperty } from '../response.doc.js';
+import { MapProperty, TimeProperty } from '../response.doc.js';
 
 export class NodeTopologyView {
   @ApiProperty({ required: false, example: 'us-east-1a' })
@@ -36,7 +36,7 @@ export class NodeView {
   memoryMiB!: number;
   @ApiProperty({ type: () => NodeTopologyView })
   topology!: NodeTopologyView;
-  @ApiProperty({ example: { 'topology.kubernetes.io/zone': 'us-east-1a' }, description: "Its labels (a Kubernetes Node's, or as given): jobs' nodeSelector matches them." })
+  @MapProperty('string', { example: { 'topology.kubernetes.io/zone': 'us-east-1a' }, description: "Its labels (a Kubernetes Node's, or as given): jobs' nodeSelector matches them." })
   labels!: Record<string, string>;
   @ApiProperty({ description: 'False when cordoned or NotReady: keeps its running work, receives none.' })
   schedulable!: boolean;

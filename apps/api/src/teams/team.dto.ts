@@ -19,7 +19,7 @@ export class PreemptionDto {
 }
 
 export class PutTeamDto {
-  @ApiPropertyOptional({ example: 'research', nullable: true, description: 'Borrowing pool; null or absent = none.' })
+  @ApiPropertyOptional({ type: String, example: 'research', nullable: true, description: 'Borrowing pool; null or absent = none.' })
   @ValidateIf((_o, v) => v !== null && v !== undefined)
   @IsName()
   cohort?: string | null;
@@ -48,12 +48,12 @@ export class PutQuotaDto {
   @IntIn(0, QUOTA_MAX)
   nominal!: number;
 
-  @ApiPropertyOptional({ example: 16, nullable: true, description: 'Most it may borrow above nominal; null/absent = no limit.' })
+  @ApiPropertyOptional({ type: Number, example: 16, nullable: true, description: 'Most it may borrow above nominal; null/absent = no limit.' })
   @ValidateIf((_o, v) => v !== null && v !== undefined)
   @IntIn(0, QUOTA_MAX)
   borrowingLimit?: number | null;
 
-  @ApiPropertyOptional({ example: 8, nullable: true, description: 'Most of its idle nominal others may use; null/absent = no limit.' })
+  @ApiPropertyOptional({ type: Number, example: 8, nullable: true, description: 'Most of its idle nominal others may use; null/absent = no limit.' })
   @ValidateIf((_o, v) => v !== null && v !== undefined)
   @IntIn(0, QUOTA_MAX)
   lendingLimit?: number | null;

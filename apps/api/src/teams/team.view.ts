@@ -82,7 +82,7 @@ export class QuotaDeletedView {
   flavor!: string;
   @ApiProperty({ type: () => QuotaView })
   before!: QuotaView;
-  @ApiProperty({ type: Object, nullable: true, description: 'Always null.' })
+  @ApiProperty({ nullable: true, enum: [null], description: 'Always null.' })
   after!: null;
   @ApiProperty({ example: '43' })
   eventId!: string;

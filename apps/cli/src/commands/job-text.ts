@@ -1,4 +1,4 @@
-import { FINAL_STATES, type Job } from '../client/api-types.js';
+import { FINAL_STATES, type Job } from '#api-client';
 import { clip } from '../output/render.js';
 import { age, durationWords, parseTime, startsIn, type TimeOptions } from '../output/time.js';
 
@@ -101,11 +101,41 @@ export function stateLine(j: Job, now: number, time: TimeOptions): string {
  */
 export function sourceText(j: Pick<Job, 'workload' | 'template'>): string | undefined {
   const w = j.workload;
+  const t = templateFacts(j.template);
   if (w) {
-    const group = j.template.workloadGroup != null ? ` group ${j.template.workloadGroup}` : '';
-    const roles = (j.template.roles ?? []).map((r) => (r.minCount < r.count ? `${r.name} ${r.minCount}-${r.count}` : `${r.name} ${r.count}`));
+    const group = t.workloadGroup !== undefined ? ` group ${t.workloadGroup}` : '';
+    const roles = t.roles.map((r) => (r.minCount < r.count ? `${r.name} ${r.minCount}-${r.count}` : `${r.name} ${r.count}`));
     return `${w.kind} ${w.namespace}/${w.name}${group} (${w.apiVersion}, uid ${w.uid})${roles.length > 0 ? `; pods: ${roles.join(', ')}` : ''}`;
   }
-  const gang = j.template.importedFrom;
+  const gang = t.importedFrom;
   return gang ? `pods of gang ${gang.namespace}/${gang.gang} (quartermaster.io/gang annotations)` : undefined;
+}
+
+/**
+ * What `qm` shows of a job's pod template, which the API returns as free-form JSON (as submitted, plus what
+ * an import adds: the workload's group, its roles, an annotated gang). Fields of another type are left out.
+ */
+export function templateFacts(template: Record<string, unknown>): {
+  image?: string;
+  command: string[];
+  workloadGroup?: string;
+  roles: { name: string; count: number; minCount: number }[];
+  importedFrom?: { namespace: string; gang: string };
+} {
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const roles = Array.isArray(template['roles'])
+    ? (template['roles'] as unknown[]).filter(
+        (r): r is { name: string; count: number; minCount: number } =>
+          typeof r === 'object' && r !== null && typeof (r as { name?: unknown }).name === 'string' && typeof (r as { count?: unknown }).count === 'number' && typeof (r as { minCount?: unknown }).minCount === 'number',
+      )
+    : [];
+  const from = template['importedFrom'] as { namespace?: unknown; gang?: unknown } | undefined;
+  const group = template['workloadGroup'];
+  return {
+    ...(typeof template['image'] === 'string' ? { image: template['image'] } : {}),
+    command: [...strings(template['command']), ...strings(template['args'])],
+    ...(typeof group === 'string' || typeof group === 'number' ? { workloadGroup: String(group) } : {}),
+    roles,
+    ...(from && typeof from.namespace === 'string' && typeof from.gang === 'string' ? { importedFrom: { namespace: from.namespace, gang: from.gang } } : {}),
+  };
 }

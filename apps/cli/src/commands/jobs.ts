@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { ApiClient } from '../client/api-client.js';
-import { FINAL_STATES, JOB_STATES, type Job, type JobEvent, type JobState, type List } from '../client/api-types.js';
+import { FINAL_STATES, JOB_STATES, type Job, type JobDetail, type JobEvent, type JobState, type List } from '#api-client';
 import type { CommandContext } from '../context.js';
 import { CliFailure, UsageError } from '../errors.js';
 import { clip, machine, outputFormat } from '../output/render.js';
@@ -9,7 +9,7 @@ import { formatTable } from '../table.js';
 import { example, positiveInt, seg } from './common.js';
 import { readJobFile } from './job-file.js';
 import { resolveJob } from './job-ref.js';
-import { accelerators, etaCell, flavorText, positionCell, replicasText, sourceText, stateLine, whyText } from './job-text.js';
+import { accelerators, etaCell, flavorText, positionCell, replicasText, sourceText, stateLine, templateFacts, whyText } from './job-text.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -189,7 +189,7 @@ export function jobsTable(jobs: Job[], now: number, wide: boolean, time: { timeZ
   return formatTable(head, rows, { align: 'left', rule: false });
 }
 
-function describeText(j: Job, events: JobEvent[], now: number, time: { timeZone?: string }): string {
+function describeText(j: JobDetail, events: JobEvent[], now: number, time: { timeZone?: string }): string {
   const at = (iso: string | null): string => {
     const t = parseTime(iso);
     return t === null ? '-' : `${localDateTime(t, time)} (${age(t, now)} ago)`;
@@ -207,7 +207,8 @@ function describeText(j: Job, events: JobEvent[], now: number, time: { timeZone?
   out += field('Flavors', `${j.flavors.join(', ')} (${j.flavorSelection})${j.flavor ? `; admitted on ${j.flavor}` : ''}`);
   out += field('Topology', j.topology.tpuShape ? `${j.topology.level}, TPU shape ${j.topology.tpuShape}` : j.topology.level);
   out += field('Runtime', j.expectedRuntimeSeconds === null ? 'unknown (no expectedRuntimeSeconds)' : `expected ${durationWords(j.expectedRuntimeSeconds * 1000)}`);
-  if (j.template.image) out += field('Image', j.template.image + (j.template.command ? `  ${[...j.template.command, ...(j.template.args ?? [])].join(' ')}` : ''));
+  const t = templateFacts(j.template);
+  if (t.image) out += field('Image', t.image + (t.command.length > 0 ? `  ${t.command.join(' ')}` : ''));
   out += field('Submitted', `${at(j.submittedAt)} by ${j.createdBy}`);
   if (j.admittedAt) out += field('Admitted', at(j.admittedAt));
   if (j.startedAt) out += field('Started', at(j.startedAt));

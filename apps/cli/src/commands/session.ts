@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ApiClient } from '../client/api-client.js';
-import type { Whoami } from '../client/api-types.js';
+import type { Whoami } from '#api-client';
 import { configPath, readConfig, writeConfig } from '../client/config-file.js';
 import { serverUrl } from '../client/connection.js';
 import type { CommandContext } from '../context.js';

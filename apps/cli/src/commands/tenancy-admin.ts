@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ApiError, type ApiClient } from '../client/api-client.js';
-import type { ClusterNode, Cohort, Flavor, List, Team, TopologyLevelName } from '../client/api-types.js';
+import type { ClusterNode, Cohort, Flavor, List, Team, TopologyLevelName } from '#api-client';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';

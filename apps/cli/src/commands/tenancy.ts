@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ClusterNode, Flavor, List, QuotaUsage, Team } from '../client/api-types.js';
+import type { ClusterNode, Flavor, List, QuotaUsage, Team } from '#api-client';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { limitText, machine, outputFormat } from '../output/render.js';

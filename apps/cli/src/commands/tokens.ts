@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { List } from '../client/api-types.js';
+import type { List } from '#api-client';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';

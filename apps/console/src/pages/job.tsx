@@ -5,7 +5,7 @@ import { STATE_LABELS, TERMINAL, duration, num, reasonLabel, relative, size, whe
 import { usePoll } from '../poll';
 import { Link } from '../router';
 import type { Identity } from '../session';
-import type { Job, JobEvent, Page, Placement } from '../types';
+import type { JobDetail as Job, JobEvent, Page, Placement } from '../types';
 
 /** One job: where it is, why, its history, its placement; cancel. */
 export function JobPage({ id, identity }: { id: string; identity: Identity }) {

@@ -87,9 +87,9 @@ export function TeamsPage({ identity }: { identity: Identity }) {
                         <td>{e.team}</td>
                         <td>
                           {e.kind.startsWith('budget.')
-                            ? `${e.data.period ?? ''} budget`
+                            ? `${typeof e.data.period === 'string' ? e.data.period : ''} budget`
                             : e.kind.startsWith('quota.')
-                              ? `quota of ${e.data.flavor ?? '?'}`
+                              ? `quota of ${typeof e.data.flavor === 'string' ? e.data.flavor : '?'}`
                               : e.kind.replace('.', ' ')}
                         </td>
                         <td>{e.actor}</td>
