@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import boundaries from './tools/eslint/boundaries.js';
 
 // The core decides; apps and other libs do I/O. These imports are what "I/O" means for libs/core.
 const forbiddenInCore = [
@@ -26,7 +27,7 @@ const sqlOnlyInDb = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/db/src/generated/**', '.cache/**', 'jest.config.js', 'eslint.config.js', 'apps/scheduler/dev/*.mjs', 'test/k8s/support/rendezvous/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'libs/db/src/generated/**', '.cache/**', 'jest.config.js', 'eslint.config.js', 'apps/scheduler/dev/*.mjs', 'tools/eslint/*.js', 'test/k8s/support/rendezvous/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -53,6 +54,12 @@ export default tseslint.config(
     files: ['apps/**/*.ts', 'apps/**/*.tsx', 'libs/**/*.ts'],
     ignores: ['libs/db/**', 'libs/core/**', '**/*.spec.ts'],
     rules: sqlOnlyInDb,
+  },
+  // The dependency graph of apps and libraries, and the Prisma client only in libs/db (tools/eslint/boundaries.js).
+  {
+    files: ['apps/**/*.ts', 'apps/**/*.tsx', 'libs/**/*.ts'],
+    plugins: { boundaries },
+    rules: { 'boundaries/dag': 'error', 'boundaries/no-prisma-outside-db': 'error' },
   },
   {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],

@@ -28,7 +28,7 @@ export default {
   // project (it was there until 2026-12-03, so every test without its own timeout had Jest's 5 s).
   testTimeout: 60000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,tools}/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'integration',

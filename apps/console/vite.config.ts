@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';
-import { precompressDir } from '../api/src/console/precompress.js';
+import { precompressDir } from '../../libs/common/src/precompress.js';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 

@@ -1,5 +1,5 @@
 // `npm run bench:e2e outage` — what clients see when Postgres or Redis goes away and comes back: the whole
-// service (dist/apps/scheduler/src/main-all.js, default timeouts) behind a FaultProxy in front of each of
+// service (dist/apps/server/src/main.js, default timeouts) behind a FaultProxy in front of each of
 // the real Postgres and Redis (test/support/fault-proxy.ts). One JSON line:
 //
 //   postgres.<reset|blackhole>  timeTo503Ms: from the cut to the first 503 DATABASE_UNAVAILABLE answer to a

@@ -13,8 +13,8 @@ function repoRoot(): string {
 const ROOT = repoRoot();
 
 /** What the service runs: the built `npm start` (default), or its sources through the dev loader (benches run from TypeScript). */
-export const SERVICE_FROM_DIST = ['dist/apps/scheduler/src/main-all.js'];
-export const SERVICE_FROM_SOURCES = ['--import', './apps/scheduler/dev/ts-register.mjs', 'apps/scheduler/src/main-all.ts'];
+export const SERVICE_FROM_DIST = ['dist/apps/server/src/main.js'];
+export const SERVICE_FROM_SOURCES = ['--import', './apps/scheduler/dev/ts-register.mjs', 'apps/server/src/main.ts'];
 
 export interface Service {
   url: string;
@@ -30,7 +30,7 @@ export interface Service {
 }
 
 /**
- * Starts `dist/apps/scheduler/src/main-all.js` (API + scheduler + worker; standalone mode, or Kubernetes mode
+ * Starts `dist/apps/server/src/main.js` (API + scheduler + worker; standalone mode, or Kubernetes mode
  * with KUBECONFIG) in a process of its own, on a free port.
  */
 export async function startService(

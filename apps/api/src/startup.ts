@@ -1,4 +1,4 @@
-// Start-up checks of the API's dependencies, free of NestJS: `main-all` prepares Postgres with them, starts
+// Start-up checks of the API's dependencies, free of NestJS: `npm start` (apps/server) prepares Postgres with them, starts
 // the scheduler, and only then loads the API (NestJS, Fastify, Swagger, class-validator: seconds of module
 // loading that the scheduler's first cycle need not wait for).
 import { type Config, redactUrl } from '#common';

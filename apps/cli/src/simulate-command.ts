@@ -252,7 +252,7 @@ async function loadFromDb(flags: SimulateFlags, io: CliIo): Promise<Loaded> {
   const now = io.now();
   const since = now - windowMs;
   const { Database, databaseUrlFromEnv, redactDatabaseUrl } = await import('#db');
-  const { loadFromDatabase } = await import('./job-history.repository.js');
+  const { loadFromDatabase } = await import('./history-from-db.js');
   const url = databaseUrlFromEnv(io.env);
   const db = new Database(url, { poolSize: 2, applicationName: 'qm-simulate' });
   try {

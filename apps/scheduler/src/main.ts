@@ -14,7 +14,7 @@ runMain('quartermaster-scheduler', async () => {
   const options = failpoint ? { failpoint } : {};
   if (!config.kubeconfig) return startRole('scheduler', config, settings, options);
 
-  // Imported only in Kubernetes mode (see main-all.ts).
+  // Imported only in Kubernetes mode (see apps/server/src/main.ts).
   const { kubernetesLeaderLease, startKubernetesMode } = await import('./kubernetes/kubernetes-mode.js');
   const logger = createLogger(config.logLevel, 'quartermaster-scheduler');
   await migrateDatabase(config.databaseUrl); // the watchers write nodes and jobs before the role starts

@@ -9,3 +9,4 @@ export * from './logger.js';
 export * from './names.js';
 export * from './concurrency.js';
 export * from './readiness.js';
+export { compress, compressible, ENCODINGS, precompressDir, type Encoding } from './precompress.js';

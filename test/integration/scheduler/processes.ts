@@ -6,7 +6,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const REGISTER = './apps/scheduler/dev/ts-register.mjs';
 
 const ENTRIES = {
-  all: 'apps/scheduler/src/main-all.ts',
+  all: 'apps/server/src/main.ts',
   api: 'apps/api/src/main.ts',
   scheduler: 'apps/scheduler/src/main.ts',
   worker: 'apps/scheduler/src/main-worker.ts',

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { loadConsoleFiles } from './console-files.js';
-import { precompressDir } from './precompress.js';
+import { precompressDir } from '#common';
 
 /** A built console: index.html and a hashed script big enough to compress. */
 function consoleDir(): { dir: string; script: Buffer } {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compress, compressible, ENCODINGS, type Encoding } from './precompress.js';
+import { compress, compressible, ENCODINGS, type Encoding } from '#common';
 
 /** One file of the built console, held in memory with its compressed forms. */
 export interface ConsoleFile {

@@ -18,3 +18,4 @@ export * from './fleet.repository.js';
 export * from './cycle-history.repository.js';
 export * from './audit.repository.js';
 export * from './workload-job.repository.js';
+export * from './job-history.repository.js';

@@ -5,7 +5,7 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 
 /**
  * Compression of the built console, shared by the build (`vite build` writes `<file>.gz` and `<file>.br`
- * next to each file, see apps/console/vite.config.ts) and the API (console-files.ts serves those, and
+ * next to each file, see apps/console/vite.config.ts) and the API (apps/api/src/console/console-files.ts serves those, and
  * compresses in the background only what a build left uncompressed). Compressing at the highest levels
  * takes seconds of CPU; done at start it delayed the scheduler's first cycle (bench:e2e drain).
  */

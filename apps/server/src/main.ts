@@ -1,5 +1,7 @@
-// API + scheduler + side-effect worker in one process (what `npm start` runs): one Postgres pool, one
-// logger; the scheduler still elects itself through the lease, so several such processes are safe.
+// The composition root of `npm start`: the API app and the scheduler app (scheduler + side-effect worker) in
+// one process, with one Postgres pool and one logger. The only place where one app's modules meet another's
+// (tools/eslint/boundaries.js). The scheduler still elects itself through the lease, so several such
+// processes are safe.
 //
 // Order of the start: Postgres is prepared, the scheduler and the worker start (the first cycle begins),
 // and only once that cycle has ended (or this process is a standby; at most QM_API_WAITS_FOR_FIRST_CYCLE_MS)
@@ -8,7 +10,7 @@
 import { Config, createLogger } from '#common';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { apiDatabase, prepareDatabase } from '../../api/src/startup.js';
-import { runMain, startRole } from './bootstrap.js';
+import { runMain, startRole } from '../../scheduler/src/bootstrap.js';
 
 runMain('quartermaster', async () => {
   const config = Config.fromEnv(process.env);
@@ -30,7 +32,7 @@ runMain('quartermaster', async () => {
     // Kubernetes mode: watchers, and the scheduler extender on the scheduler's port (QM_SCHEDULER_PORT, as
     // with `start:scheduler`; deploy/kube-scheduler/config.yaml). Imported only when selected:
     // @kubernetes/client-node and the watchers are ~0.7 s (quiet machine) to 1.5 s (load 9) of module loading.
-    const kubeMode = config.kubeconfig ? await import('./kubernetes/kubernetes-mode.js') : null;
+    const kubeMode = config.kubeconfig ? await import('../../scheduler/src/kubernetes/kubernetes-mode.js') : null;
     const kubernetes = kubeMode ? await kubeMode.startKubernetesMode(config, database, settings.redisPrefix, logger) : null;
     kube = kubernetes;
     const leases = kubeMode ? kubeMode.kubernetesLeaderLease(config) : undefined;
