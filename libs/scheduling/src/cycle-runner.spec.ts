@@ -71,6 +71,36 @@ describe('CycleRunner', () => {
     expect([first.cycle, second.cycle]).toEqual([1, 2]);
   });
 
+  it('a failing observer after the commit is logged as such: the cycle stays committed, the other observers are told, nothing says "nothing committed"', async () => {
+    const store = new RecordingStore();
+    const lines: { msg: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });
+    const told: number[] = [];
+    const failed: string[] = [];
+    const runner = new CycleRunner(
+      store,
+      leader,
+      () => oneWaiting,
+      logger,
+      [
+        {
+          onCycle: () => {
+            throw new Error('metrics exporter broke');
+          },
+          onCycleFailed: (phase) => failed.push(phase),
+        },
+        { onCycle: (r) => told.push(r.cycle) },
+      ],
+      () => 1000,
+    );
+    const report = await runner.runOnce(['tick']);
+    expect(report.committed).toBe(true);
+    expect(store.commits).toHaveLength(1);
+    expect(told).toEqual([report.cycle]);
+    expect(failed).toEqual([]);
+    expect(lines.map((l) => l.msg)).toEqual(['cycle committed', 'a cycle observer failed; the cycle itself ended as reported']);
+  });
+
   it('writes nothing for an idle cycle (no pending job, no decision)', async () => {
     const store = new RecordingStore();
     store.pending = [];

@@ -179,7 +179,7 @@ export class CycleRunner {
         },
         full.committed ? 'cycle committed' : 'idle cycle',
       );
-      for (const observer of this.observers) observer.onCycle(full);
+      this.tell(full);
       return full;
     } catch (error) {
       if (!(error instanceof NotLeaderError)) {
@@ -190,6 +190,20 @@ export class CycleRunner {
       }
       for (const observer of this.observers) observer.onCycleFailed?.(phase, error);
       throw error;
+    }
+  }
+
+  /**
+   * Tells every observer of a cycle that ended well. An observer that throws is logged and the others are
+   * still told: the cycle is committed by now, and must not be reported (or retried) as failed.
+   */
+  private tell(report: CycleReport): void {
+    for (const observer of this.observers) {
+      try {
+        observer.onCycle(report);
+      } catch (error) {
+        this.logger.error({ cycle: report.cycle, committed: report.committed, err: error }, 'a cycle observer failed; the cycle itself ended as reported');
+      }
     }
   }
 }
