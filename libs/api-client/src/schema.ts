@@ -11,6 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Check that the process is alive
+         * @description Liveness: 200 `{ "status": "ok" }` whenever the process answers; no dependency is consulted. No token needed.
+         */
         get: operations["HealthController_healthz"];
         put?: never;
         post?: never;
@@ -27,6 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Check that Postgres and Redis answer
+         * @description Readiness: 200 when Postgres and Redis both answer within QM_READY_TIMEOUT_MS, 503 otherwise; the scheduler leader is reported, not required. No token needed; when QM_METRICS_TOKEN is set, only its bearer gets the detail (timings, errors, leader), other callers only `ok` per dependency.
+         */
         get: operations["HealthController_readyz"];
         put?: never;
         post?: never;
@@ -43,6 +51,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List quota and budget changes, newest first
+         * @description The audit trail of quota and budget changes (who, when, before → after), newest first, `limit` (default 50) per page: pass the answer's `nextBefore` as `before` for the next page (null on the last). Admins see every team's entries, members their own teams' (403 when `team` names another).
+         */
         get: operations["AuditController_list"];
         put?: never;
         post?: never;
@@ -59,6 +71,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List budgets with their use in the current period
+         * @description Every budget with what its team used in the current period (day, week or month, UTC). Admins see every team's budgets, members their own teams' only.
+         */
         get: operations["BudgetsController_list"];
         put?: never;
         post?: never;
@@ -75,6 +91,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List cohorts with their members and usage
+         * @description Every cohort with its member teams and, per flavor, their nominal quota and live usage summed. Admins and members.
+         */
         get: operations["CohortsController_list"];
         put?: never;
         post?: never;
@@ -91,9 +111,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a cohort with its members and usage
+         * @description The cohort's member teams and, per flavor, their nominal quota and live usage summed. Admins and members; 404 for an unknown cohort.
+         */
         get: operations["CohortsController_get"];
+        /**
+         * Create or replace a cohort
+         * @description Admin only. A cohort is a borrowing pool: its member teams may use each other's idle nominal quota. PUT sets its description (absent: empty); teams join it with PUT or PATCH /v1/teams/{name}. 201 when created, 200 when replaced.
+         */
         put: operations["CohortsController_put"];
         post?: never;
+        /**
+         * Delete a cohort without members
+         * @description Admin only. 204, or 409 naming the member teams while it has any (move them out first with PATCH /v1/teams/{name} `{ "cohort": null }`). 404 for an unknown cohort.
+         */
         delete: operations["CohortsController_delete"];
         options?: never;
         head?: never;
@@ -107,6 +139,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List accelerator flavors
+         * @description Every flavor with its resource name, labels, speed and price. Admins and members.
+         */
         get: operations["FlavorsController_list"];
         put?: never;
         post?: never;
@@ -123,9 +159,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get an accelerator flavor
+         * @description The flavor with its resource name, labels, speed and price. Admins and members; 404 for an unknown flavor.
+         */
         get: operations["FlavorsController_get"];
+        /**
+         * Create or replace an accelerator flavor
+         * @description Admin only. A flavor is a kind of accelerator (its extended resource, node labels, topology label keys, relative speed and hourly cost). PUT replaces the whole flavor: absent fields take their defaults (resourceName and topology labels by kind, relativeSpeed 1, costPerHour 0); a new costPerHour starts a new entry of its price history. 201 when created, 200 when replaced.
+         */
         put: operations["FlavorsController_put"];
         post?: never;
+        /**
+         * Delete an unused accelerator flavor
+         * @description Admin only. 204, or 409 (FLAVOR_IN_USE, with how many) while nodes, quotas or unfinished jobs refer to it; its price history is kept. 404 for an unknown flavor.
+         */
         delete: operations["FlavorsController_delete"];
         options?: never;
         head?: never;
@@ -139,6 +187,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List a flavor's price history
+         * @description Every costPerHour the flavor has had and since when, oldest first; kept after the flavor is deleted, so past usage can still be priced. Admins and members. 404 when no such flavor exists or ever had a price.
+         */
         get: operations["UsageController_prices"];
         put?: never;
         post?: never;
@@ -155,6 +207,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List nodes with their allocation, for a fragmentation map
+         * @description Every node with its allocation (accelerators held by Quartermaster's jobs, by other schedulers' pods, and free), ordered by flavor, zone, block, domain and name: what a heat map of fragmentation needs. Admins and members, as GET /v1/nodes.
+         */
         get: operations["FleetController_nodes"];
         put?: never;
         post?: never;
@@ -171,8 +227,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List jobs, newest first
+         * @description Jobs newest first, filtered by team, state and kind, `limit` (default 50) per page: pass the answer's `nextCursor` as `cursor` for the next page (null on the last). Admins see every team's jobs; members and executor tokens their own teams' (403 when `team` names another).
+         */
         get: operations["JobsController_list"];
         put?: never;
+        /**
+         * Submit a job
+         * @description Queues a gang of `replicas` replicas (at least `minReplicas` for an elastic gang) of `acceleratorsPerReplica` accelerators each, of one of the listed flavors; the scheduler admits the gang as a whole when quota and capacity allow. Admins, and members of the job's team (403 otherwise). 201 with the new job; with an Idempotency-Key (1 to 255 visible ASCII characters, scoped to the token), the same key and body again answer 200 with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly).
+         */
         post: operations["JobsController_submit"];
         delete?: never;
         options?: never;
@@ -187,9 +251,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a job with its allocation and transitions
+         * @description The job, its state and pending reason, its allocation (node and accelerators per replica) and its state transitions. Admins, and members and executor tokens of the job's team (403 otherwise); 404 for an unknown job.
+         */
         get: operations["JobsController_get"];
         put?: never;
         post?: never;
+        /**
+         * Cancel a job
+         * @description Moves the job to CANCELLED and releases the accelerators it holds; where it was bound, the workers delete its pods. Idempotent: a cancelled job is answered unchanged (200). Admins, and members of the job's team (403 otherwise); 409 for a job that already succeeded or failed, 404 for an unknown job.
+         */
         delete: operations["JobsController_cancel"];
         options?: never;
         head?: never;
@@ -203,6 +275,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List a job's events, oldest first
+         * @description What happened to the job (state changes, changes of its pending reason, preemptions, moves), oldest first, each with its actor, message and data. Admins, and members and executor tokens of the job's team (403 otherwise); 404 for an unknown job.
+         */
         get: operations["JobsController_events"];
         put?: never;
         post?: never;
@@ -219,6 +295,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Show where a job's replicas run
+         * @description Per replica: the node, its accelerators there and the node's topology (zone, block, domain, TPU shape); `items` is empty unless the job holds an allocation. Admins, and members of the job's team (403 otherwise); 404 for an unknown job.
+         */
         get: operations["PlacementController_placement"];
         put?: never;
         post?: never;
@@ -237,6 +317,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Report a job's last checkpoint and progress
+         * @description For executors: the job's last checkpoint and the fraction of its work done then (at least one of the two), while it holds accelerators or, preempted or moved, within its checkpoint grace period (409 otherwise). Preemption picks victims that lose the least work since their last checkpoint; a requeued job expects only the rest. Admins, and executor tokens of the job's team; 404 for an unknown job.
+         */
         post: operations["JobsController_progress"];
         delete?: never;
         options?: never;
@@ -253,6 +337,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Report a job's state from its executor
+         * @description For executors outside Kubernetes: RUNNING, SUCCEEDED or FAILED, checked against the lifecycle table (409 for a change it does not allow). Admins, and executor tokens of the job's team (403 for members and other teams). Reporting the state the job is already in answers 200 unchanged; 404 for an unknown job.
+         */
         post: operations["JobsController_report"];
         delete?: never;
         options?: never;
@@ -267,6 +355,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List nodes
+         * @description Every node with its flavor, capacity, topology, labels, whether it is schedulable, where it comes from (`source`: api or kubernetes) and what other schedulers' pods hold on it. Admins and members.
+         */
         get: operations["NodesController_list"];
         put?: never;
         post?: never;
@@ -283,9 +375,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a node
+         * @description The node's flavor, capacity, topology, labels, schedulability, source and what other schedulers' pods hold on it. Admins and members; 404 for an unknown node.
+         */
         get: operations["NodesController_get"];
+        /**
+         * Register or replace a node (clusters without Kubernetes sync)
+         * @description Admin only; for clusters without Kubernetes sync, and tests. In Kubernetes mode (KUBECONFIG set) the API server is the truth for nodes: 409, whether the node is synced already or not (a node written here would be overwritten by the sync, or receive pods no kubelet runs). 409 too when the change leaves it less than its jobs hold (cordon it with `schedulable: false` and let them finish first); 422 for an unknown flavor. 201 when created, 200 when replaced.
+         */
         put: operations["NodesController_put"];
         post?: never;
+        /**
+         * Delete a node that holds no work
+         * @description Admin only. 204, or 409 naming the jobs that hold accelerators on it (cordon it with `schedulable: false` and let them finish, or cancel them). In Kubernetes mode a synced node goes with its Node object (kubectl drain, then delete): 409. 404 for an unknown node.
+         */
         delete: operations["NodesController_delete"];
         options?: never;
         head?: never;
@@ -299,6 +403,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Summarize capacity per flavor and jobs by reason and state
+         * @description Accelerators per flavor (allocated / free / unschedulable, cluster-wide, as GET /v1/nodes is), and pending jobs by reason code and active jobs by state: of every team for admins, of their own teams for members (`scope` says which).
+         */
         get: operations["OverviewController_overview"];
         put?: never;
         post?: never;
@@ -315,6 +423,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Count scheduling cycles, admissions and preemptions per time bucket
+         * @description Committed scheduling cycles, admissions and preemptions per bucket of `stepMinutes` (default 15) over the last `hours` (default 6), cluster-wide, oldest first. Admins and members. 400 naming stepMinutes when that would make more than 500 buckets.
+         */
         get: operations["OverviewController_history"];
         put?: never;
         post?: never;
@@ -331,6 +443,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List the queue in scheduling order
+         * @description Active jobs: PENDING (the default), or some of ADMITTED / BINDING / RUNNING. PENDING jobs come in the order the scheduler will consider them (its last cycle's positions; jobs it has not seen yet last), each with `pending.position`, reason and estimated start; ADMITTED / BINDING / RUNNING longest-held first. Offset paging (`limit`, `offset`, `total`); admins see every team, members their own teams only (403 when `team` names another).
+         */
         get: operations["QueueController_list"];
         put?: never;
         post?: never;
@@ -347,6 +463,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Show the scheduler's leader, last cycle and pending count
+         * @description The holder of the scheduler lease (null before any) and whether its lease is live, the last cycle (time, duration, admissions, preemptions, pending) and the number of pending jobs. Admins and members.
+         */
         get: operations["SchedulerController_status"];
         put?: never;
         post?: never;
@@ -365,6 +485,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Run one scheduling cycle now
+         * @description Admin only. Runs one cycle at once and answers 200 with its decisions: admissions, preemptions, moves, reservations and the jobs left pending, with their reasons. Also how tests step the scheduler. 409 when another process holds the scheduler lease.
+         */
         post: operations["SchedulerController_runCycle"];
         delete?: never;
         options?: never;
@@ -379,6 +503,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List teams with their quotas and usage
+         * @description Every team with its cohort, fair-share weight, preemption policy, and per flavor its quota and live usage. Admins and members (members read every team, as capacity is shared).
+         */
         get: operations["TeamsController_list"];
         put?: never;
         post?: never;
@@ -395,12 +523,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a team with its quotas and usage
+         * @description The team's cohort, fair-share weight, preemption policy, and per flavor its quota and live usage. Admins and members (of any team); 404 for an unknown team.
+         */
         get: operations["TeamsController_get"];
+        /**
+         * Create or replace a team
+         * @description Admin only. Creates a team (absent fields take their defaults) or replaces one: PUT replaces the whole team, so replacing an existing team needs every field (400 naming each missing one) — a partial body would otherwise reset what it leaves out; PATCH changes only the fields sent. 422 for an unknown cohort. 201 when created, 200 when replaced.
+         */
         put: operations["TeamsController_put"];
         post?: never;
+        /**
+         * Delete a team that nothing uses
+         * @description Admin only. 204, or 409 naming what still uses the team (unfinished jobs, quotas, budgets, pending side effects of its jobs). Its finished jobs go with it; the usage ledger and the audit trail keep their history. 404 for an unknown team.
+         */
         delete: operations["TeamsController_delete"];
         options?: never;
         head?: never;
+        /**
+         * Change some of a team's fields
+         * @description Admin only. Merge: changes the fields sent (`cohort: null` takes the team out of its cohort), keeps the others. 404 for an unknown team, 422 for an unknown cohort.
+         */
         patch: operations["TeamsController_patch"];
         trace?: never;
     };
@@ -411,6 +555,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List a team's budgets with their use in the current period
+         * @description The budgets of one team (at most one per period kind) with their use in the current period; an empty list when it has none. Admins, and members of the team (403 for another team). 404 for an unknown team.
+         */
         get: operations["BudgetsController_ofTeam"];
         put?: never;
         post?: never;
@@ -427,9 +575,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a team's budget for one period kind
+         * @description The team's day, week or month budget with its use in the current period. Admins, and members of the team (403 for another team). 404 when the team does not exist or has no budget for that period kind; 400 for a period other than day, week or month.
+         */
         get: operations["BudgetsController_get"];
+        /**
+         * Set a team's budget for a period kind
+         * @description Admin only. Creates or replaces the team's day, week or month budget; the change is an audited event (who, when, before, after), like a quota's, and the answer carries `before` and the `eventId`. The budget is checked at once: one set at or below what the team already used this period records its budget.warning / budget.exhausted events now, not at the next periodic check. 201 when created, 200 when changed; 422 for an unknown team.
+         */
         put: operations["BudgetsController_put"];
         post?: never;
+        /**
+         * Delete a team's budget for a period kind
+         * @description Admin only. Removes the budget; the change is an audited event, and the answer (200) carries the budget as it was (`before`, `after: null`) and the `eventId`. 404 when the team has no budget for that period kind.
+         */
         delete: operations["BudgetsController_delete"];
         options?: never;
         head?: never;
@@ -444,8 +604,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        /**
+         * Set a team's quota for a flavor
+         * @description Admin only. Sets the nominal (guaranteed) accelerators of the team on the flavor and how much it may borrow and lend within its cohort; the change is an audited event (who, when, before, after), and the answer carries `before` and the `eventId`. 201 when created, 200 when changed; 422 naming each unknown team or flavor.
+         */
         put: operations["TeamsController_putQuota"];
         post?: never;
+        /**
+         * Delete a team's quota for a flavor
+         * @description Admin only. Removes the quota; the change is an audited event, and the answer (200) carries the quota as it was (`before`, `after: null`) and the `eventId`. 404 when the team has no quota for that flavor.
+         */
         delete: operations["TeamsController_deleteQuota"];
         options?: never;
         head?: never;
@@ -459,8 +627,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List API tokens
+         * @description Admin only. Every stored token without its secret, revoked ones included (`revokedAt`).
+         */
         get: operations["TokensController_list"];
         put?: never;
+        /**
+         * Create an API token
+         * @description Admin only. Creates a token for an admin, a member (acts for its teams) or an executor (reads its teams' jobs and reports their state); the secret is in this 201 answer only (it is stored as a sha256 hash). 400 when a member or executor token lists no team or an admin token lists some; 422 naming unknown teams.
+         */
         post: operations["TokensController_create"];
         delete?: never;
         options?: never;
@@ -478,6 +654,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /**
+         * Revoke an API token
+         * @description Admin only. 204, also when it was revoked already; every API replica refuses it within QM_TOKEN_CACHE_TTL_MS (5 s by default). The token of the request itself cannot be revoked (409), so an admin cannot lock themselves out by mistake; 404 for an unknown id (QM_ADMIN_TOKEN is not a stored token).
+         */
         delete: operations["TokensController_revoke"];
         options?: never;
         head?: never;
@@ -491,6 +671,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Report accelerator usage and cost per team, flavor and day or month
+         * @description Accelerator-hours, wasted accelerator-hours, cost, jobs completed and share of nominal quota, from the usage ledger, per `groupBy` (team, flavor, and at most one of day or month; default team,flavor) over [from, to) (default: the start of the current UTC month to now), with a `total`. Admins see every team, members their own teams only (403 when `team` names another). `Accept: text/csv` answers the items as CSV, without the total; 400 names each bad parameter (with groupBy day, the window spans at most 400 days).
+         */
         get: operations["UsageController_usage"];
         put?: never;
         post?: never;
@@ -507,6 +691,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Show who the token belongs to
+         * @description The caller's subject, role, teams and token id (null for QM_ADMIN_TOKEN). Any valid token, executor tokens included.
+         */
         get: operations["TokensController_whoami"];
         put?: never;
         post?: never;
@@ -717,6 +905,15 @@ export interface components {
              */
             updatedAt: string;
         };
+        ConfigMapSourceDto: {
+            /** @example train-config */
+            name: string;
+            /**
+             * @description Start the pods even when the ConfigMap does not exist.
+             * @default false
+             */
+            optional: boolean;
+        };
         CreatedTokenView: {
             /**
              * Format: date-time
@@ -870,6 +1067,15 @@ export interface components {
             considered: number;
             preempted: number;
             reserved: number;
+        };
+        EmptyDirSourceDto: {
+            /**
+             * @description 'Memory' for a tmpfs (e.g. /dev/shm for NCCL).
+             * @enum {string}
+             */
+            medium?: "" | "Memory";
+            /** @example 64Gi */
+            sizeLimit?: string;
         };
         ExternalUseView: {
             accelerators: number;
@@ -1327,6 +1533,17 @@ export interface components {
             /** @description Flavor it moves to. */
             to: string;
         };
+        NfsSourceDto: {
+            /** @example /exports/checkpoints */
+            path: string;
+            /**
+             * @description Mount the export read-only.
+             * @default false
+             */
+            readOnly: boolean;
+            /** @example fs-0a1b2c.efs.us-west-2.amazonaws.com */
+            server: string;
+        };
         NodeListView: {
             items: components["schemas"]["NodeView"][];
         };
@@ -1436,6 +1653,15 @@ export interface components {
             /** @example waiting for the next scheduling cycle */
             message: string;
             position: number | null;
+        };
+        PersistentVolumeClaimSourceDto: {
+            /** @example datasets */
+            claimName: string;
+            /**
+             * @description Mount the claim read-only.
+             * @default false
+             */
+            readOnly: boolean;
         };
         PlacementItemView: {
             accelerators: number;
@@ -1709,6 +1935,15 @@ export interface components {
             leader: components["schemas"]["LeaderView"] | null;
             pendingCount: number;
         };
+        SecretSourceDto: {
+            /**
+             * @description Start the pods even when the Secret does not exist.
+             * @default false
+             */
+            optional: boolean;
+            /** @example wandb-key */
+            secretName: string;
+        };
         TeamListView: {
             items: components["schemas"]["TeamView"][];
         };
@@ -1876,13 +2111,13 @@ export interface components {
             total: components["schemas"]["UsageItemView"];
         };
         VolumeDto: {
-            configMap?: components["schemas"];
-            emptyDir?: components["schemas"];
+            configMap?: components["schemas"]["ConfigMapSourceDto"];
+            emptyDir?: components["schemas"]["EmptyDirSourceDto"];
             /** @example data */
             name: string;
-            nfs?: components["schemas"];
-            persistentVolumeClaim?: components["schemas"];
-            secret?: components["schemas"];
+            nfs?: components["schemas"]["NfsSourceDto"];
+            persistentVolumeClaim?: components["schemas"]["PersistentVolumeClaimSourceDto"];
+            secret?: components["schemas"]["SecretSourceDto"];
         };
         VolumeMountDto: {
             /** @example /data */
@@ -1892,7 +2127,8 @@ export interface components {
              * @example data
              */
             name: string;
-            readOnly?: boolean;
+            /** @default false */
+            readOnly: boolean;
             /**
              * @description Path inside the volume (relative, no ..).
              * @example llama
@@ -1987,6 +2223,7 @@ export interface operations {
                 /** @description Only entries older than this id (the previous page’s nextBefore). */
                 before?: string;
                 limit?: number;
+                /** @description Only this team (members: one of theirs). */
                 team?: string;
             };
             header?: never;
@@ -2916,6 +3153,7 @@ export interface operations {
                 kind?: "training" | "eval" | "batch-inference";
                 limit?: number;
                 state?: "PENDING" | "ADMITTED" | "BINDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED" | "PREEMPTED";
+                /** @description Only this team (members and executors: one of theirs). */
                 team?: string;
             };
             header?: never;
@@ -4017,6 +4255,7 @@ export interface operations {
                 offset?: number;
                 /** @description PENDING, or a comma-separated list of ADMITTED, BINDING, RUNNING (jobs holding accelerators). */
                 state?: string;
+                /** @description Only this team (members: one of theirs). */
                 team?: string;
             };
             header?: never;
@@ -4711,6 +4950,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The period kind the budget counts over (UTC). */
+                period: "day" | "week" | "month";
                 team: string;
             };
             cookie?: never;
@@ -4787,6 +5028,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The period kind the budget counts over (UTC). */
+                period: "day" | "week" | "month";
                 team: string;
             };
             cookie?: never;
@@ -4876,6 +5119,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The period kind the budget counts over (UTC). */
+                period: "day" | "week" | "month";
                 team: string;
             };
             cookie?: never;

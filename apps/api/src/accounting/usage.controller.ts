@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Inject, Param, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -17,11 +17,15 @@ import { PriceListView, UsageReportView } from './accounting.view.js';
 export class UsageController {
   constructor(@Inject(AccountingService) private readonly accounting: AccountingService) {}
 
-  /**
-   * Accelerator-hours, wasted accelerator-hours, cost, jobs completed and share of nominal quota, from the
-   * usage ledger, per team/flavor/day or month in [from, to). `Accept: text/csv` answers CSV.
-   */
   @Get('usage')
+  @ApiOperation({
+    summary: 'Report accelerator usage and cost per team, flavor and day or month',
+    description:
+      'Accelerator-hours, wasted accelerator-hours, cost, jobs completed and share of nominal quota, from the usage ledger, per `groupBy` ' +
+      '(team, flavor, and at most one of day or month; default team,flavor) over [from, to) (default: the start of the current UTC month to now), ' +
+      'with a `total`. Admins see every team, members their own teams only (403 when `team` names another). `Accept: text/csv` answers the items ' +
+      'as CSV, without the total; 400 names each bad parameter (with groupBy day, the window spans at most 400 days).',
+  })
   @ApiProduces('application/json', 'text/csv')
   @Answers(UsageReportView)
   async usage(
@@ -38,8 +42,13 @@ export class UsageController {
     return report;
   }
 
-  /** The flavor's price history (costPerHour and since when), oldest first; kept after the flavor is deleted. */
   @Get('flavors/:name/prices')
+  @ApiOperation({
+    summary: "List a flavor's price history",
+    description:
+      'Every costPerHour the flavor has had and since when, oldest first; kept after the flavor is deleted, so past usage can still be priced. ' +
+      'Admins and members. 404 when no such flavor exists or ever had a price.',
+  })
   @Answers(PriceListView)
   async prices(@Param('name', NamePipe) name: string): Promise<PriceListView> {
     return { items: await this.accounting.prices(name) };

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -17,9 +17,14 @@ import { Answers } from '../response.doc.js';
 export class CohortsController {
   constructor(@Inject(CohortsService) private readonly cohorts: CohortsService) {}
 
-  /** 201 when created, 200 when replaced. */
   @Put(':name')
   @AdminOnly()
+  @ApiOperation({
+    summary: 'Create or replace a cohort',
+    description:
+      "Admin only. A cohort is a borrowing pool: its member teams may use each other's idle nominal quota. PUT sets its description " +
+      '(absent: empty); teams join it with PUT or PATCH /v1/teams/{name}. 201 when created, 200 when replaced.',
+  })
   @Answers(CohortView, 200, 201)
   async put(
     @Param('name', NamePipe) name: string,
@@ -33,20 +38,33 @@ export class CohortsController {
   }
 
   @Get()
+  @ApiOperation({
+    summary: 'List cohorts with their members and usage',
+    description: 'Every cohort with its member teams and, per flavor, their nominal quota and live usage summed. Admins and members.',
+  })
   @Answers(CohortListView)
   async list(): Promise<CohortListView> {
     return { items: await this.cohorts.list() };
   }
 
   @Get(':name')
+  @ApiOperation({
+    summary: 'Get a cohort with its members and usage',
+    description: "The cohort's member teams and, per flavor, their nominal quota and live usage summed. Admins and members; 404 for an unknown cohort.",
+  })
   @Answers(CohortView)
   get(@Param('name', NamePipe) name: string): Promise<CohortView> {
     return this.cohorts.get(name);
   }
 
-  /** 204, or 409 naming the member teams (move them out with PATCH /v1/teams/{name} { "cohort": null } first). */
   @Delete(':name')
   @AdminOnly()
+  @ApiOperation({
+    summary: 'Delete a cohort without members',
+    description:
+      'Admin only. 204, or 409 naming the member teams while it has any (move them out first with PATCH /v1/teams/{name} `{ "cohort": null }`). ' +
+      '404 for an unknown cohort.',
+  })
   @HttpCode(204)
   delete(@Param('name', NamePipe) name: string, @Caller() caller: Principal): Promise<void> {
     return this.cohorts.delete(name, caller);

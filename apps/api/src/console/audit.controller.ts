@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiProblems } from '../problem.doc.js';
@@ -15,8 +15,13 @@ import { AuditView } from './console.view.js';
 export class AuditController {
   constructor(@Inject(ConsoleService) private readonly console: ConsoleService) {}
 
-  /** Quota and budget changes (who, when, before → after), newest first; members see their teams' entries. */
   @Get()
+  @ApiOperation({
+    summary: 'List quota and budget changes, newest first',
+    description:
+      "The audit trail of quota and budget changes (who, when, before → after), newest first, `limit` (default 50) per page: pass the answer's " +
+      "`nextBefore` as `before` for the next page (null on the last). Admins see every team's entries, members their own teams' (403 when `team` names another).",
+  })
   @Answers(AuditView)
   list(@Query() q: AuditQuery, @Caller() caller: Principal): Promise<AuditView> {
     return this.console.auditPage(q, caller);

@@ -19,12 +19,13 @@ export class QueueQuery {
   })
   state?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'vision', description: 'Only this team (members: one of theirs).' })
   @Optional()
   @IsName()
   team?: string;
 
   @ApiPropertyOptional({
+    example: 'h100-80gb',
     description: 'PENDING: jobs that accept this flavor; otherwise jobs admitted onto it.',
   })
   @Optional()
@@ -66,7 +67,7 @@ export class HistoryQuery {
 
 /** GET /v1/audit */
 export class AuditQuery {
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'vision', description: 'Only this team (members: one of theirs).' })
   @Optional()
   @IsName()
   team?: string;
@@ -77,7 +78,7 @@ export class AuditQuery {
   @IntIn(1, 200)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'Only entries older than this id (the previous page’s nextBefore).' })
+  @ApiPropertyOptional({ example: '1042', description: 'Only entries older than this id (the previous page’s nextBefore).' })
   @Optional()
   @Matches(/^[1-9][0-9]{0,17}$/, { message: 'must be an event id (a positive integer)' })
   before?: string;

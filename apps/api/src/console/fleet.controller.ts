@@ -1,5 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiProblems } from '../problem.doc.js';
 import { Answers } from '../response.doc.js';
 import { ConsoleService } from './console.service.js';
@@ -12,11 +12,13 @@ import { FleetNodeListView } from './console.view.js';
 export class FleetController {
   constructor(@Inject(ConsoleService) private readonly console: ConsoleService) {}
 
-  /**
-   * Every node with its allocation (ours, other schedulers' pods, free) ordered by flavor, zone, block,
-   * domain and name: what a heat map of fragmentation needs. Readable by every token, as GET /v1/nodes.
-   */
   @Get('nodes')
+  @ApiOperation({
+    summary: 'List nodes with their allocation, for a fragmentation map',
+    description:
+      "Every node with its allocation (accelerators held by Quartermaster's jobs, by other schedulers' pods, and free), ordered by flavor, zone, " +
+      'block, domain and name: what a heat map of fragmentation needs. Admins and members, as GET /v1/nodes.',
+  })
   @Answers(FleetNodeListView)
   nodes(): Promise<FleetNodeListView> {
     return this.console.fleetNodes();

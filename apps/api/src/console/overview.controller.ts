@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiProblems } from '../problem.doc.js';
@@ -16,19 +16,25 @@ import { HistoryView, OverviewView } from './console.view.js';
 export class OverviewController {
   constructor(@Inject(ConsoleService) private readonly console: ConsoleService) {}
 
-  /**
-   * Accelerators per flavor (allocated / free / unschedulable, cluster-wide, as GET /v1/nodes is), and
-   * pending jobs by reason code and active jobs by state — of every team for admins, of their own teams
-   * for members.
-   */
   @Get()
+  @ApiOperation({
+    summary: 'Summarize capacity per flavor and jobs by reason and state',
+    description:
+      'Accelerators per flavor (allocated / free / unschedulable, cluster-wide, as GET /v1/nodes is), and pending jobs by reason code and active ' +
+      'jobs by state: of every team for admins, of their own teams for members (`scope` says which).',
+  })
   @Answers(OverviewView)
   overview(@Caller() caller: Principal): Promise<OverviewView> {
     return this.console.overview(caller);
   }
 
-  /** Committed scheduling cycles, admissions and preemptions per time bucket (cluster-wide), oldest first. */
   @Get('history')
+  @ApiOperation({
+    summary: 'Count scheduling cycles, admissions and preemptions per time bucket',
+    description:
+      'Committed scheduling cycles, admissions and preemptions per bucket of `stepMinutes` (default 15) over the last `hours` (default 6), ' +
+      'cluster-wide, oldest first. Admins and members. 400 naming stepMinutes when that would make more than 500 buckets.',
+  })
   @Answers(HistoryView)
   history(@Query() q: HistoryQuery): Promise<HistoryView> {
     return this.console.history(q, new Date());

@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Param } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiProblems } from '../problem.doc.js';
@@ -14,8 +14,13 @@ import { PlacementView } from './console.view.js';
 export class PlacementController {
   constructor(@Inject(ConsoleService) private readonly console: ConsoleService) {}
 
-  /** Where each replica runs: node and the node's topology (zone, block, domain, TPU shape). Empty unless the job holds an allocation. */
   @Get(':id/placement')
+  @ApiOperation({
+    summary: "Show where a job's replicas run",
+    description:
+      "Per replica: the node, its accelerators there and the node's topology (zone, block, domain, TPU shape); `items` is empty unless the job " +
+      "holds an allocation. Admins, and members of the job's team (403 otherwise); 404 for an unknown job.",
+  })
   @Answers(PlacementView)
   placement(@Param('id') id: string, @Caller() caller: Principal): Promise<PlacementView> {
     return this.console.placement(id, caller);

@@ -207,7 +207,7 @@ export class CreateJobDto {
 export const JOB_STATE_FILTERS = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PREEMPTED'] as const;
 
 export class ListJobsQuery {
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'vision', description: 'Only this team (members and executors: one of theirs).' })
   @Optional()
   @IsName()
   team?: string;

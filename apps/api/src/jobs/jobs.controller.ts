@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -16,8 +16,15 @@ import { Answers } from '../response.doc.js';
 export class JobsController {
   constructor(@Inject(JobsService) private readonly jobs: JobsService) {}
 
-  /** 201 with the new job; 200 with the same job when the Idempotency-Key and body repeat. */
   @Post()
+  @ApiOperation({
+    summary: 'Submit a job',
+    description:
+      'Queues a gang of `replicas` replicas (at least `minReplicas` for an elastic gang) of `acceleratorsPerReplica` accelerators each, of one ' +
+      "of the listed flavors; the scheduler admits the gang as a whole when quota and capacity allow. Admins, and members of the job's team (403 otherwise). " +
+      '201 with the new job; with an Idempotency-Key (1 to 255 visible ASCII characters, scoped to the token), the same key and body again answer 200 ' +
+      'with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly).',
+  })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body → 200 with the same job; same key, other body → 409.' })
   @Answers(JobDetailView, 201, 200)
   async submit(
@@ -33,6 +40,12 @@ export class JobsController {
 
   @Get()
   @ExecutorAllowed()
+  @ApiOperation({
+    summary: 'List jobs, newest first',
+    description:
+      "Jobs newest first, filtered by team, state and kind, `limit` (default 50) per page: pass the answer's `nextCursor` as `cursor` for the next " +
+      "page (null on the last). Admins see every team's jobs; members and executor tokens their own teams' (403 when `team` names another).",
+  })
   @Answers(JobListView)
   list(@Query() query: ListJobsQuery, @Caller() caller: Principal): Promise<JobListView> {
     return this.jobs.list(query, caller);
@@ -40,6 +53,12 @@ export class JobsController {
 
   @Get(':id')
   @ExecutorAllowed()
+  @ApiOperation({
+    summary: 'Get a job with its allocation and transitions',
+    description:
+      'The job, its state and pending reason, its allocation (node and accelerators per replica) and its state transitions. ' +
+      "Admins, and members and executor tokens of the job's team (403 otherwise); 404 for an unknown job.",
+  })
   @Answers(JobDetailView)
   async get(@Param('id') id: string, @Caller() caller: Principal): Promise<JobDetailView> {
     return jobView(await this.jobs.get(id, caller));
@@ -47,38 +66,53 @@ export class JobsController {
 
   @Get(':id/events')
   @ExecutorAllowed()
+  @ApiOperation({
+    summary: "List a job's events, oldest first",
+    description:
+      'What happened to the job (state changes, changes of its pending reason, preemptions, moves), oldest first, each with its actor, message and data. ' +
+      "Admins, and members and executor tokens of the job's team (403 otherwise); 404 for an unknown job.",
+  })
   @Answers(JobEventListView)
   events(@Param('id') id: string, @Caller() caller: Principal): Promise<JobEventListView> {
     return this.jobs.events(id, caller);
   }
 
-  /** Cancels the job (its pods are deleted by the workers where bound). Idempotent. */
   @Delete(':id')
+  @ApiOperation({
+    summary: 'Cancel a job',
+    description:
+      'Moves the job to CANCELLED and releases the accelerators it holds; where it was bound, the workers delete its pods. Idempotent: a cancelled job ' +
+      "is answered unchanged (200). Admins, and members of the job's team (403 otherwise); 409 for a job that already succeeded or failed, 404 for an unknown job.",
+  })
   @Answers(JobDetailView)
   cancel(@Param('id') id: string, @Caller() caller: Principal): Promise<JobDetailView> {
     return this.jobs.cancel(id, caller);
   }
 
-  /**
-   * For executors outside Kubernetes: RUNNING / SUCCEEDED / FAILED, checked against the lifecycle table.
-   * Admins, and executor tokens of the job's team. Reporting the state the job is already in answers 200.
-   */
   @Post(':id/status')
   @ExecutorAllowed()
   @HttpCode(200)
+  @ApiOperation({
+    summary: "Report a job's state from its executor",
+    description:
+      'For executors outside Kubernetes: RUNNING, SUCCEEDED or FAILED, checked against the lifecycle table (409 for a change it does not allow). ' +
+      "Admins, and executor tokens of the job's team (403 for members and other teams). Reporting the state the job is already in answers 200 unchanged; 404 for an unknown job.",
+  })
   @Answers(JobDetailView)
   report(@Param('id') id: string, @Body() dto: JobStatusDto, @Caller() caller: Principal): Promise<JobDetailView> {
     return this.jobs.report(id, dto, caller);
   }
 
-  /**
-   * For executors: the job's last checkpoint and the fraction of its work done then, while it holds
-   * accelerators or, preempted or moved, within its checkpoint grace period. Preemption picks
-   * victims that lose the least work since their last checkpoint; a requeued job expects only the rest.
-   */
   @Post(':id/progress')
   @ExecutorAllowed()
   @HttpCode(200)
+  @ApiOperation({
+    summary: "Report a job's last checkpoint and progress",
+    description:
+      "For executors: the job's last checkpoint and the fraction of its work done then (at least one of the two), while it holds accelerators or, " +
+      'preempted or moved, within its checkpoint grace period (409 otherwise). Preemption picks victims that lose the least work since their last ' +
+      "checkpoint; a requeued job expects only the rest. Admins, and executor tokens of the job's team; 404 for an unknown job.",
+  })
   @Answers(JobDetailView)
   progress(@Param('id') id: string, @Body() dto: JobProgressDto, @Caller() caller: Principal): Promise<JobDetailView> {
     return this.jobs.progress(id, dto, caller);

@@ -25,7 +25,7 @@ export class PersistentVolumeClaimSourceDto {
   @IsObjectName()
   claimName!: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ default: false, description: 'Mount the claim read-only.' })
   @Optional()
   @IsBool()
   readOnly?: boolean;
@@ -37,7 +37,7 @@ export class ConfigMapSourceDto {
   @IsObjectName()
   name!: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ default: false, description: 'Start the pods even when the ConfigMap does not exist.' })
   @Optional()
   @IsBool()
   optional?: boolean;
@@ -49,7 +49,7 @@ export class SecretSourceDto {
   @IsObjectName()
   secretName!: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ default: false, description: 'Start the pods even when the Secret does not exist.' })
   @Optional()
   @IsBool()
   optional?: boolean;
@@ -80,7 +80,7 @@ export class NfsSourceDto {
   @Matches(/^\//, { message: "must be an absolute path (start with '/')" })
   path!: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ default: false, description: 'Mount the export read-only.' })
   @Optional()
   @IsBool()
   readOnly?: boolean;
@@ -88,8 +88,11 @@ export class NfsSourceDto {
 
 const SOURCES = ['persistentVolumeClaim', 'configMap', 'secret', 'emptyDir', 'nfs'] as const;
 
+// `type: () => type()`, not `{ type }`: @nestjs/swagger takes a function for a lazy type only when it is
+// named `type` (as an arrow function written in the `type` property is); the thunk passed in is anonymous,
+// and was documented as a class without a name (`$ref: '#/components/schemas/'`).
 const Source = <T>(type: () => new () => T): PropertyDecorator =>
-  applyDecorators(ApiPropertyOptional({ type }), Optional(), IsObject({ message: 'must be an object' }), ValidateNested(), Type(type));
+  applyDecorators(ApiPropertyOptional({ type: () => type() }), Optional(), IsObject({ message: 'must be an object' }), ValidateNested(), Type(type));
 
 /** One pod volume: a name and exactly one source. */
 export class VolumeDto {
@@ -126,7 +129,7 @@ export class VolumeMountDto {
   @Matches(/^\/[^:]*$/, { message: "must be an absolute path (start with '/') without ':'" })
   mountPath!: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ default: false })
   @Optional()
   @IsBool()
   readOnly?: boolean;

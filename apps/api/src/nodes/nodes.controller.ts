@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -17,13 +17,15 @@ import { Answers } from '../response.doc.js';
 export class NodesController {
   constructor(@Inject(NodesService) private readonly nodes: NodesService) {}
 
-  /**
-   * For clusters without Kubernetes sync, and tests. In Kubernetes mode (KUBECONFIG set) the API server is
-   * the truth for nodes: 409, whether the node is synced already or not (a node written here would be
-   * overwritten by the sync, or receive pods no kubelet runs). 201 when created, 200 when replaced.
-   */
   @Put(':name')
   @AdminOnly()
+  @ApiOperation({
+    summary: 'Register or replace a node (clusters without Kubernetes sync)',
+    description:
+      'Admin only; for clusters without Kubernetes sync, and tests. In Kubernetes mode (KUBECONFIG set) the API server is the truth for nodes: ' +
+      '409, whether the node is synced already or not (a node written here would be overwritten by the sync, or receive pods no kubelet runs). ' +
+      '409 too when the change leaves it less than its jobs hold (cordon it with `schedulable: false` and let them finish first); 422 for an unknown flavor. 201 when created, 200 when replaced.',
+  })
   @Answers(NodeView, 200, 201)
   async put(
     @Param('name', NodeNamePipe) name: string,
@@ -37,23 +39,36 @@ export class NodesController {
   }
 
   @Get()
+  @ApiOperation({
+    summary: 'List nodes',
+    description:
+      'Every node with its flavor, capacity, topology, labels, whether it is schedulable, where it comes from (`source`: api or kubernetes) and what ' +
+      "other schedulers' pods hold on it. Admins and members.",
+  })
   @Answers(NodeListView)
   async list(): Promise<NodeListView> {
     return { items: await this.nodes.list() };
   }
 
   @Get(':name')
+  @ApiOperation({
+    summary: 'Get a node',
+    description:
+      "The node's flavor, capacity, topology, labels, schedulability, source and what other schedulers' pods hold on it. Admins and members; 404 for an unknown node.",
+  })
   @Answers(NodeView)
   get(@Param('name', NodeNamePipe) name: string): Promise<NodeView> {
     return this.nodes.get(name);
   }
 
-  /**
-   * 204, or 409 naming the jobs that hold accelerators on it (cordon it with `schedulable: false` and let
-   * them finish, or cancel them). In Kubernetes mode a synced node is deleted with its Node object: 409.
-   */
   @Delete(':name')
   @AdminOnly()
+  @ApiOperation({
+    summary: 'Delete a node that holds no work',
+    description:
+      'Admin only. 204, or 409 naming the jobs that hold accelerators on it (cordon it with `schedulable: false` and let them finish, or cancel them). ' +
+      'In Kubernetes mode a synced node goes with its Node object (kubectl drain, then delete): 409. 404 for an unknown node.',
+  })
   @HttpCode(204)
   delete(@Param('name', NodeNamePipe) name: string, @Caller() caller: Principal): Promise<void> {
     return this.nodes.delete(name, caller);

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators.js';
 import { ApiProblems } from '../problem.doc.js';
 import { Answers } from '../response.doc.js';
@@ -13,19 +13,27 @@ import { CycleRunView, SchedulerStatusView } from './scheduler.view.js';
 export class SchedulerController {
   constructor(@Inject(SchedulerService) private readonly scheduler: SchedulerService) {}
 
-  /** Leader, last cycle time and duration, pending count. */
   @Get()
+  @ApiOperation({
+    summary: "Show the scheduler's leader, last cycle and pending count",
+    description:
+      'The holder of the scheduler lease (null before any) and whether its lease is live, the last cycle (time, duration, admissions, ' +
+      'preemptions, pending) and the number of pending jobs. Admins and members.',
+  })
   @Answers(SchedulerStatusView)
   status(): Promise<SchedulerStatusView> {
     return this.scheduler.status();
   }
 
-  /**
-   * Runs one cycle now (loadSnapshot → runCycle → commitCycle, under the cluster-wide cycle lock) and
-   * returns its decisions. Also how tests step the scheduler.
-   */
+  /** loadSnapshot → runCycle → commitCycle, under the cluster-wide cycle lock. */
   @Post('cycles')
   @AdminOnly()
+  @ApiOperation({
+    summary: 'Run one scheduling cycle now',
+    description:
+      'Admin only. Runs one cycle at once and answers 200 with its decisions: admissions, preemptions, moves, reservations and the jobs left ' +
+      'pending, with their reasons. Also how tests step the scheduler. 409 when another process holds the scheduler lease.',
+  })
   @HttpCode(200)
   @Answers(CycleRunView)
   runCycle(): Promise<CycleRunView> {

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { CreateTokenDto } from './token.dto.js';
@@ -15,30 +15,38 @@ import { Answers } from '../response.doc.js';
 export class TokensController {
   constructor(@Inject(TokensService) private readonly tokens: TokensService) {}
 
-  /** Creates a token; the secret is in this response only (it is stored as a sha256 hash). */
   @Post('tokens')
   @AdminOnly()
+  @ApiOperation({
+    summary: 'Create an API token',
+    description:
+      "Admin only. Creates a token for an admin, a member (acts for its teams) or an executor (reads its teams' jobs and reports their state); " +
+      'the secret is in this 201 answer only (it is stored as a sha256 hash). 400 when a member or executor token lists no team or an admin token ' +
+      'lists some; 422 naming unknown teams.',
+  })
   @HttpCode(201)
   @Answers(CreatedTokenView, 201)
   create(@Body() dto: CreateTokenDto): Promise<CreatedTokenView> {
     return this.tokens.create(dto);
   }
 
-  /** Every token without its secret, revoked ones included (`revokedAt`). */
   @Get('tokens')
   @AdminOnly()
+  @ApiOperation({ summary: 'List API tokens', description: 'Admin only. Every stored token without its secret, revoked ones included (`revokedAt`).' })
   @Answers(TokenListView)
   async list(): Promise<TokenListView> {
     return { items: await this.tokens.list() };
   }
 
-  /**
-   * Revokes a token: 204, also when it was revoked already. Every API replica refuses it within
-   * QM_TOKEN_CACHE_TTL_MS (5 s by default). The token of the request itself cannot be revoked (409), so
-   * an admin cannot lock themselves out by mistake; QM_ADMIN_TOKEN is not a stored token (404).
-   */
   @Delete('tokens/:id')
   @AdminOnly()
+  @ApiOperation({
+    summary: 'Revoke an API token',
+    description:
+      'Admin only. 204, also when it was revoked already; every API replica refuses it within QM_TOKEN_CACHE_TTL_MS (5 s by default). ' +
+      'The token of the request itself cannot be revoked (409), so an admin cannot lock themselves out by mistake; 404 for an unknown id ' +
+      '(QM_ADMIN_TOKEN is not a stored token).',
+  })
   @HttpCode(204)
   revoke(@Param('id') id: string, @Caller() caller: Principal): Promise<void> {
     return this.tokens.revoke(id, caller);
@@ -46,6 +54,10 @@ export class TokensController {
 
   @Get('whoami')
   @ExecutorAllowed()
+  @ApiOperation({
+    summary: 'Show who the token belongs to',
+    description: "The caller's subject, role, teams and token id (null for QM_ADMIN_TOKEN). Any valid token, executor tokens included.",
+  })
   @Answers(WhoamiView)
   whoami(@Caller() caller: Principal): WhoamiView {
     return { subject: caller.subject, role: caller.role, teams: caller.teams, tokenId: caller.tokenId };
