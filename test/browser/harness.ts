@@ -3,6 +3,7 @@ import { Config } from '#common';
 import { createTestDatabase, type TestDatabase } from '#db';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, type ApiApp } from '../../apps/api/src/main.js';
+import { deleteKeys } from '../support/redis-keys.js';
 
 export const ADMIN_TOKEN = 'browser-admin-token-0123456789abcdef';
 
@@ -36,6 +37,7 @@ export async function startConsoleService(label: string): Promise<ConsoleService
     QM_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
     QM_TOKEN_CACHE_TTL_MS: '0',
+    REDIS_URL: process.env['REDIS_URL'],
   }).with({ databaseUrl: db.url, port: 0, host: '127.0.0.1' });
   const scheduler = schedulerSettingsFromEnv({
     QM_REDIS_PREFIX: `qm-test-${label}-${randomBytes(4).toString('hex')}`,
@@ -81,6 +83,7 @@ export async function startConsoleService(label: string): Promise<ConsoleService
     async close() {
       await api.close();
       await db.drop();
+      await deleteKeys(config.redisUrl, scheduler.redisPrefix);
     },
   };
 }

@@ -5,6 +5,7 @@ import { schedulerSettingsFromEnv } from '#scheduling';
 import { Config } from '#common';
 import { createTestDatabase, type TestDatabase } from '#db';
 import { createApiApp, type ApiApp } from '../../../apps/api/src/main.js';
+import { deleteKeys } from '../../support/redis-keys.js';
 
 // Creating and migrating a database per file takes seconds on a busy machine (not a timing assertion).
 jest.setTimeout(120_000);
@@ -45,7 +46,8 @@ const TABLES = ['flavors', 'cohorts', 'teams', 'quotas', 'nodes', 'jobs', 'job_t
 
 export async function startHarness(label: string, env: Record<string, string> = {}): Promise<Harness> {
   const db = await createTestDatabase({ label });
-  const config = Config.fromEnv({ QM_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', QM_TOKEN_CACHE_TTL_MS: '0', ...env }).with({
+  // The run's Redis (REDIS_URL, as every suite), unless a test names another.
+  const config = Config.fromEnv({ QM_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', QM_TOKEN_CACHE_TTL_MS: '0', REDIS_URL: process.env['REDIS_URL'], ...env }).with({
     databaseUrl: db.url,
     port: 0,
     host: '127.0.0.1',
@@ -100,6 +102,7 @@ export async function startHarness(label: string, env: Record<string, string> = 
       await pool.end();
       await api.close();
       await db.drop();
+      await deleteKeys(config.redisUrl, scheduler.redisPrefix);
     },
   };
 }
