@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tracesDir } from '#sim';
 import { UsageError } from './errors.js';
-import type { CliIo } from './simulate-command.js';
 
 /** The small Philly slice shipped with the package (apps/cli/samples/traces, same layout as ../shared/traces). */
 export const sampleTracesDir = (repoRoot: string): string => join(repoRoot, 'apps', 'cli', 'samples', 'traces');
@@ -12,7 +11,7 @@ export const sampleTracesDir = (repoRoot: string): string => join(repoRoot, 'app
  * else (an installed copy) the bundled sample, with a note saying so. Gavel has no sample: without a
  * traces directory it needs its files passed explicitly.
  */
-export function simulationTracesDir(io: CliIo, flags: { trace: string; traceFile?: string[]; throughputs?: string }): string {
+export function simulationTracesDir(io: { repoRoot: string; env: NodeJS.ProcessEnv; stderr: { write(text: string): unknown } }, flags: { trace: string; traceFile?: string[]; throughputs?: string }): string {
   const dir = tracesDir(io.repoRoot, io.env);
   if (io.env.QM_TRACES_DIR !== undefined || existsSync(dir)) return dir;
   if (flags.trace === 'gavel' && (flags.traceFile === undefined || flags.throughputs === undefined)) {

@@ -18,7 +18,7 @@
 import type { CycleState } from './cycle-state.js';
 import { runtimeOn } from './flavor-selection.js';
 import type { PendingCode, PendingJob } from './model.js';
-import type { ActiveReservation } from './reservations.js';
+import type { ActiveReservation } from './reservation-book.js';
 
 /** Expected end of `job` if started now on `flavor`; unknown runtime counts as never ending (it is "long"). */
 export function endIfStartedNow(st: CycleState, job: PendingJob, flavor: string): number {

@@ -8,41 +8,13 @@ import { isQuantity } from './amount.js';
 import { ClusterState } from './cluster-state.js';
 import { FairShare } from './fair-share.js';
 import { runtimeOn } from './flavor-selection.js';
-import type { Flavor, JobSpec, RunningJob, Snapshot, Team } from './model.js';
+import type { Flavor, RunningJob, Snapshot, Team } from './model.js';
 import { QuotaBook } from './quota.js';
-import { ReservationBook } from './reservations.js';
+import type { HeldReplica, Holding } from './holding.js';
+import { ReservationBook } from './reservation-book.js';
 import { namesInOrder, sortedCopy, strictlyById } from './sorted-input.js';
 
-export interface HeldReplica {
-  node: number;
-  a: number;
-  c: number;
-  m: number;
-}
-
-/** A job holding capacity: running at snapshot time or admitted in this cycle. */
-export interface Holding {
-  job: JobSpec;
-  flavor: string;
-  replicas: HeldReplica[];
-  /** Σ accelerators over replicas. */
-  accelerators: number;
-  admittedAt: number;
-  /** Epoch ms of its last checkpoint (admission when it does not checkpoint): preempting it loses the work since. */
-  checkpointAt: number;
-  /** Expected end, epoch ms (never before `now`). */
-  end: number;
-  admittedThisCycle: boolean;
-  removed: boolean;
-  /** Ids this job preempted when admitted (RunningJob.preempted): never its victims. */
-  preempted?: readonly string[];
-  /** Epoch ms of its latest preemption (RunningJob.lastPreemptedAt), if any. */
-  lastPreemptedAt?: number;
-  /** Preempted for good in this cycle (not a tentative release). */
-  evicted?: boolean;
-  /** Already in the per-team and timeline lists (they keep removed entries, flagged). */
-  indexed?: boolean;
-}
+export type { HeldReplica, Holding } from './holding.js';
 
 /** A preemption attempt that failed: its request and standing. */
 export interface FailedPreemption {

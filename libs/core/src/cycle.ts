@@ -17,7 +17,8 @@
  */
 import { CycleState, type Holding, expectedEnd } from './cycle-state.js';
 import { FifoGate } from './backfill.js';
-import { type FlavorMarket, buildMarket } from './flavor-market.js';
+import { buildMarket } from './flavor-market.js';
+import type { FlavorMarket } from './flavor-prices.js';
 import { flavorOrder, runtimeOn } from './flavor-selection.js';
 import { tryFlavor } from './fit.js';
 import type { Admission, BudgetBlock, CycleResult, PendingCode, PendingJob, Preemption, RunningJob, Snapshot } from './model.js';
@@ -33,7 +34,8 @@ import {
   placedByValueMessage,
   soonerMessage,
 } from './reasons.js';
-import { type ActiveReservation, computeReservation } from './reservations.js';
+import type { ActiveReservation } from './reservation-book.js';
+import { computeReservation } from './reservations.js';
 import { PendingByFlavors, type RelativePlan, type SoonerVerdict, WaitBook, fasterHome, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
 import { sharedIds, strictlyById } from './sorted-input.js';

@@ -26,8 +26,8 @@
  * Everything is sorted before use: the prices depend only on the snapshot.
  */
 import type { CycleState } from './cycle-state.js';
-import { effectiveSpeed } from './flavor-selection.js';
 import type { JobSpec } from './model.js';
+import { FlavorMarket, normalisedSpeeds } from './flavor-prices.js';
 import { movable, moveOptions } from './moves.js';
 
 const MAX_ROUNDS = 25;
@@ -39,48 +39,6 @@ interface BidderClass {
   speeds: number[];
   /** Σ accelerators of its jobs. */
   weight: number;
-}
-
-export class FlavorMarket {
-  private readonly index = new Map<string, number>();
-  private readonly prices: number[];
-
-  constructor(
-    readonly names: readonly string[],
-    prices: readonly number[],
-  ) {
-    names.forEach((n, i) => this.index.set(n, i));
-    this.prices = [...prices];
-  }
-
-  /** λ of `flavor` (0 for flavors outside the market). */
-  price(flavor: string): number {
-    const i = this.index.get(flavor);
-    return i === undefined ? 0 : this.prices[i]!;
-  }
-
-  /** Whether any flavor is oversubscribed. */
-  get contended(): boolean {
-    return this.prices.some((p) => p > 0);
-  }
-}
-
-/** Normalised speeds of `job` on the flavors in `usable` it accepts (best = 1); empty when it has no speed anywhere. */
-export function normalisedSpeeds(st: CycleState, job: JobSpec, usable: (flavor: string) => boolean): Map<string, number> {
-  const out = new Map<string, number>();
-  let best = 0;
-  for (const f of job.flavors) {
-    if (out.has(f) || !usable(f)) continue;
-    const fl = st.flavors.get(f);
-    if (fl === undefined) continue;
-    const s = effectiveSpeed(job, fl);
-    if (!(s > 0) || !Number.isFinite(s)) continue;
-    out.set(f, s);
-    if (s > best) best = s;
-  }
-  if (best <= 0) return new Map();
-  for (const [f, s] of out) out.set(f, s / best);
-  return out;
 }
 
 /** The prices of this cycle, from the pending and running jobs (see above). */

@@ -26,8 +26,7 @@
  * tried fastest first and the first that fits is taken.
  */
 import type { CycleState } from './cycle-state.js';
-import type { FlavorMarket } from './flavor-market.js';
-import { normalisedSpeeds } from './flavor-market.js';
+import { type FlavorMarket, normalisedSpeeds } from './flavor-prices.js';
 import { runtimeOn } from './flavor-selection.js';
 import type { JobSpec, PendingJob } from './model.js';
 
