@@ -8,18 +8,19 @@
  *   3. for each job, in order:
  *      a. validate   — unknown team/flavor or malformed numbers → INVALID (validation.ts); a team whose
  *                      budget blocks → BUDGET_EXHAUSTED until its next period (Snapshot.budgetBlocks)
- *      b. fit        — every flavor in selection order, without preemption (fit.ts)
- *      c. preempt    — the same flavors again, with the cheapest sufficient victims (preemptor.ts)
- *      d. reserve    — the earliest start from expected end times, within reservationDepth (reservations.ts)
- *      e. explain    — code, message, position, estimated start (reasons.ts)
+ *      b. assign     — the flavors it may try, in order: listed or fastest first, less those a reservation
+ *                      ahead holds back, its home first with relative-speed placement (flavor-assignment.ts)
+ *      c. fit        — those flavors in order, without preemption (fit.ts)
+ *      d. preempt    — the same flavors again, with the cheapest sufficient victims (preemptor.ts)
+ *      e. reserve    — the earliest start from expected end times, within reservationDepth (reservations.ts)
+ *      f. explain    — code, message, position, estimated start (reasons.ts)
  *   4. move         — running jobs that checkpoint, to faster flavors left free (moves.ts)
  *   5. result
  */
 import { CycleState, type Holding, expectedEnd } from './cycle-state.js';
 import { FifoGate } from './backfill.js';
-import { buildMarket } from './flavor-market.js';
-import type { FlavorMarket } from './flavor-prices.js';
-import { flavorOrder, runtimeOn } from './flavor-selection.js';
+import { type FlavorAssignment, Heterogeneity, assignFlavors } from './flavor-assignment.js';
+import { runtimeOn } from './flavor-selection.js';
 import { tryFlavor } from './fit.js';
 import type { Admission, BudgetBlock, CycleResult, PendingCode, PendingJob, Preemption, RunningJob, Snapshot } from './model.js';
 import { JobQueue, type QueueOrdering } from './ordering.js';
@@ -30,13 +31,12 @@ import {
   admissionLimitMessage,
   declinedMessage,
   explain,
-  fifoMessage,
   placedByValueMessage,
   soonerMessage,
 } from './reasons.js';
 import type { ActiveReservation } from './reservation-book.js';
 import { computeReservation } from './reservations.js';
-import { PendingByFlavors, type RelativePlan, type SoonerVerdict, WaitBook, fasterHome, finishesSooner, nearHome, placesByRelativeSpeed, relativePlan, runtimeMs } from './relative-placement.js';
+import { type RelativePlan, type SoonerVerdict, finishesSooner, nearHome, runtimeMs } from './relative-placement.js';
 import { invalidReason } from './validation.js';
 import { sharedIds, strictlyById } from './sorted-input.js';
 import { planMoves } from './moves.js';
@@ -76,10 +76,11 @@ export function runCycle(snapshot: Snapshot): CycleResult {
   const queue = new JobQueue(pending, (team) => st.share.share(team), ordering);
   const touched = new Set<string>();
   st.onShareChange((team) => touched.add(team));
+  const cx: CycleContext = { st, duplicates, admittedPerTeam, fifo, depth, blocked, hetero };
 
   // 3. Decide each job in order.
   for (let job = queue.next(); job !== undefined; job = queue.next()) {
-    const d = decide(st, job, duplicates, admittedPerTeam, fifo, depth, blocked, hetero);
+    const d = decide(cx, job);
     if ('admission' in d) {
       admissions.push(d.admission);
       preemptions.push(...d.preemptions);
@@ -113,71 +114,60 @@ export function runCycle(snapshot: Snapshot): CycleResult {
 
 type Outcome = { admission: Admission; preemptions: Preemption[] } | Decision;
 
-/** Relative-speed placement's per-cycle state: the flavor prices (built on first use) and the waits. */
-class Heterogeneity {
-  private built: FlavorMarket | undefined;
-  readonly waits: WaitBook;
-  /**
-   * Whether any job of the cycle may be placed by relative speed: the waits are read only then, so
-   * without one they need not be kept.
-   */
-  readonly inUse: boolean;
-
-  constructor(
-    private readonly st: CycleState,
-    pending: readonly PendingJob[],
-  ) {
-    this.waits = new WaitBook(st);
-    this.inUse = pending.some((j) => Array.isArray(j.flavors) && placesByRelativeSpeed(st, j));
-  }
-
-  get market(): FlavorMarket {
-    this.built ??= buildMarket(this.st);
-    return this.built;
-  }
-
-  private byFlavors: PendingByFlavors | undefined;
-
-  /** The pending jobs by the flavors they accept (built on first use): who a slower run delays. */
-  get pendingByFlavors(): PendingByFlavors {
-    this.byFlavors ??= new PendingByFlavors(this.st.snapshot.pending);
-    return this.byFlavors;
-  }
+/** What every job's decision in a cycle shares besides the state: gates, limits and relative-speed placement. */
+interface CycleContext {
+  st: CycleState;
+  duplicates: ReadonlySet<PendingJob>;
+  admittedPerTeam: ReadonlyMap<string, number>;
+  fifo: FifoGate;
+  /** Most reservations of the cycle (reservationDepth). */
+  depth: number;
+  blocked: ReadonlyMap<string, BudgetBlock>;
+  hetero: Heterogeneity;
 }
 
-function decide(
-  st: CycleState,
-  job: PendingJob,
-  duplicates: ReadonlySet<PendingJob>,
-  admittedPerTeam: ReadonlyMap<string, number>,
-  fifo: FifoGate,
-  depth: number,
-  blocked: ReadonlyMap<string, BudgetBlock>,
-  hetero: Heterogeneity,
-): Outcome {
-  const opts = st.snapshot.options;
-  // a. Validate.
-  if (duplicates.has(job)) return { job, failures: [], forced: { code: 'INVALID', message: `invalid job: duplicate id ${job.id}` } };
-  const invalid = invalidReason(st, job);
+/** One job's decision: phases 3a–3f of runCycle. */
+function decide(cx: CycleContext, job: PendingJob): Outcome {
+  const refused = refusal(cx, job);
+  if (refused !== undefined) return refused;
+  const assigned = assignFlavors(cx.st, job, cx.fifo, cx.hetero);
+  const fit = fitWithoutPreemption(cx, job, assigned);
+  if ('admission' in fit) return fit;
+  const preempting = fit.declined === 0 ? fitWithPreemption(cx, job, fit.worth, fit.tried) : undefined;
+  if (preempting !== undefined) return preempting;
+  const failures = [...assigned.open.map((f) => fit.tried.get(f)!), ...assigned.heldBack];
+  const reservation = reserve(cx, job, fit.worth, fit.tried, assigned.plan);
+  cx.fifo.recordBlocked(job, failures);
+  claimWait(cx, job, assigned, fit.tried);
+  return { job, failures, reservation };
+}
+
+/** 3a. A job that may not be admitted whatever the capacity: invalid, over its team's budget or admission limit. */
+function refusal(cx: CycleContext, job: PendingJob): Decision | undefined {
+  if (cx.duplicates.has(job)) return { job, failures: [], forced: { code: 'INVALID', message: `invalid job: duplicate id ${job.id}` } };
+  const invalid = invalidReason(cx.st, job);
   if (invalid !== null) return { job, failures: [], forced: { code: 'INVALID', message: `invalid job: ${invalid}` } };
-  const budget = blocked.get(job.team);
+  const budget = cx.blocked.get(job.team);
   if (budget !== undefined) return { job, failures: [], forced: { code: 'BUDGET_EXHAUSTED', message: budget.message, estimatedStartAt: budget.until } };
-  const limit = opts.maxAdmissionsPerTeamPerCycle;
-  if (limit !== null && (admittedPerTeam.get(job.team) ?? 0) >= limit) {
+  const limit = cx.st.snapshot.options.maxAdmissionsPerTeamPerCycle;
+  if (limit !== null && (cx.admittedPerTeam.get(job.team) ?? 0) >= limit) {
     return { job, failures: [], forced: { code: 'ADMISSION_LIMIT', message: admissionLimitMessage(job.team, limit) } };
   }
-  let failures: FlavorFailure[] = [];
-  let open: string[] = [];
-  for (const f of flavorOrder(job, st.flavors, opts)) {
-    const blocker = fifo.blockerOf(job, f);
-    if (blocker === undefined) open.push(f);
-    else failures.push({ flavor: f, code: 'BLOCKED_BY_RESERVATION', message: fifoMessage(blocker, f) });
-  }
-  const valued = placesByRelativeSpeed(st, job) ? relativePlan(st, hetero.market, job, open) : undefined;
-  const plan = valued === undefined ? undefined : fasterHome(st, hetero.waits, valued, job);
-  if (plan !== undefined) open = plan.order;
+  return undefined;
+}
 
-  // b. Fit without preemption (relative-speed placement: see relative-placement.ts).
+/**
+ * 3c. The first assigned flavor the job fits on without preemption — with relative-speed placement, its
+ * home, or another where it finishes sooner than waiting for its home (relative-placement.ts). Otherwise
+ * why each failed, how many fitted but were declined, and the flavors worth preempting or reserving for
+ * (with relative-speed placement, its home and those all but as good).
+ */
+function fitWithoutPreemption(
+  cx: CycleContext,
+  job: PendingJob,
+  { open, plan }: FlavorAssignment,
+): { admission: Admission; preemptions: Preemption[] } | { tried: Map<string, FlavorFailure>; declined: number; worth: string[] } {
+  const { st, hetero } = cx;
   const tried = new Map<string, FlavorFailure>();
   const declined: ({ flavor: string } & SoonerVerdict)[] = [];
   for (const f of open) {
@@ -193,46 +183,47 @@ function decide(
     tried.set(f, r.failure);
   }
   if (plan !== undefined) explainDeclined(plan, tried, declined);
-  // With relative-speed placement, only the home flavor and flavors all but as good are worth preempting or reserving for.
   const worth = plan === undefined ? open : open.filter((f) => f === plan.home || nearHome(plan, f));
+  return { tried, declined: declined.length, worth };
+}
 
-  // c. Fit with preemption (never while a declined flavor fits without it: no victim is needed then).
-  if (opts.preemption && declined.length === 0) {
-    for (const f of worth) {
-      if (!CURABLE.has(tried.get(f)!.code)) continue;
-      const pre = planPreemption(st, job, f);
-      if (pre !== undefined) {
-        return { admission: admit(st, job, f, pre.nodes, pre.victims.map((v) => v.job.id)), preemptions: pre.preemptions };
-      }
-    }
+/** 3d. The same flavors with the cheapest sufficient victims (never while a declined flavor fits without any). */
+function fitWithPreemption(cx: CycleContext, job: PendingJob, worth: readonly string[], tried: ReadonlyMap<string, FlavorFailure>): { admission: Admission; preemptions: Preemption[] } | undefined {
+  if (!cx.st.snapshot.options.preemption) return undefined;
+  for (const f of worth) {
+    if (!CURABLE.has(tried.get(f)!.code)) continue;
+    const pre = planPreemption(cx.st, job, f);
+    if (pre !== undefined) return { admission: admit(cx.st, job, f, pre.nodes, pre.victims.map((v) => v.job.id)), preemptions: pre.preemptions };
   }
-  if (failures.length === 0) failures = open.map((f) => tried.get(f)!);
-  else failures.unshift(...open.map((f) => tried.get(f)!));
+  return undefined;
+}
 
-  // d. Reserve the earliest start (with relative-speed placement, the earliest expected finish).
+/** 3e. The earliest start within reservationDepth (with relative-speed placement, the earliest expected finish). */
+function reserve(cx: CycleContext, job: PendingJob, worth: readonly string[], tried: ReadonlyMap<string, FlavorFailure>, plan: RelativePlan | undefined): ActiveReservation | undefined {
+  const { st } = cx;
+  if (st.reservations.count >= cx.depth) return undefined;
   let reservation: ActiveReservation | undefined;
-  if (st.reservations.count < depth) {
-    let bestEnd = Infinity;
-    for (const f of worth) {
-      if (!CURABLE.has(tried.get(f)!.code)) continue;
-      const r = computeReservation(st, job, f, job.minReplicas);
-      if (r === undefined) continue;
-      const end = plan === undefined ? r.startAt : r.startAt + (runtimeOn(job, f, st.flavors) ?? 0) * 1000;
-      if (reservation === undefined || end < bestEnd) {
-        reservation = r;
-        bestEnd = end;
-      }
+  let bestEnd = Infinity;
+  for (const f of worth) {
+    if (!CURABLE.has(tried.get(f)!.code)) continue;
+    const r = computeReservation(st, job, f, job.minReplicas);
+    if (r === undefined) continue;
+    const end = plan === undefined ? r.startAt : r.startAt + (runtimeOn(job, f, st.flavors) ?? 0) * 1000;
+    if (reservation === undefined || end < bestEnd) {
+      reservation = r;
+      bestEnd = end;
     }
-    if (reservation !== undefined) st.reservations.add(reservation);
   }
-  fifo.recordBlocked(job, failures);
-  const waitsFor = plan?.home ?? open[0];
-  if (hetero.inUse && waitsFor !== undefined && CURABLE.has(tried.get(waitsFor)?.code ?? 'INVALID')) {
-    hetero.waits.claim(waitsFor, job.acceleratorsPerReplica * job.minReplicas, runtimeMs(st, job, waitsFor));
-  }
+  if (reservation !== undefined) st.reservations.add(reservation);
+  return reservation;
+}
 
-  // e. Explain (in runCycle's result phase).
-  return { job, failures, reservation };
+/** A job left waiting for a flavor it could get by waiting holds a place in that flavor's queue of waits. */
+function claimWait(cx: CycleContext, job: PendingJob, { open, plan }: FlavorAssignment, tried: ReadonlyMap<string, FlavorFailure>): void {
+  const waitsFor = plan?.home ?? open[0];
+  if (cx.hetero.inUse && waitsFor !== undefined && CURABLE.has(tried.get(waitsFor)?.code ?? 'INVALID')) {
+    cx.hetero.waits.claim(waitsFor, job.acceleratorsPerReplica * job.minReplicas, runtimeMs(cx.st, job, waitsFor));
+  }
 }
 
 /** Commits an admission to the state and describes it. Victims are already released. */
