@@ -14,6 +14,8 @@ import { JobsController } from './jobs/jobs.controller.js';
 import { JobsService } from './jobs/jobs.service.js';
 import { NodesController } from './nodes/nodes.controller.js';
 import { NodesService } from './nodes/nodes.service.js';
+import { PriorityClassesController } from './priority-classes/priority-classes.controller.js';
+import { PriorityClassesService } from './priority-classes/priority-classes.service.js';
 import { SchedulerController } from './scheduler/scheduler.controller.js';
 import { SchedulerService } from './scheduler/scheduler.service.js';
 import { TeamsController } from './teams/teams.controller.js';
@@ -34,6 +36,7 @@ export class ApiModule {
         TokensController,
         FlavorsController,
         CohortsController,
+        PriorityClassesController,
         TeamsController,
         NodesController,
         JobsController,
@@ -46,6 +49,7 @@ export class ApiModule {
         TokensService,
         FlavorsService,
         CohortsService,
+        PriorityClassesService,
         TeamsService,
         NodesService,
         SchedulerService,

@@ -6,6 +6,7 @@ import { registerJobs } from './commands/jobs.js';
 import { registerSession } from './commands/session.js';
 import { registerTenancy } from './commands/tenancy.js';
 import { registerTenancyAdmin } from './commands/tenancy-admin.js';
+import { registerPriorityClasses } from './commands/priority-classes.js';
 import { registerTokens } from './commands/tokens.js';
 import { CommandContext } from './context.js';
 import { CliFailure, UsageError } from './errors.js';
@@ -62,6 +63,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
   registerJobs(program, context);
   registerTenancy(program, context);
   registerTenancyAdmin(program, context);
+  registerPriorityClasses(program, context);
   registerAccounting(program, context);
   registerAudit(program, context);
 

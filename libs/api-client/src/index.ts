@@ -40,6 +40,7 @@ export type History = Schemas['HistoryView'];
 export type SchedulerStatus = Schemas['SchedulerStatusView'];
 export type AuditEntry = Schemas['AuditEntryView'];
 export type FleetNode = Schemas['FleetNodeView'];
+export type PriorityClass = Schemas['PriorityClassView'];
 export type Problem = Schemas['ProblemDoc'];
 export type FieldError = Schemas['FieldErrorDoc'];
 

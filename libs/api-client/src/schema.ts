@@ -436,6 +436,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/priority-classes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List priority classes
+         * @description Every class, highest value first, with the default marked. Every token may read them.
+         */
+        get: operations["PriorityClassesController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/priority-classes/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a priority class
+         * @description One class. Every token may read it; 404 for an unknown class.
+         */
+        get: operations["PriorityClassesController_get"];
+        /**
+         * Create or replace a priority class
+         * @description Admin only. A named priority members choose when they submit (`priorityClass`), up to their team's `maxPriorityClass`; members never send a number. `default: true` makes it the class of jobs that name none, taking that from the class that had it. Changing a value changes what later submissions get, not the jobs already submitted. 201 when created, 200 when replaced.
+         */
+        put: operations["PriorityClassesController_put"];
+        post?: never;
+        /**
+         * Delete a priority class
+         * @description Admin only. 204, or 409 naming the teams whose highest class it is. Jobs keep the priority it gave them. 404 for an unknown class.
+         */
+        delete: operations["PriorityClassesController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queue": {
         parameters: {
             query?: never;
@@ -974,11 +1022,15 @@ export interface components {
             /** @default true */
             preemptible: boolean;
             /**
-             * @description Larger is more important.
-             * @default 0
+             * @description Admins only: a numeric priority (larger is more important). Members choose a priorityClass instead (a number from a member is a 400).
              * @example 100
              */
-            priority: number;
+            priority?: number;
+            /**
+             * @description A priority class (GET /v1/priority-classes): the job's priority is its value. Members may choose classes up to their team's maxPriorityClass (403 naming the allowed ones above it; 422 for an unknown class). Absent: the default class, or priority 0 when there is none.
+             * @example high
+             */
+            priorityClass?: string;
             /** @example 4 */
             replicas: number;
             /**
@@ -1227,6 +1279,11 @@ export interface components {
             preemptible: boolean;
             preemptionCount: number;
             priority: number;
+            /**
+             * @description The class its priority came from; null for a number an admin gave (or a job older than classes).
+             * @example high
+             */
+            priorityClass: string | null;
             progress: components["schemas"]["ProgressView"];
             /**
              * Format: date-time
@@ -1430,6 +1487,11 @@ export interface components {
             preemptible: boolean;
             preemptionCount: number;
             priority: number;
+            /**
+             * @description The class its priority came from; null for a number an admin gave (or a job older than classes).
+             * @example high
+             */
+            priorityClass: string | null;
             progress: components["schemas"]["ProgressView"];
             /**
              * Format: date-time
@@ -1631,6 +1693,11 @@ export interface components {
              * @example 1
              */
             fairShareWeight: number;
+            /**
+             * @description The highest priority class the team's members may choose (GET /v1/priority-classes); null or absent = up to the default class.
+             * @example high
+             */
+            maxPriorityClass?: string | null;
             preemption?: components["schemas"]["PreemptionDto"];
         };
         PendingReasonView: {
@@ -1707,6 +1774,30 @@ export interface components {
              * @example 2026-12-02T11:25:00.000Z
              */
             effectiveFrom: string;
+        };
+        PriorityClassListView: {
+            /** @description Highest value first. */
+            items: components["schemas"]["PriorityClassView"][];
+        };
+        PriorityClassView: {
+            /**
+             * Format: date-time
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            createdAt: string;
+            /** @description Given to jobs that name no class. */
+            default: boolean;
+            /** @example deadline-bound training */
+            description: string;
+            /** @example high */
+            name: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            updatedAt: string;
+            /** @example 1000 */
+            value: number;
         };
         ProblemDoc: {
             /** @example VALIDATION_FAILED */
@@ -1808,6 +1899,23 @@ export interface components {
             schedulable: boolean;
             topology?: components["schemas"]["NodeTopologyDto"];
         };
+        PutPriorityClassDto: {
+            /**
+             * @description The class of jobs that name none (at most one: making this one the default takes it from the other).
+             * @default false
+             */
+            default: boolean;
+            /**
+             * @default
+             * @example deadline-bound training; infra lead approval
+             */
+            description: string;
+            /**
+             * @description The jobs' priority: higher goes first, and may preempt lower under the team's rules.
+             * @example 1000
+             */
+            value: number;
+        };
         PutQuotaDto: {
             /**
              * @description Most it may borrow above nominal; null/absent = no limit.
@@ -1836,6 +1944,11 @@ export interface components {
              * @example 1
              */
             fairShareWeight: number;
+            /**
+             * @description The highest priority class the team's members may choose (GET /v1/priority-classes); null or absent = up to the default class.
+             * @example high
+             */
+            maxPriorityClass?: string | null;
             preemption?: components["schemas"]["PreemptionDto"];
         };
         QueueView: {
@@ -1957,6 +2070,11 @@ export interface components {
             createdAt: string;
             /** @example 1 */
             fairShareWeight: number;
+            /**
+             * @description The highest priority class its members may choose; null = up to the default class.
+             * @example high
+             */
+            maxPriorityClass: string | null;
             /** @example vision */
             name: string;
             preemption: components["schemas"]["PreemptionView"];
@@ -4189,6 +4307,318 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["HistoryView"];
                 };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    PriorityClassesController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriorityClassListView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    PriorityClassesController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriorityClassView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    PriorityClassesController_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutPriorityClassDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriorityClassView"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriorityClassView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    PriorityClassesController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid fields: every offending field is listed in `errors` */
             400: {

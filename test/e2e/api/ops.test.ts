@@ -90,6 +90,8 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/v1/flavors/{name}',
         '/v1/cohorts',
         '/v1/cohorts/{name}',
+        '/v1/priority-classes',
+        '/v1/priority-classes/{name}',
         '/v1/teams',
         '/v1/teams/{name}',
         '/v1/teams/{team}/quotas/{flavor}',

@@ -51,11 +51,11 @@ describe('qm flavor / cohort / team / node set: create, then change only what is
 
     expect((await qm('cohort', 'set', 'research', '--description', 'research pool')).stdout).toBe('cohort research created\n');
     expect((await qm('team', 'set', 'vision', '--cohort', 'research', '--fair-share-weight', '2')).stdout).toBe(
-      'team vision created: cohort research, fair-share weight 2, preemption within team LowerPriority, reclaim within cohort Any\n',
+      'team vision created: cohort research, fair-share weight 2, preemption within team LowerPriority, reclaim within cohort Any, highest priority class the default\n',
     );
     // A second set changes only what it names (PATCH): the cohort and the weight stay.
     expect((await qm('team', 'set', 'vision', '--within-team', 'never')).stdout).toBe(
-      'team vision updated: cohort research, fair-share weight 2, preemption within team Never, reclaim within cohort Any\n',
+      'team vision updated: cohort research, fair-share weight 2, preemption within team Never, reclaim within cohort Any, highest priority class the default\n',
     );
     expect((await qm('team', 'set', 'nlp', '--cohort', 'research')).code).toBe(0);
     expect((await qm('cohorts')).stdout).toMatch(/^NAME\s+MEMBERS\s+USED\/CAPACITY\s+DESCRIPTION\nresearch\s+nlp, vision\s+-\s+research pool\n$/);
@@ -157,6 +157,28 @@ describe('qm token: an admin hands a researcher a token without curl', () => {
     failed(await runQm(['token', 'create', 'mallory', '--teams', 'vision'], { env: { ...admin, QM_TOKEN: alice } }), 1, 'alice-tokens is a member; this needs an admin token');
     expect(await h.counts()).toEqual(counted);
     expect(counted.api_tokens).toBe(before.api_tokens! + 1);
+  });
+});
+
+describe('qm priority-class: infra leads define the classes members choose from', () => {
+  it('set creates and changes only what is given, one default; the team ceiling; members list them and cannot set them', async () => {
+    expect(await qm('priority-classes')).toMatchObject({ code: 0, stdout: 'no priority classes: jobs run at priority 0 (an admin adds classes with qm priority-class set)\n' });
+    failed(await qm('priority-class', 'set', 'high'), 2, 'priority class high does not exist yet: give its --value');
+    failed(await qm('priority-class', 'set', 'high', '--value', '1.5'), 2, "--value '1.5': expected an integer from -1000000 to 1000000");
+    expect((await qm('priority-class', 'set', 'standard', '--value', '0', '--default')).stdout).toBe('priority class standard created: value 0, the default\n');
+    expect((await qm('priority-class', 'set', 'high', '--value', '1000', '--description', 'deadline-bound')).stdout).toBe('priority class high created: value 1000\n');
+    expect((await qm('priority-class', 'set', 'high', '--value', '900')).stdout).toBe('priority class high updated: value 900\n');
+    expect(await json('priority-classes')).toEqual([
+      expect.objectContaining({ name: 'high', value: 900, description: 'deadline-bound', default: false }),
+      expect.objectContaining({ name: 'standard', value: 0, default: true }),
+    ]);
+    expect((await qm('team', 'set', 'vision', '--max-priority-class', 'high')).stdout).toContain('highest priority class high\n');
+    failed(await qm('priority-class', 'rm', 'high'), 1, /priority class high is the highest class of team\(s\) vision/);
+    expect((await qm('team', 'set', 'vision', '--max-priority-class', 'none')).stdout).toContain('highest priority class the default\n');
+    const member = { ...admin, QM_TOKEN: await memberToken(h, 'pat', ['vision']) };
+    expect((await runQm(['priority-classes'], { env: member })).stdout).toMatch(/^NAME\s+VALUE\s+DEFAULT\s+DESCRIPTION\nhigh\s+900\s+-\s+deadline-bound\nstandard\s+0\s+yes\s+-\n$/);
+    expect((await runQm(['priority-class', 'set', 'top', '--value', '5'], { env: member })).code).toBe(1);
+    expect((await qm('priority-class', 'rm', 'high')).stdout).toBe('priority class high deleted\n');
   });
 });
 

@@ -8,6 +8,7 @@ import {
   FlavorRepository,
   JobRepository,
   NodeRepository,
+  PriorityClassRepository,
   QuotaRepository,
   SchedulerStateRepository,
   TeamRepository,
@@ -37,6 +38,7 @@ const REPOSITORIES = [
   JobRepository,
   SchedulerStateRepository,
   UsageRepository,
+  PriorityClassRepository,
 ] as const;
 
 /**

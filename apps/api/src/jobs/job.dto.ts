@@ -136,10 +136,23 @@ export class CreateJobDto {
   @OneOf(JOB_KINDS)
   kind?: (typeof JOB_KINDS)[number];
 
-  @ApiPropertyOptional({ example: 100, default: 0, description: 'Larger is more important.' })
+  @ApiPropertyOptional({
+    example: 100,
+    description: 'Admins only: a numeric priority (larger is more important). Members choose a priorityClass instead (a number from a member is a 400).',
+  })
   @Optional()
   @IntIn(JOB_LIMITS.priority.min, JOB_LIMITS.priority.max)
   priority?: number;
+
+  @ApiPropertyOptional({
+    example: 'high',
+    description:
+      "A priority class (GET /v1/priority-classes): the job's priority is its value. Members may choose classes up to their team's maxPriorityClass " +
+      '(403 naming the allowed ones above it; 422 for an unknown class). Absent: the default class, or priority 0 when there is none.',
+  })
+  @Optional()
+  @IsName()
+  priorityClass?: string;
 
   @ApiPropertyOptional({ default: true })
   @Optional()

@@ -89,6 +89,8 @@ export class JobView {
   kind!: JobRecord['kind'];
   @ApiProperty()
   priority!: number;
+  @ApiProperty({ type: String, nullable: true, example: 'high', description: 'The class its priority came from; null for a number an admin gave (or a job older than classes).' })
+  priorityClass!: string | null;
   @ApiProperty()
   preemptible!: boolean;
   @ApiProperty()
@@ -195,6 +197,7 @@ export function jobView(j: JobRecord | JobDetail): JobView | JobDetailView {
     team: j.team,
     kind: j.kind,
     priority: j.priority,
+    priorityClass: j.priorityClass,
     preemptible: j.preemptible,
     replicas: j.replicas,
     minReplicas: j.minReplicas,

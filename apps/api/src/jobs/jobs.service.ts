@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError, forbidden, notFound, type FieldError } from '#common';
-import { FlavorRepository, JobRepository, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
+import { FlavorRepository, JobRepository, PriorityClassRepository, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
 import type { JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
@@ -9,6 +9,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CreateJobDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
 import { eventView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
 import { plainPodTemplate, podTemplateProblems } from './pod-template.dto.js';
+import { priorityFromClasses, priorityWithoutClasses } from './job-priority.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -23,6 +24,7 @@ export class JobsService {
     @Inject(JobRepository) private readonly jobs: JobRepository,
     @Inject(TeamRepository) private readonly teams: TeamRepository,
     @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
+    @Inject(PriorityClassRepository) private readonly classes: PriorityClassRepository,
   ) {}
 
   /**
@@ -35,7 +37,11 @@ export class JobsService {
     }
     if (!canActForTeam(caller, dto.team)) throw forbidden(`${caller.subject} may not submit jobs for team ${dto.team}`);
     const job = normalize(dto);
+    // The key's hash is of the request as asked (the class by name), not of the value the class has today.
     const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job), scope: idempotencyScope(caller) };
+    const priority = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.classes.choiceFor(dto.team));
+    job.priority = priority.priority;
+    job.priorityClass = priority.priorityClass;
     const result = await this.jobs.submit(job, caller.subject, idempotency).catch((error: unknown) => {
       if (error instanceof SubmissionQueueFullError) throw new AppError('UNAVAILABLE', `the API is overloaded (${error.message}); retry shortly`);
       throw error;
@@ -183,6 +189,7 @@ export function normalize(dto: CreateJobDto): NewJob {
     team: dto.team,
     kind: dto.kind ?? 'training',
     priority: dto.priority ?? 0,
+    ...(dto.priorityClass !== undefined ? { priorityClass: dto.priorityClass } : {}),
     preemptible: dto.preemptible ?? true,
     replicas: dto.replicas,
     minReplicas: dto.minReplicas ?? dto.replicas,

@@ -35,6 +35,16 @@ export class PutTeamDto {
   @ValidateNested()
   @Type(() => PreemptionDto)
   preemption?: PreemptionDto;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'high',
+    description: "The highest priority class the team's members may choose (GET /v1/priority-classes); null or absent = up to the default class.",
+  })
+  @ValidateIf((_o, v) => v !== null && v !== undefined)
+  @IsName()
+  maxPriorityClass?: string | null;
 }
 
 /** PATCH: the same fields, each optional; the ones sent replace the team's, the others stay. */

@@ -40,6 +40,8 @@ export class TeamView {
   fairShareWeight!: number;
   @ApiProperty({ type: () => PreemptionView })
   preemption!: PreemptionView;
+  @ApiProperty({ type: String, nullable: true, example: 'high', description: 'The highest priority class its members may choose; null = up to the default class.' })
+  maxPriorityClass!: string | null;
   @ApiProperty({ type: [QuotaUsageView] })
   quotas!: QuotaUsageView[];
   @TimeProperty()
@@ -104,6 +106,7 @@ export const teamView = (t: TeamRecord, usage: readonly TeamFlavorUsage[]): Team
   cohort: t.cohort,
   fairShareWeight: t.fairShareWeight,
   preemption: { withinTeam: t.withinTeam, reclaimWithinCohort: t.reclaimWithinCohort },
+  maxPriorityClass: t.maxPriorityClass,
   quotas: usage.map(usageView),
   createdAt: t.createdAt.toISOString(),
   updatedAt: t.updatedAt.toISOString(),

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, notFound, unknownReference, type FieldError } from '#common';
-import { CohortRepository, FlavorRepository, MissingReferenceError, QuotaRepository, TeamRepository, type TeamUse } from '#db';
+import { CohortRepository, FlavorRepository, MissingReferenceError, PriorityClassRepository, QuotaRepository, TeamRepository, type TeamUse } from '#db';
 import type { Principal } from '../auth/principal.js';
 import type { PatchTeamDto, PutQuotaDto, PutTeamDto } from './team.dto.js';
 import { quotaView, teamView, type QuotaDeletedView, type QuotaSetView, type TeamView } from './team.view.js';
@@ -15,6 +15,7 @@ export class TeamsService {
     @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
     @Inject(QuotaRepository) private readonly quotas: QuotaRepository,
     @Inject(UsageService) private readonly usage: UsageService,
+    @Inject(PriorityClassRepository) private readonly classes: PriorityClassRepository,
   ) {}
 
   /**
@@ -34,12 +35,14 @@ export class TeamsService {
     }
     const cohort = dto.cohort ?? null;
     await this.assertCohort(cohort);
+    await this.assertPriorityClass(dto.maxPriorityClass ?? null);
     const { record, created } = await this.teams
       .upsert(name, {
         cohort,
         fairShareWeight: dto.fairShareWeight ?? 1,
         withinTeam: dto.preemption?.withinTeam ?? 'LowerPriority',
         reclaimWithinCohort: dto.preemption?.reclaimWithinCohort ?? 'Any',
+        maxPriorityClass: dto.maxPriorityClass ?? null,
       }, caller.subject)
       .catch(unknownCohort);
     return { created, team: teamView(record, (await this.usage.byTeam()).get(name) ?? []) };
@@ -49,12 +52,14 @@ export class TeamsService {
   async patch(name: string, dto: PatchTeamDto, caller: Principal): Promise<TeamView> {
     const cohort = dto.cohort;
     if (typeof cohort === 'string') await this.assertCohort(cohort);
+    if (typeof dto.maxPriorityClass === 'string') await this.assertPriorityClass(dto.maxPriorityClass);
     const record = await this.teams
       .patch(name, {
         ...(cohort !== undefined ? { cohort } : {}),
         ...(dto.fairShareWeight !== undefined ? { fairShareWeight: dto.fairShareWeight } : {}),
         ...(dto.preemption?.withinTeam !== undefined ? { withinTeam: dto.preemption.withinTeam } : {}),
         ...(dto.preemption?.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: dto.preemption.reclaimWithinCohort } : {}),
+        ...(dto.maxPriorityClass !== undefined ? { maxPriorityClass: dto.maxPriorityClass } : {}),
       }, caller.subject)
       .catch(unknownCohort);
     if (!record) throw notFound(`team ${name}`);
@@ -106,6 +111,12 @@ export class TeamsService {
 
   private async assertCohort(cohort: string | null): Promise<void> {
     if (cohort !== null && !(await this.cohorts.exists(cohort))) throw unknownReference('cohort', `unknown cohort: ${cohort}`);
+  }
+
+  private async assertPriorityClass(name: string | null): Promise<void> {
+    if (name !== null && (await this.classes.get(name)) === null) {
+      throw unknownReference('maxPriorityClass', `unknown priority class: ${name} (GET /v1/priority-classes lists them)`);
+    }
   }
 
   /** 422 naming each of the team and flavor that does not exist. */

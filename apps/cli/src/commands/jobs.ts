@@ -201,7 +201,7 @@ function describeText(j: JobDetail, events: JobEvent[], now: number, time: { tim
   out += field('Team', j.team);
   const source = sourceText(j);
   if (source) out += field('Workload', source);
-  out += field('Kind', `${j.kind}, priority ${j.priority}, ${j.preemptible ? 'preemptible' : 'not preemptible'}`);
+  out += field('Kind', `${j.kind}, priority ${j.priority}${j.priorityClass ? ` (class ${j.priorityClass})` : ''}, ${j.preemptible ? 'preemptible' : 'not preemptible'}`);
   out += field('State', j.state + (j.preemptionCount > 0 ? ` (preempted ${j.preemptionCount}×${j.preemptedBy ? `, last by ${j.preemptedBy}` : ''})` : ''));
   out += field('Replicas', `${replicasText(j)} × ${j.acceleratorsPerReplica} accelerator(s), ${j.cpuMillisPerReplica} mCPU, ${j.memoryMiBPerReplica} MiB each`);
   out += field('Flavors', `${j.flavors.join(', ')} (${j.flavorSelection})${j.flavor ? `; admitted on ${j.flavor}` : ''}`);

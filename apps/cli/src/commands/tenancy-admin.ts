@@ -14,7 +14,7 @@ const RECLAIM = ['Never', 'LowerPriority', 'Any'] as const;
 const NONE = /^(none|null|-)$/i;
 
 /** The object at `path`, or undefined when the API answers 404. */
-async function current<T>(client: ApiClient, path: string): Promise<T | undefined> {
+export async function current<T>(client: ApiClient, path: string): Promise<T | undefined> {
   try {
     return await client.get<T>(path);
   } catch (error) {
@@ -219,12 +219,14 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
     .option('--fair-share-weight <n>', 'its weight in fair sharing (1-1000)')
     .option('--within-team <policy>', 'Never | LowerPriority | LowerOrNewerEqualPriority — which of its own jobs a job may preempt')
     .option('--reclaim-within-cohort <policy>', 'Never | LowerPriority | Any — which borrowers it may preempt to get its nominal quota back')
+    .option('--max-priority-class <class>', "the highest priority class its members may choose; none = up to the default class")
     .option('-o, --output <format>', 'text | json | yaml')
     .addHelpText('after', example('qm team set vision --cohort research', 'qm team set vision --within-team Never', 'qm team set nlp --cohort none'))
-    .action(async (name: string, opts: { cohort?: string; fairShareWeight?: string; withinTeam?: string; reclaimWithinCohort?: string; output?: string }) => {
+    .action(async (name: string, opts: { cohort?: string; fairShareWeight?: string; withinTeam?: string; reclaimWithinCohort?: string; maxPriorityClass?: string; output?: string }) => {
       const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
-      const change: { cohort?: string | null; fairShareWeight?: number; preemption?: { withinTeam?: string; reclaimWithinCohort?: string } } = {};
+      const change: { cohort?: string | null; fairShareWeight?: number; maxPriorityClass?: string | null; preemption?: { withinTeam?: string; reclaimWithinCohort?: string } } = {};
       if (opts.cohort !== undefined) change.cohort = NONE.test(opts.cohort) ? null : opts.cohort;
+      if (opts.maxPriorityClass !== undefined) change.maxPriorityClass = NONE.test(opts.maxPriorityClass) ? null : opts.maxPriorityClass;
       if (opts.fairShareWeight !== undefined) change.fairShareWeight = positiveInt('--fair-share-weight', opts.fairShareWeight);
       if (opts.withinTeam !== undefined || opts.reclaimWithinCohort !== undefined) {
         change.preemption = {
@@ -240,7 +242,8 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
       if (m !== undefined) return ctx.out(m);
       ctx.out(
         `team ${name} ${was === undefined ? 'created' : 'updated'}: cohort ${saved.cohort ?? 'none'}, fair-share weight ${saved.fairShareWeight}, ` +
-          `preemption within team ${saved.preemption.withinTeam}, reclaim within cohort ${saved.preemption.reclaimWithinCohort}\n`,
+          `preemption within team ${saved.preemption.withinTeam}, reclaim within cohort ${saved.preemption.reclaimWithinCohort}, ` +
+          `highest priority class ${saved.maxPriorityClass ?? 'the default'}\n`,
       );
     });
   registerRemove(team, ctx, 'team', '/v1/teams', 'qm team rm legacy', 'delete a team (admin) with its finished jobs (its usage stays in qm usage) and take it off every token; refused while it has unfinished jobs, quotas or budgets');

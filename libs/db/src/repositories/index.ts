@@ -19,3 +19,4 @@ export * from './cycle-history.repository.js';
 export * from './audit.repository.js';
 export * from './workload-job.repository.js';
 export * from './job-history.repository.js';
+export * from './priority-class.repository.js';

@@ -20,10 +20,10 @@ WITH input AS (
   SELECT i.*, ARRAY(SELECT jsonb_array_elements_text(i.flavors_json::jsonb)) AS flavors
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bool[], $7::int[], $8::int[], $9::int[],
               $10::int[], $11::int[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::int[],
-              $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[])
+              $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[])
        WITH ORDINALITY AS i(id, team, name, kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
                             cpu_millis, memory_mib, flavors_json, flavor_selection, speeds, topology_level, tpu_shape,
-                            expected_runtime_seconds, template, key, subject, request_hash, checkpoint, key_scope, ord)
+                            expected_runtime_seconds, template, key, subject, request_hash, checkpoint, key_scope, priority_class, ord)
 ), ok AS (
   SELECT input.*,
          EXISTS (SELECT 1 FROM teams t WHERE t.name = input.team) AS team_ok,
@@ -35,10 +35,10 @@ WITH input AS (
   ON CONFLICT (subject, key) DO NOTHING
   RETURNING job_id
 ), j AS (
-  INSERT INTO jobs (id, name, team, kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
+  INSERT INTO jobs (id, name, team, kind, priority, priority_class, preemptible, replicas, min_replicas, accelerators_per_replica,
     cpu_millis_per_replica, memory_mib_per_replica, flavors, flavor_selection, speeds, topology_level, tpu_shape,
     expected_runtime_seconds, template, checkpoint, created_by, submitted_at, queued_at)
-  SELECT id, name, team, kind::job_kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
+  SELECT id, name, team, kind::job_kind, priority, priority_class, preemptible, replicas, min_replicas, accelerators_per_replica,
     cpu_millis, memory_mib, flavors, flavor_selection::flavor_selection, speeds::jsonb, topology_level::topology_level,
     tpu_shape, expected_runtime_seconds, template::jsonb, checkpoint::jsonb, subject, clock_timestamp(), clock_timestamp()
   FROM ok WHERE team_ok AND flavors_ok AND (key IS NULL OR id IN (SELECT job_id FROM k))
@@ -117,7 +117,7 @@ export class SubmissionBatcher {
   private async insert(group: readonly Submission[]): Promise<GroupRow[]> {
     const col = <T>(f: (s: Submission) => T): T[] => group.map(f);
     // A named statement: Postgres parses and plans the CTE once per connection, not per group.
-    const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v4', text: GROUP_SQL, values: [
+    const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v5', text: GROUP_SQL, values: [
       col(() => randomUUID()),
       col((s) => s.job.team),
       col((s) => s.job.name),
@@ -141,6 +141,7 @@ export class SubmissionBatcher {
       col((s) => s.idempotency?.requestHash ?? null),
       col((s) => (s.job.checkpoint === undefined || s.job.checkpoint === null ? null : JSON.stringify(s.job.checkpoint))),
       col((s) => keyScope(s)),
+      col((s) => s.job.priorityClass ?? null),
     ] });
     return rows;
   }
@@ -176,6 +177,7 @@ function newRecord(id: string, s: Submission, submittedAt: Date, queuedAt: Date)
   return {
     ...s.job,
     checkpoint: s.job.checkpoint ?? null,
+    priorityClass: s.job.priorityClass ?? null,
     id,
     state: 'PENDING',
     flavor: null,

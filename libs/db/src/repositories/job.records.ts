@@ -15,6 +15,7 @@ export const JOB_SELECT = {
   team: true,
   kind: true,
   priority: true,
+  priorityClass: true,
   preemptible: true,
   replicas: true,
   minReplicas: true,
@@ -79,7 +80,7 @@ export type NewJob = Pick<
   | 'tpuShape'
   | 'expectedRuntimeSeconds'
   | 'template'
-> & { checkpoint?: CheckpointPolicy | null };
+> & { checkpoint?: CheckpointPolicy | null; /** The class the priority came from (absent: none). */ priorityClass?: string | null };
 
 export const ALLOCATION_SELECT = { replica: true, node: true, accelerators: true, cpuMillis: true, memoryMiB: true } as const satisfies Prisma.AllocationSelect;
 export type AllocationRecord = Prisma.AllocationGetPayload<{ select: typeof ALLOCATION_SELECT }>;

@@ -28,7 +28,7 @@ export function isRecordMissing(error: unknown): boolean {
  * an allocation on a node) wait for the deletion and then fail on its foreign key instead of slipping in
  * between the check and the delete. True when the row exists.
  */
-export async function lockTenancyRow(tx: Tx, table: 'teams' | 'cohorts' | 'nodes' | 'flavors', name: string): Promise<boolean> {
+export async function lockTenancyRow(tx: Tx, table: 'teams' | 'cohorts' | 'nodes' | 'flavors' | 'priority_classes', name: string): Promise<boolean> {
   const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM ${Prisma.raw(table)} WHERE name = ${name} FOR UPDATE`;
   return rows.length === 1;
 }

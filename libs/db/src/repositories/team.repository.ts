@@ -3,7 +3,8 @@ import { isForeignKeyViolation, lockTenancyRow, TX_OPTIONS, writeTenancyEvent, t
 import { MissingReferenceError, QUOTA_SELECT, TEAM_SELECT, type Deletion, type QuotaRecord, type TeamRecord, type Upserted } from './tenancy.records.js';
 import { auditUpsert, type Audited } from './tenancy-audit.js';
 
-export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt'>;
+/** A team's settings; a ceiling left out is null when the team is created and kept when it is replaced. */
+export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt' | 'maxPriorityClass'> & { maxPriorityClass?: string | null };
 
 /** What keeps a team from being deleted. */
 export interface TeamUse {
@@ -140,8 +141,8 @@ export class TeamRepository {
 
 /** What a team's audit events record: its settings. */
 function audited(t: TeamRecord): Audited {
-  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort } = t;
-  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort };
+  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass } = t;
+  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass };
 }
 
 /** Locks the team, changes the fields given and writes team.updated with the true before; null when there is no such team. */

@@ -19,7 +19,7 @@ function differences(before: Audited, after: Audited): string[] {
  */
 export async function auditUpsert(
   tx: Tx,
-  object: 'flavor' | 'cohort' | 'team' | 'node',
+  object: 'flavor' | 'cohort' | 'team' | 'node' | 'priorityClass',
   name: string,
   actor: string,
   before: Audited | null,
@@ -35,7 +35,7 @@ export async function auditUpsert(
 }
 
 /** Writes `<object>.deleted` with what the object was (for objects whose deletion records its settings). */
-export async function auditDeletion(tx: Tx, object: 'flavor', name: string, actor: string, before: Audited): Promise<string> {
+export async function auditDeletion(tx: Tx, object: 'flavor' | 'priorityClass', name: string, actor: string, before: Audited): Promise<string> {
   const data = { [object]: name, before, after: null } as unknown as Prisma.InputJsonValue;
   return writeTenancyEvent(tx, `${object}.deleted`, null, actor, `${object} ${name} deleted by ${actor}`, data);
 }

@@ -13,6 +13,7 @@ export const TEAM_SELECT = {
   fairShareWeight: true,
   withinTeam: true,
   reclaimWithinCohort: true,
+  maxPriorityClass: true,
   createdAt: true,
   updatedAt: true,
 } as const satisfies Prisma.TeamSelect;
