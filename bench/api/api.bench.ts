@@ -76,7 +76,7 @@ const JOB = JSON.stringify({
   name: 'bench-job',
   team: 'vision',
   kind: 'training',
-  priority: 10,
+  priorityClass: 'standard',
   replicas: 4,
   acceleratorsPerReplica: 8,
   flavors: ['h100-80gb', 'a100-80gb'],
@@ -126,6 +126,8 @@ async function main(): Promise<void> {
     await call(base, ADMIN, 'PUT', '/v1/cohorts/research', {});
     await call(base, ADMIN, 'PUT', '/v1/flavors/h100-80gb', { kind: 'nvidia-gpu' });
     await call(base, ADMIN, 'PUT', '/v1/flavors/a100-80gb', { kind: 'nvidia-gpu' });
+    // Members choose a priority class (a number is for admins): each submission reads the classes.
+    await call(base, ADMIN, 'PUT', '/v1/priority-classes/standard', { value: 10, default: true });
     await call(base, ADMIN, 'PUT', '/v1/teams/vision', { cohort: 'research' });
     await call(base, ADMIN, 'PUT', '/v1/teams/vision/quotas/h100-80gb', { nominal: 64 });
     const { token } = (await call(base, ADMIN, 'POST', '/v1/tokens', { subject: 'bench', role: 'member', teams: ['vision'] })) as { token: string };
