@@ -16,6 +16,7 @@ import { NodesController } from './nodes/nodes.controller.js';
 import { NodesService } from './nodes/nodes.service.js';
 import { PriorityClassesController } from './priority-classes/priority-classes.controller.js';
 import { PriorityClassesService } from './priority-classes/priority-classes.service.js';
+import { PriorityChoiceCache } from './jobs/priority-choices.js';
 import { SchedulerController } from './scheduler/scheduler.controller.js';
 import { SchedulerService } from './scheduler/scheduler.service.js';
 import { TeamsController } from './teams/teams.controller.js';
@@ -50,6 +51,7 @@ export class ApiModule {
         FlavorsService,
         CohortsService,
         PriorityClassesService,
+        PriorityChoiceCache,
         TeamsService,
         NodesService,
         SchedulerService,

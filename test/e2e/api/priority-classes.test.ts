@@ -126,3 +126,30 @@ describe('priority classes owned by infra leads', () => {
     expect(both.status).toBe(400);
   });
 });
+
+describe('priority classes cached for QM_TOKEN_CACHE_TTL_MS, as tokens are', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness('api_priority_cache', { QM_TOKEN_CACHE_TTL_MS: '600000' });
+    await seedTenancy(h);
+    await h.request('PUT', '/v1/priority-classes/standard', { body: { value: 0, default: true } });
+    await h.request('PUT', '/v1/priority-classes/high', { body: { value: 1000 } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("a change through this API applies at once; a team another replica created is looked up, never taken as one without a ceiling", async () => {
+    const alice = await memberToken(h, 'alice', ['vision']);
+    const ask = (team: string, token: string) => h.request('POST', '/v1/jobs', { body: jobBody({ team, priorityClass: 'high' }), token });
+    expect((await ask('vision', alice)).status).toBe(403); // loads the cache: vision has no ceiling
+    expect((await h.request('PATCH', '/v1/teams/vision', { body: { maxPriorityClass: 'high' } })).status).toBe(200);
+    expect((await ask('vision', alice)).status).toBe(201);
+    // Another replica creates team "audio" (written straight to the database: this process's cache has not seen it).
+    await h.pg.query("INSERT INTO teams (name, cohort) VALUES ('audio', 'research')");
+    const bob = await memberToken(h, 'bob', ['audio']);
+    const r = await ask('audio', bob);
+    expect(r.status).toBe(403);
+    expect(r.body.detail).toContain('up to the default class standard');
+  });
+});

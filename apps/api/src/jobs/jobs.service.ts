@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError, forbidden, notFound, type FieldError } from '#common';
-import { FlavorRepository, JobRepository, PriorityClassRepository, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
+import { FlavorRepository, JobRepository, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
 import type { JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
@@ -10,6 +10,7 @@ import { type CreateJobDto, type JobProgressDto, type JobStatusDto, type ListJob
 import { eventView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
 import { plainPodTemplate, podTemplateProblems } from './pod-template.dto.js';
 import { priorityFromClasses, priorityWithoutClasses } from './job-priority.js';
+import { PriorityChoiceCache } from './priority-choices.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -24,7 +25,7 @@ export class JobsService {
     @Inject(JobRepository) private readonly jobs: JobRepository,
     @Inject(TeamRepository) private readonly teams: TeamRepository,
     @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
-    @Inject(PriorityClassRepository) private readonly classes: PriorityClassRepository,
+    @Inject(PriorityChoiceCache) private readonly priorities: PriorityChoiceCache,
   ) {}
 
   /**
@@ -39,7 +40,7 @@ export class JobsService {
     const job = normalize(dto);
     // The key's hash is of the request as asked (the class by name), not of the value the class has today.
     const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job), scope: idempotencyScope(caller) };
-    const priority = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.classes.choiceFor(dto.team));
+    const priority = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.priorities.choiceFor(dto.team));
     job.priority = priority.priority;
     job.priorityClass = priority.priorityClass;
     const result = await this.jobs.submit(job, caller.subject, idempotency).catch((error: unknown) => {

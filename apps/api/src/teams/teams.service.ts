@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError, notFound, unknownReference, type FieldError } from '#common';
 import { CohortRepository, FlavorRepository, MissingReferenceError, PriorityClassRepository, QuotaRepository, TeamRepository, type TeamUse } from '#db';
 import type { Principal } from '../auth/principal.js';
+import { PriorityChoiceCache } from '../jobs/priority-choices.js';
 import type { PatchTeamDto, PutQuotaDto, PutTeamDto } from './team.dto.js';
 import { quotaView, teamView, type QuotaDeletedView, type QuotaSetView, type TeamView } from './team.view.js';
 import { UsageService } from './usage.service.js';
@@ -16,6 +17,7 @@ export class TeamsService {
     @Inject(QuotaRepository) private readonly quotas: QuotaRepository,
     @Inject(UsageService) private readonly usage: UsageService,
     @Inject(PriorityClassRepository) private readonly classes: PriorityClassRepository,
+    @Inject(PriorityChoiceCache) private readonly choices: PriorityChoiceCache,
   ) {}
 
   /**
@@ -45,6 +47,7 @@ export class TeamsService {
         maxPriorityClass: dto.maxPriorityClass ?? null,
       }, caller.subject)
       .catch(unknownCohort);
+    this.choices.invalidate();
     return { created, team: teamView(record, (await this.usage.byTeam()).get(name) ?? []) };
   }
 
@@ -62,6 +65,7 @@ export class TeamsService {
         ...(dto.maxPriorityClass !== undefined ? { maxPriorityClass: dto.maxPriorityClass } : {}),
       }, caller.subject)
       .catch(unknownCohort);
+    this.choices.invalidate();
     if (!record) throw notFound(`team ${name}`);
     return teamView(record, (await this.usage.byTeam()).get(name) ?? []);
   }

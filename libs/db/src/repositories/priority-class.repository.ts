@@ -23,10 +23,15 @@ export interface PriorityClassUse {
   teams: string[];
 }
 
-/** What a submission for `team` needs to pick its priority: every class, and the team's ceiling. */
+/** What submissions need to pick a priority: every class, and every team's ceiling (null: up to the default). */
+export interface PriorityChoices {
+  classes: PriorityClassRecord[];
+  ceilings: Map<string, string | null>;
+}
+
+/** What a submission for one team needs: every class, and the team's ceiling (undefined: no such team). */
 export interface PriorityChoice {
   classes: PriorityClassRecord[];
-  /** The team's highest class (null: up to the default); undefined when the team does not exist. */
   ceiling: string | null | undefined;
 }
 
@@ -45,13 +50,13 @@ export class PriorityClassRepository {
     return this.db.prisma.priorityClass.findUnique({ where: { name }, select: SELECT });
   }
 
-  /** The classes and `team`'s ceiling, read together (one round trip each, in one transaction). */
-  async choiceFor(team: string): Promise<PriorityChoice> {
-    const [classes, row] = await this.db.prisma.$transaction([
+  /** Every class and every team's ceiling, read together (the API caches them: they change rarely, submissions are many). */
+  async choices(): Promise<PriorityChoices> {
+    const [classes, teams] = await this.db.prisma.$transaction([
       this.db.prisma.priorityClass.findMany({ select: SELECT, orderBy: [{ value: 'desc' }, { name: 'asc' }] }),
-      this.db.prisma.team.findUnique({ where: { name: team }, select: { maxPriorityClass: true } }),
+      this.db.prisma.team.findMany({ select: { name: true, maxPriorityClass: true } }),
     ]);
-    return { classes, ceiling: row === null ? undefined : row.maxPriorityClass };
+    return { classes, ceilings: new Map(teams.map((t) => [t.name, t.maxPriorityClass])) };
   }
 
   /**
