@@ -164,12 +164,15 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
       alice,
     );
     await cycle();
+    // An infra lead's default class: alice's next job, naming none, gets it (same value 0 as big-run's).
+    await s.ok('PUT', '/v1/priority-classes/standard', { value: 0, default: true });
     const llama = await s.ok(
       'POST',
       '/v1/jobs',
       jobBody({ name: 'llama-ft', replicas: 1, topology: { level: 'block' } }),
       alice,
     );
+    expect(llama.priorityClass).toBe('standard');
     await cycle();
     const pending = await s.ok('GET', `/v1/jobs/${llama.id}`, undefined, alice);
     expect(pending.state).toBe('PENDING');
@@ -206,6 +209,7 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     expect(await reason.textContent()).toContain('Team quota is used up');
     expect(await reason.textContent()).toContain('Position 1 in the queue');
     expect(await reason.textContent()).toContain('Estimated start');
+    await page.locator('dd', { hasText: '0 (class standard), preemptible' }).waitFor();
     await screenshot(page, 'job-pending');
 
     // big-run ends; the next cycle admits llama-ft. The open page shows it without a reload.

@@ -116,6 +116,7 @@ function JobBody({ job, identity, onChanged }: { job: Job; identity: Identity; o
         <dt>Priority</dt>
         <dd>
           {job.priority}
+          {job.priorityClass ? ` (class ${job.priorityClass})` : ''}
           {job.preemptible ? ', preemptible' : ', not preemptible'}
         </dd>
         <dt>Topology</dt>

@@ -154,7 +154,7 @@ function PendingTable({ team, flavor, offset, paged, onPage }: TableProps) {
                         <td>{j.team}</td>
                         <td class="num">{size(j)}</td>
                         <td>{j.flavors.join(', ')}</td>
-                        <td class="num">{j.priority}</td>
+                        <td class="num" title={j.priorityClass ? `class ${j.priorityClass}` : undefined}>{j.priority}</td>
                         <td class="reason">
                           <strong>{reasonLabel(j.pending?.code ?? null)}</strong>
                           <span class="small muted">{j.pending?.code ? ` (${j.pending.code})` : ''}</span>
