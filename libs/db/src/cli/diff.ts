@@ -1,9 +1,9 @@
 // `npm run db:diff -- <name>`: write prisma/migrations/<timestamp>_<name>/migration.sql with the SQL that
-// takes the schema at the end of the migrations (the schema.prisma copy kept in the latest migration
-// directory) to prisma/schema.prisma, and store the new copy next to it.
+// takes the schema at the end of the migrations (prisma/migrations/schema.snapshot.prisma) to
+// prisma/schema.prisma, and roll the snapshot forward.
 // `npm run db:diff -- --check`: print the drift and exit 1 when there is any (for CI).
 // `npm run db:diff -- <name> --empty`: a migration to write by hand (data fixes, storage parameters Prisma
-// does not model), with the unchanged schema copy; refused while schema.prisma has pending changes.
+// does not model); refused while schema.prisma has pending changes.
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,8 +33,7 @@ try {
     if (script !== '') throw new Error('schema.prisma has changes without a migration: run `npm run db:diff -- <name>` first');
     const folder = join(dir, `${timestamp(new Date())}_${name}`);
     await mkdir(folder, { recursive: true });
-    await writeFile(join(folder, 'migration.sql'), '-- Hand-written migration: the schema.prisma copy next to this file is unchanged.\n');
-    await copyFile(join(prismaDir, 'schema.prisma'), join(folder, MIGRATED_SCHEMA_FILE));
+    await writeFile(join(folder, 'migration.sql'), '-- Hand-written migration: it does not change what schema.prisma models.\n');
     console.log(`wrote ${folder}/migration.sql (empty, to fill in)`);
   } else if (script === '') {
     console.log('schema.prisma matches prisma/migrations: nothing to write');
@@ -46,7 +45,7 @@ try {
     const folder = join(dir, `${timestamp(new Date())}_${name}`);
     await mkdir(folder, { recursive: true });
     await writeFile(join(folder, 'migration.sql'), script);
-    await copyFile(join(prismaDir, 'schema.prisma'), join(folder, MIGRATED_SCHEMA_FILE));
+    await copyFile(join(prismaDir, 'schema.prisma'), join(dir, MIGRATED_SCHEMA_FILE));
     console.log(`wrote ${folder}/migration.sql`);
   }
 } catch (error) {

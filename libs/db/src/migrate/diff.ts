@@ -11,12 +11,14 @@ export interface DiffOptions {
   prismaDir?: string;
 }
 
-/** Name of the copy of schema.prisma kept in each migration directory (the schema that migration ends at). */
-export const MIGRATED_SCHEMA_FILE = 'schema.prisma';
+/**
+ * The one rolling snapshot of the schema the migrations end at, in prisma/migrations (`db:diff` rewrites it
+ * with each migration it writes). Migrations carry no copy of their own.
+ */
+export const MIGRATED_SCHEMA_FILE = 'schema.snapshot.prisma';
 
 /**
- * The schema at the end of prisma/migrations: the copy of schema.prisma that `db:diff` stored in the
- * latest migration directory holding one; `null` when there is no migration yet.
+ * The schema at the end of prisma/migrations (the snapshot); `null` when there is no migration yet.
  *
  * Why a copy rather than replaying migrations into a shadow database: the WASM engine cannot
  * introspect a live Postgres (`Column type 'char'`), and a shadow replay needs exactly that.
@@ -25,13 +27,9 @@ export const MIGRATED_SCHEMA_FILE = 'schema.prisma';
  */
 export async function migratedSchema(prismaDir: string = findPrismaDir()): Promise<string | null> {
   const list = await readMigrations(migrationsDir(prismaDir));
-  for (const entry of [...list.migrationDirectories].reverse()) {
-    const file = join(list.baseDir, entry.path, MIGRATED_SCHEMA_FILE);
-    if (existsSync(file)) return readFile(file, 'utf8');
-  }
-  if (list.migrationDirectories.length > 0) {
-    throw new Error(`no migration directory in ${list.baseDir} holds a ${MIGRATED_SCHEMA_FILE} copy`);
-  }
+  const file = join(list.baseDir, MIGRATED_SCHEMA_FILE);
+  if (existsSync(file)) return readFile(file, 'utf8');
+  if (list.migrationDirectories.length > 0) throw new Error(`${list.baseDir} has migrations but no ${MIGRATED_SCHEMA_FILE}: the schema they end at`);
   return null;
 }
 
@@ -43,19 +41,7 @@ export async function diffMigrationsToSchema(options: DiffOptions): Promise<stri
   const prismaDir = options.prismaDir ?? findPrismaDir();
   const schema = await readFile(join(prismaDir, 'schema.prisma'), 'utf8');
   const from = await migratedSchema(prismaDir);
-  const open = await openSchemaEngine(withDatabase(options.url, 'postgres'));
-  try {
-    const result = await open.engine.diff({
-      from: from === null ? { tag: 'empty' } : { tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: from }] },
-      to: { tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: schema }] },
-      script: true,
-      exitCode: null,
-      filters: NO_FILTER,
-    });
-    return normaliseScript(result.stdout ?? '');
-  } finally {
-    await open.close();
-  }
+  return normaliseScript(await diffSchemas(options.url, from, schema));
 }
 
 /** SQL that takes a database from schema `from` (`null` = empty database) to schema `to`, as the engine writes it. */
