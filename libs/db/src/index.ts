@@ -34,3 +34,4 @@ export { OutboxRepository, type OutboxRecord, type OutboxRef } from './schedulin
 export { GANG_TIMEOUT_REASON, countActiveJobs, releaseEndedAllocations, requeueStuckAdmissions, type StuckAdmissionsInput } from './scheduling/reconcile.js';
 export * from './kubernetes/index.js';
 export { pruneHistory, type PruneOptions, type PruneResult } from './scheduling/prune-history.js';
+export { FUNCTIONS, TRIGGERS, type DeclaredFunction, type DeclaredTrigger } from './schema/triggers.js';
