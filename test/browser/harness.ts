@@ -3,7 +3,7 @@ import { Config } from '#common';
 import { createTestDatabase, type TestDatabase } from '#db';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, type ApiApp } from '../../apps/api/src/main.js';
-import { deleteKeys } from '../support/redis-keys.js';
+import { flushPrefix } from '../support/redis-keys.js';
 
 export const ADMIN_TOKEN = 'browser-admin-token-0123456789abcdef';
 
@@ -83,7 +83,7 @@ export async function startConsoleService(label: string): Promise<ConsoleService
     async close() {
       await api.close();
       await db.drop();
-      await deleteKeys(config.redisUrl, scheduler.redisPrefix);
+      await flushPrefix(scheduler.redisPrefix, config.redisUrl);
     },
   };
 }

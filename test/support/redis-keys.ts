@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 
-/** Every key of a test run's prefix (`<prefix>:*`) in the Redis at `url`. */
+const RUN_REDIS = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+/** Every key of a test run's prefix (`<prefix>:*`) in the Redis at `url` (default: the run's REDIS_URL). */
 export async function keysOf(url: string, prefix: string): Promise<string[]> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
@@ -18,14 +20,16 @@ export async function keysOf(url: string, prefix: string): Promise<string[]> {
   }
 }
 
-/** Deletes a test run's keys when it ends: its FLUSHDB, without touching other runs or the server. */
-export async function deleteKeys(url: string, prefix: string): Promise<void> {
+/** Deletes every key of the prefix: the test's FLUSHDB, without touching other runs or the server. Returns how many. */
+export async function flushPrefix(prefix: string, url: string = RUN_REDIS): Promise<number> {
   const keys = await keysOf(url, prefix);
-  if (keys.length === 0) return;
+  if (keys.length === 0) return 0;
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
-    for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+    let deleted = 0;
+    for (let i = 0; i < keys.length; i += 500) deleted += await redis.del(...keys.slice(i, i + 500));
+    return deleted;
   } finally {
     redis.disconnect();
   }

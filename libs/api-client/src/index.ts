@@ -1,5 +1,4 @@
-import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
-import type { components, paths } from './schema.js';
+import type { components } from './schema.js';
 
 /**
  * The REST API's contract for its clients (the CLI, the console, scripts): every type here is derived from
@@ -57,14 +56,3 @@ void allStatesListed;
 
 /** States a job never leaves. */
 export const FINAL_STATES: ReadonlySet<JobState> = new Set<JobState>(['SUCCEEDED', 'FAILED', 'CANCELLED']);
-
-export type QuartermasterClient = Client<paths>;
-
-/**
- * A client of the REST API typed by its contract (openapi-fetch): `client.GET('/v1/jobs/{id}', { params:
- * { path: { id } } })` answers `{ data, error, response }` with the documented shapes.
- */
-export function createQuartermasterClient(options: ClientOptions & { token?: string }): QuartermasterClient {
-  const { token, headers, ...rest } = options;
-  return createClient<paths>({ ...rest, headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...(headers as Record<string, string> | undefined) } });
-}

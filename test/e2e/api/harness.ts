@@ -5,7 +5,7 @@ import { schedulerSettingsFromEnv } from '#scheduling';
 import { Config } from '#common';
 import { createTestDatabase, type TestDatabase } from '#db';
 import { createApiApp, type ApiApp } from '../../../apps/api/src/main.js';
-import { deleteKeys } from '../../support/redis-keys.js';
+import { flushPrefix } from '../../support/redis-keys.js';
 
 // Creating and migrating a database per file takes seconds on a busy machine (not a timing assertion).
 jest.setTimeout(120_000);
@@ -102,7 +102,7 @@ export async function startHarness(label: string, env: Record<string, string> = 
       await pool.end();
       await api.close();
       await db.drop();
-      await deleteKeys(config.redisUrl, scheduler.redisPrefix);
+      await flushPrefix(scheduler.redisPrefix, config.redisUrl);
     },
   };
 }

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 
 export const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
@@ -10,22 +9,7 @@ export function uniquePrefix(label: string): string {
   return `qmtest-${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
-/** Deletes every key of the prefix: the test's equivalent of FLUSHDB, without touching other runs. */
-export async function flushPrefix(prefix: string): Promise<number> {
-  const redis = new Redis(REDIS_URL);
-  try {
-    let deleted = 0;
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) deleted += await redis.del(...keys);
-    } while (cursor !== '0');
-    return deleted;
-  } finally {
-    redis.disconnect();
-  }
-}
+export { flushPrefix } from '../../support/redis-keys.js';
 
 /** Polls `probe` until it returns a truthy value; throws with `what` after `timeoutMs`. Not a timing assertion. */
 export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 50): Promise<T> {

@@ -1,8 +1,9 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
+import { JOB_LIMITS } from '../jobs/job.dto.js';
 import { IsBool, IntIn, IsText, Optional, Required } from '../validation/validators.js';
 
-/** Job priorities lie in ±1,000,000 (the value of a class too). */
-export const PRIORITY_RANGE = { min: -1_000_000, max: 1_000_000 } as const;
+/** A class's value is a job priority: the same range. */
+const PRIORITY_RANGE = JOB_LIMITS.priority;
 
 export class PutPriorityClassDto {
   @ApiProperty({ example: 1000, minimum: PRIORITY_RANGE.min, maximum: PRIORITY_RANGE.max, description: "The jobs' priority: higher goes first, and may preempt lower under the team's rules." })

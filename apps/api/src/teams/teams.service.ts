@@ -46,7 +46,7 @@ export class TeamsService {
         reclaimWithinCohort: dto.preemption?.reclaimWithinCohort ?? 'Any',
         maxPriorityClass: dto.maxPriorityClass ?? null,
       }, caller.subject)
-      .catch(unknownCohort);
+      .catch(unknownTeamReference);
     this.choices.invalidate();
     return { created, team: teamView(record, (await this.usage.byTeam()).get(name) ?? []) };
   }
@@ -64,7 +64,7 @@ export class TeamsService {
         ...(dto.preemption?.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: dto.preemption.reclaimWithinCohort } : {}),
         ...(dto.maxPriorityClass !== undefined ? { maxPriorityClass: dto.maxPriorityClass } : {}),
       }, caller.subject)
-      .catch(unknownCohort);
+      .catch(unknownTeamReference);
     this.choices.invalidate();
     if (!record) throw notFound(`team ${name}`);
     return teamView(record, (await this.usage.byTeam()).get(name) ?? []);
@@ -139,8 +139,10 @@ export class TeamsService {
 }
 
 /** The cohort was deleted between the check and the write: 422 as if the check had seen it. */
-function unknownCohort(error: unknown): never {
-  if (error instanceof MissingReferenceError) throw unknownReference('cohort', `unknown cohort: ${error.value}`);
+function unknownTeamReference(error: unknown): never {
+  if (error instanceof MissingReferenceError) {
+    throw unknownReference(error.field, error.field === 'cohort' ? `unknown cohort: ${error.value}` : `unknown priority class: ${error.value} (GET /v1/priority-classes lists them)`);
+  }
   throw error;
 }
 

@@ -22,12 +22,6 @@ export const teamInUse = (u: TeamUse): boolean => u.unfinishedJobs > 0 || u.quot
 
 const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 
-/** Throws MissingReferenceError('cohort') for a write the cohort foreign key refused. */
-function cohortMissing(error: unknown, cohort: string | null | undefined): never {
-  if (isForeignKeyViolation(error)) throw new MissingReferenceError('cohort', String(cohort));
-  throw error;
-}
-
 /** Teams (Prisma client). */
 export class TeamRepository {
   constructor(private readonly db: DbHandle) {}
@@ -35,7 +29,7 @@ export class TeamRepository {
   /**
    * Creates or replaces a team with its audit event (team.created, or team.updated with the true before) in
    * one transaction; inserted first, as quotas are, so concurrent creations give one creation. Throws
-   * MissingReferenceError('cohort') when the cohort does not exist.
+   * MissingReferenceError naming the cohort or the priority class that does not exist.
    */
   async upsert(name: string, t: TeamInput, actor: string): Promise<Upserted<TeamRecord>> {
     try {
@@ -53,21 +47,34 @@ export class TeamRepository {
         }
       }, TX_OPTIONS);
     } catch (error) {
-      return cohortMissing(error, t.cohort);
+      return this.missingReference(error, t);
     }
   }
 
   /**
    * Changes only the fields given (merge) with its team.updated event; concurrent patches of different
    * fields both stay (the row is locked, each writes only its fields). Null when there is no such team.
-   * Throws MissingReferenceError('cohort') when the cohort does not exist.
+   * Throws MissingReferenceError naming the cohort or the priority class that does not exist.
    */
   async patch(name: string, t: Partial<TeamInput>, actor: string): Promise<TeamRecord | null> {
     try {
       return await this.db.prisma.$transaction((tx) => changeTeam(tx, name, t, actor), TX_OPTIONS);
     } catch (error) {
-      return cohortMissing(error, t.cohort);
+      return this.missingReference(error, t);
     }
+  }
+
+  /**
+   * A team's two references — its cohort and its highest priority class — fail on their foreign keys when
+   * the row went away between the caller's check and the write: says which (MissingReferenceError).
+   */
+  private async missingReference(error: unknown, t: Partial<TeamInput>): Promise<never> {
+    if (!isForeignKeyViolation(error)) throw error;
+    const ceiling = t.maxPriorityClass;
+    if (typeof ceiling === 'string' && (await this.db.prisma.priorityClass.count({ where: { name: ceiling } })) === 0) {
+      throw new MissingReferenceError('maxPriorityClass', ceiling);
+    }
+    throw new MissingReferenceError('cohort', String(t.cohort));
   }
 
   async list(names?: readonly string[]): Promise<TeamRecord[]> {
