@@ -1689,10 +1689,11 @@ export interface components {
              */
             cohort?: string | null;
             /**
+             * @description Share of the cohort's idle capacity relative to its other teams; null: the default.
              * @default 1
              * @example 1
              */
-            fairShareWeight: number;
+            fairShareWeight: number | null;
             /**
              * @description The highest priority class the team's members may choose (GET /v1/priority-classes); null or absent = up to the default class.
              * @example high
@@ -1747,15 +1748,17 @@ export interface components {
         };
         PreemptionDto: {
             /**
+             * @description null: the default.
              * @default Any
-             * @enum {string}
+             * @enum {string|null}
              */
-            reclaimWithinCohort: "Never" | "LowerPriority" | "Any";
+            reclaimWithinCohort: "Never" | "LowerPriority" | "Any" | null;
             /**
+             * @description null: the default.
              * @default LowerPriority
-             * @enum {string}
+             * @enum {string|null}
              */
-            withinTeam: "Never" | "LowerPriority" | "LowerOrNewerEqualPriority";
+            withinTeam: "Never" | "LowerPriority" | "LowerOrNewerEqualPriority" | null;
         };
         PreemptionView: {
             /** @enum {string} */
@@ -1940,10 +1943,11 @@ export interface components {
              */
             cohort?: string | null;
             /**
+             * @description Share of the cohort's idle capacity relative to its other teams; null: the default.
              * @default 1
              * @example 1
              */
-            fairShareWeight: number;
+            fairShareWeight: number | null;
             /**
              * @description The highest priority class the team's members may choose (GET /v1/priority-classes); null or absent = up to the default class.
              * @example high

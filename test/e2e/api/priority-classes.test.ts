@@ -43,6 +43,18 @@ describe('priority classes owned by infra leads', () => {
     expect(unknown.body.errors).toEqual([{ field: 'priorityClass', message: expect.stringContaining('unknown priority class: urgent') }]);
   });
 
+  it('a null priority or priorityClass is the same as leaving it out (admin and member), never a 500', async () => {
+    for (const token of [undefined, alice]) {
+      const r = await submit({ priority: null }, token);
+      expect(r.status).toBe(201);
+      expect(r.body).toMatchObject({ priority: 0, priorityClass: null });
+      const c = await submit({ priorityClass: null }, token);
+      expect(c.status).toBe(201);
+      expect(c.body).toMatchObject({ priority: 0, priorityClass: null });
+      expect((await submit({ priority: null, priorityClass: null }, token)).status).toBe(201);
+    }
+  });
+
   it('infra leads define classes with one default; members get the default and may not go above it unless the team allows', async () => {
     expect((await h.request('PUT', '/v1/priority-classes/standard', { body: { value: 0, default: true, description: 'most jobs' } })).status).toBe(201);
     expect((await h.request('PUT', '/v1/priority-classes/high', { body: { value: 1000 } })).status).toBe(201);

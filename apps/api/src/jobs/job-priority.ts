@@ -9,10 +9,10 @@ export interface ResolvedPriority {
   priorityClass: string | null;
 }
 
-/** What a submission asked for: a number (admins only), a class, or neither. */
+/** What a submission asked for: a number (admins only), a class, or neither (absent or null: JSON clients send both). */
 export interface PriorityAsk {
-  priority?: number;
-  priorityClass?: string;
+  priority?: number | null;
+  priorityClass?: string | null;
 }
 
 /**
@@ -20,10 +20,10 @@ export interface PriorityAsk {
  * or a number and a class together (400). Returns the resolved priority when no class needs to be read.
  */
 export function priorityWithoutClasses(ask: PriorityAsk, caller: Principal): ResolvedPriority | undefined {
-  if (ask.priority !== undefined && ask.priorityClass !== undefined) {
+  if (ask.priority != null && ask.priorityClass != null) {
     throw validationFailed([{ field: 'priority', message: 'give priority or priorityClass, not both' }]);
   }
-  if (ask.priority !== undefined) {
+  if (ask.priority != null) {
     if (caller.role !== 'admin') {
       throw validationFailed([{ field: 'priority', message: 'members choose a priorityClass (GET /v1/priority-classes lists them); a numeric priority is for admins' }]);
     }
@@ -40,7 +40,7 @@ export function priorityWithoutClasses(ask: PriorityAsk, caller: Principal): Res
 export function priorityFromClasses(ask: PriorityAsk, caller: Principal, choice: PriorityChoice): ResolvedPriority {
   const byName = new Map(choice.classes.map((c) => [c.name, c]));
   const fallback = choice.classes.find((c) => c.isDefault);
-  if (ask.priorityClass === undefined) return fallback === undefined ? { priority: 0, priorityClass: null } : { priority: fallback.value, priorityClass: fallback.name };
+  if (ask.priorityClass == null) return fallback === undefined ? { priority: 0, priorityClass: null } : { priority: fallback.value, priorityClass: fallback.name };
   const chosen = byName.get(ask.priorityClass);
   if (chosen === undefined) {
     const known = choice.classes.map((c) => c.name);

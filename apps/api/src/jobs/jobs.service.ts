@@ -190,7 +190,7 @@ export function normalize(dto: CreateJobDto): NewJob {
     team: dto.team,
     kind: dto.kind ?? 'training',
     priority: dto.priority ?? 0,
-    ...(dto.priorityClass !== undefined ? { priorityClass: dto.priorityClass } : {}),
+    ...(dto.priorityClass != null ? { priorityClass: dto.priorityClass } : {}),
     preemptible: dto.preemptible ?? true,
     replicas: dto.replicas,
     minReplicas: dto.minReplicas ?? dto.replicas,
@@ -203,7 +203,7 @@ export function normalize(dto: CreateJobDto): NewJob {
     topologyLevel: level,
     tpuShape,
     expectedRuntimeSeconds: dto.expectedRuntimeSeconds ?? null,
-    checkpoint: dto.checkpoint === undefined ? null : { intervalSeconds: dto.checkpoint.intervalSeconds, gracePeriodSeconds: dto.checkpoint.gracePeriodSeconds ?? 0 },
+    checkpoint: dto.checkpoint == null ? null : { intervalSeconds: dto.checkpoint.intervalSeconds, gracePeriodSeconds: dto.checkpoint.gracePeriodSeconds ?? 0 },
     template,
   };
 }

@@ -7,15 +7,15 @@ export const WITHIN_TEAM = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority
 export const RECLAIM = ['Never', 'LowerPriority', 'Any'] as const;
 
 export class PreemptionDto {
-  @ApiPropertyOptional({ enum: WITHIN_TEAM, default: 'LowerPriority' })
+  @ApiPropertyOptional({ enum: WITHIN_TEAM, default: 'LowerPriority', nullable: true, description: 'null: the default.' })
   @Optional()
   @OneOf(WITHIN_TEAM)
-  withinTeam?: (typeof WITHIN_TEAM)[number];
+  withinTeam?: (typeof WITHIN_TEAM)[number] | null;
 
-  @ApiPropertyOptional({ enum: RECLAIM, default: 'Any' })
+  @ApiPropertyOptional({ enum: RECLAIM, default: 'Any', nullable: true, description: 'null: the default.' })
   @Optional()
   @OneOf(RECLAIM)
-  reclaimWithinCohort?: (typeof RECLAIM)[number];
+  reclaimWithinCohort?: (typeof RECLAIM)[number] | null;
 }
 
 export class PutTeamDto {
@@ -24,10 +24,10 @@ export class PutTeamDto {
   @IsName()
   cohort?: string | null;
 
-  @ApiPropertyOptional({ example: 1, default: 1 })
+  @ApiPropertyOptional({ type: Number, example: 1, default: 1, nullable: true, description: 'Share of the cohort\'s idle capacity relative to its other teams; null: the default.' })
   @Optional()
   @IntIn(1, 1000)
-  fairShareWeight?: number;
+  fairShareWeight?: number | null;
 
   @ApiPropertyOptional({ type: () => PreemptionDto })
   @Optional()
@@ -47,7 +47,7 @@ export class PutTeamDto {
   maxPriorityClass?: string | null;
 }
 
-/** PATCH: the same fields, each optional; the ones sent replace the team's, the others stay. */
+/** PATCH: the same fields, each optional; the ones sent replace the team's (null: the default, as in a JSON merge patch), the others stay. */
 export class PatchTeamDto extends PutTeamDto {}
 
 export const QUOTA_MAX = 1_000_000;

@@ -41,9 +41,9 @@ export class TeamsService {
     const { record, created } = await this.teams
       .upsert(name, {
         cohort,
-        fairShareWeight: dto.fairShareWeight ?? 1,
-        withinTeam: dto.preemption?.withinTeam ?? 'LowerPriority',
-        reclaimWithinCohort: dto.preemption?.reclaimWithinCohort ?? 'Any',
+        fairShareWeight: dto.fairShareWeight ?? TEAM_DEFAULTS.fairShareWeight,
+        withinTeam: dto.preemption?.withinTeam ?? TEAM_DEFAULTS.withinTeam,
+        reclaimWithinCohort: dto.preemption?.reclaimWithinCohort ?? TEAM_DEFAULTS.reclaimWithinCohort,
         maxPriorityClass: dto.maxPriorityClass ?? null,
       }, caller.subject)
       .catch(unknownTeamReference);
@@ -51,7 +51,7 @@ export class TeamsService {
     return { created, team: teamView(record, (await this.usage.byTeam()).get(name) ?? []) };
   }
 
-  /** Merge: changes the fields sent (`cohort: null` leaves the cohort), keeps the others. 404 for an unknown team. */
+  /** Merge: changes the fields sent (`cohort: null` leaves the cohort; null elsewhere restores the default), keeps the others. 404 for an unknown team. */
   async patch(name: string, dto: PatchTeamDto, caller: Principal): Promise<TeamView> {
     const cohort = dto.cohort;
     if (typeof cohort === 'string') await this.assertCohort(cohort);
@@ -59,9 +59,9 @@ export class TeamsService {
     const record = await this.teams
       .patch(name, {
         ...(cohort !== undefined ? { cohort } : {}),
-        ...(dto.fairShareWeight !== undefined ? { fairShareWeight: dto.fairShareWeight } : {}),
-        ...(dto.preemption?.withinTeam !== undefined ? { withinTeam: dto.preemption.withinTeam } : {}),
-        ...(dto.preemption?.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: dto.preemption.reclaimWithinCohort } : {}),
+        ...(dto.fairShareWeight !== undefined ? { fairShareWeight: dto.fairShareWeight ?? TEAM_DEFAULTS.fairShareWeight } : {}),
+        ...(dto.preemption?.withinTeam !== undefined ? { withinTeam: dto.preemption.withinTeam ?? TEAM_DEFAULTS.withinTeam } : {}),
+        ...(dto.preemption?.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: dto.preemption.reclaimWithinCohort ?? TEAM_DEFAULTS.reclaimWithinCohort } : {}),
         ...(dto.maxPriorityClass !== undefined ? { maxPriorityClass: dto.maxPriorityClass } : {}),
       }, caller.subject)
       .catch(unknownTeamReference);
@@ -137,6 +137,9 @@ export class TeamsService {
     }
   }
 }
+
+/** What a team gets for a field it is not given (or given as null). */
+const TEAM_DEFAULTS = { fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } as const;
 
 /** The cohort was deleted between the check and the write: 422 as if the check had seen it. */
 function unknownTeamReference(error: unknown): never {
