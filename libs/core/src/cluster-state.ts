@@ -11,6 +11,8 @@
  */
 import { isQuantity } from './amount.js';
 import type { ClusterNode, Flavor } from './model.js';
+import type { ReplicaShape } from './gang-placer.js';
+import type { Accelerators, CpuMillis, MemoryMiB } from './quantity.js';
 import { type GroupingKey, groupOfNode } from './topology.js';
 
 /** A capacity figure as a quantity: anything but a non-negative safe integer counts as 0. */
@@ -22,7 +24,7 @@ export interface NodeGroup {
   key: string;
   /** Node indexes, ascending (= by name). */
   nodes: number[];
-  freeSum: number;
+  freeSum: Accelerators;
 }
 
 export interface FlavorNodes {
@@ -32,12 +34,12 @@ export interface FlavorNodes {
   /** buckets[b] = schedulable nodes with exactly b free accelerators (negative counts in bucket 0). */
   buckets: Set<number>[];
   /** Σ max(0, free accelerators) over schedulable nodes. */
-  totalFree: number;
+  totalFree: Accelerators;
   /** Largest allocatable of a schedulable node, and their sum. */
-  maxAllocatable: number;
-  totalAllocatable: number;
+  maxAllocatable: Accelerators;
+  totalAllocatable: Accelerators;
   /** Allocatable of all nodes of the flavor, schedulable or not (the fleet, for fair share). */
-  fleetCapacity: number;
+  fleetCapacity: Accelerators;
 }
 
 export interface FailedShape {
@@ -47,9 +49,9 @@ export interface FailedShape {
 
 export class ClusterState {
   readonly index = new Map<string, number>();
-  private readonly fa: number[];
-  private readonly fc: number[];
-  private readonly fm: number[];
+  private readonly fa: Accelerators[];
+  private readonly fc: CpuMillis[];
+  private readonly fm: MemoryMiB[];
   private sealed = false;
   private readonly flavors = new Map<string, FlavorNodes>();
   private readonly groupings = new Map<string, NodeGroup[]>();
@@ -105,13 +107,13 @@ export class ClusterState {
     this.sealed = true;
   }
 
-  freeA(i: number): number {
+  freeA(i: number): Accelerators {
     return this.fa[i]!;
   }
-  freeC(i: number): number {
+  freeC(i: number): CpuMillis {
     return this.fc[i]!;
   }
-  freeM(i: number): number {
+  freeM(i: number): MemoryMiB {
     return this.fm[i]!;
   }
 
@@ -147,11 +149,24 @@ export class ClusterState {
     return gs;
   }
 
+  /** Node `i` gives `r` (a replica's accelerators, CPU and memory) to a holding. */
+  take(i: number, r: ReplicaShape): void {
+    this.apply(i, r, -1);
+  }
+
+  /** A holding gives `r` back to node `i`. */
+  give(i: number, r: ReplicaShape): void {
+    this.apply(i, r, 1);
+  }
+
   /**
-   * Changes node `i`'s free capacity by the deltas (negative = consume). Keeps buckets, sums and the
-   * failed-shape memo consistent.
+   * Changes node `i`'s free capacity by `r` (sign −1: consume). Keeps buckets, sums and the failed-shape
+   * memo consistent.
    */
-  apply(i: number, dA: number, dC: number, dM: number): void {
+  private apply(i: number, r: ReplicaShape, sign: 1 | -1): void {
+    const dA = sign * r.a;
+    const dC = sign * r.c;
+    const dM = sign * r.m;
     const fl = this.sealed && this.nodes[i]!.schedulable ? this.flavors.get(this.nodes[i]!.flavor) : undefined;
     const before = this.fa[i]!;
     const after = before + dA;
@@ -176,7 +191,7 @@ export class ClusterState {
   }
 
   /** The largest total allocatable accelerators of one group of `grouping` on `flavor` (0 when none). */
-  largestGroup(flavor: string, grouping: GroupingKey): number {
+  largestGroup(flavor: string, grouping: GroupingKey): Accelerators {
     const k = `${flavor}\u0000${grouping}`;
     let best = this.largest.get(k);
     if (best === undefined) {

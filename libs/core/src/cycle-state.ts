@@ -187,7 +187,7 @@ export class CycleState {
         evicted: false,
         indexed: true,
       };
-      for (const rep of replicas) this.cluster.apply(rep.node, -rep.a, -rep.c, -rep.m);
+      for (const rep of replicas) this.cluster.take(rep.node, rep);
       let byFlavor = this.byTeamFlavor.get(r.team);
       if (byFlavor === undefined) {
         byFlavor = new Map();
@@ -251,7 +251,7 @@ export class CycleState {
   hold(h: Holding): void {
     if (!h.removed) return;
     h.removed = false;
-    for (const r of h.replicas) this.cluster.apply(r.node, -r.a, -r.c, -r.m);
+    for (const r of h.replicas) this.cluster.take(r.node, r);
     this.quota.add(h.job.team, h.flavor, h.accelerators);
     this.share.add(h.job.team, h.flavor, h.accelerators);
     if (h.indexed !== true) {
@@ -278,7 +278,7 @@ export class CycleState {
   release(h: Holding): void {
     if (h.removed) return;
     h.removed = true;
-    for (const r of h.replicas) this.cluster.apply(r.node, r.a, r.c, r.m);
+    for (const r of h.replicas) this.cluster.give(r.node, r);
     this.quota.remove(h.job.team, h.flavor, h.accelerators);
     this.share.remove(h.job.team, h.flavor, h.accelerators);
     this.reservations.onRelease(h);

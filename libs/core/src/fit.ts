@@ -8,6 +8,7 @@ import { backfillLimits } from './backfill.js';
 import type { CycleState } from './cycle-state.js';
 import { type GangFit, type GangRequest, type ReplicaShape, placeGang } from './gang-placer.js';
 import type { PendingJob } from './model.js';
+import type { Accelerators } from './quantity.js';
 import { maxAddable, maxAddableFor, quotaCeiling, quotaCeilingFor } from './quota.js';
 import { groupingLabelsHint, groupingOf, splitGrouping } from './topology.js';
 import {
@@ -93,7 +94,8 @@ export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitO
   const limits = backfillLimits(st, job, flavor);
   let maxK = kq;
   if (limits.slack !== undefined) {
-    maxK = Math.min(maxK, replicasWithin(Math.max(0, limits.slack.quotaSlack), shape.a, job.replicas));
+    const slack: Accelerators = Math.max(0, limits.slack.quotaSlack);
+    maxK = Math.min(maxK, replicasWithin(slack, shape.a, job.replicas));
     if (maxK < minK) return blocked(flavor, limits.slack);
   }
 

@@ -8,6 +8,7 @@ import type { FlavorNodes, NodeGroup } from './cluster-state.js';
 import type { CycleState, Holding } from './cycle-state.js';
 import { type FreeView, type GangRequest, placeInGroups, slotsOn } from './gang-placer.js';
 import type { PendingJob } from './model.js';
+import type { Accelerators, CpuMillis, MemoryMiB } from './quantity.js';
 import { type QuotaEntry, maxAddableAfterRelease, overflowDropOnRelease } from './quota.js';
 import { groupingOf } from './topology.js';
 
@@ -49,9 +50,9 @@ export class FutureCapacity {
   // Plain arrays, not typed ones: a typed array this size gets a backing store outside the heap, dearer
   // to make than the search it serves.
   /** Per node index: capacity released (+) or held by earlier reservations (−) at the instant examined. */
-  private readonly extraA: number[];
-  private readonly extraC: number[];
-  private readonly extraM: number[];
+  private readonly extraA: Accelerators[];
+  private readonly extraC: CpuMillis[];
+  private readonly extraM: MemoryMiB[];
   private readonly groups: readonly NodeGroup[];
   /** Per node index: the position of its group in `groups` (−1: none), and its replica slots. */
   private readonly groupOf: number[];
@@ -73,9 +74,9 @@ export class FutureCapacity {
     private readonly earlier: EarlierReservations,
   ) {
     const n = st.cluster.nodes.length;
-    const extraA = (this.extraA = new Array<number>(n).fill(0));
-    const extraC = (this.extraC = new Array<number>(n).fill(0));
-    const extraM = (this.extraM = new Array<number>(n).fill(0));
+    const extraA = (this.extraA = new Array<Accelerators>(n).fill(0));
+    const extraC = (this.extraC = new Array<CpuMillis>(n).fill(0));
+    const extraM = (this.extraM = new Array<MemoryMiB>(n).fill(0));
     for (const [i, a] of earlier.heldPerNode) extraA[i] = -a;
     const cluster = st.cluster;
     this.view = {

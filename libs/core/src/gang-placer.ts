@@ -9,13 +9,14 @@
  */
 import type { ClusterState, NodeGroup } from './cluster-state.js';
 import type { TopologyRequirement } from './model.js';
+import type { Accelerators, CpuMillis, MemoryMiB } from './quantity.js';
 import { type GroupingKey, groupingOf } from './topology.js';
 
 export interface ReplicaShape {
   /** Accelerators, CPU millicores and memory MiB per replica. */
-  a: number;
-  c: number;
-  m: number;
+  a: Accelerators;
+  c: CpuMillis;
+  m: MemoryMiB;
 }
 
 export interface GangRequest {
@@ -43,9 +44,9 @@ export type GangFit =
 
 /** What the placer reads: free capacity per node index. The live ClusterState is one; reservations use another. */
 export interface FreeView {
-  freeA(i: number): number;
-  freeC(i: number): number;
-  freeM(i: number): number;
+  freeA(i: number): Accelerators;
+  freeC(i: number): CpuMillis;
+  freeM(i: number): MemoryMiB;
 }
 
 export function shapeKey(req: GangRequest): string {

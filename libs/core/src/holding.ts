@@ -1,11 +1,12 @@
 import type { JobSpec } from './model.js';
+import type { Accelerators, CpuMillis, MemoryMiB } from './quantity.js';
 
 /** One replica's share of a node: its index in the cycle's node table, and what it holds there. */
 export interface HeldReplica {
   node: number;
-  a: number;
-  c: number;
-  m: number;
+  a: Accelerators;
+  c: CpuMillis;
+  m: MemoryMiB;
 }
 
 /** A job holding capacity: running at snapshot time or admitted in this cycle. */
@@ -14,7 +15,7 @@ export interface Holding {
   flavor: string;
   replicas: HeldReplica[];
   /** Σ accelerators over replicas. */
-  accelerators: number;
+  accelerators: Accelerators;
   admittedAt: number;
   /** Epoch ms of its last checkpoint (admission when it does not checkpoint): preempting it loses the work since. */
   checkpointAt: number;

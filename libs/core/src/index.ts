@@ -19,6 +19,7 @@ export {
   replicasWithin,
   subAmount,
 } from './amount.js';
+export type { Accelerators, CpuMillis, MemoryMiB, Quantity, Resources, Unit } from './quantity.js';
 export { QuotaBook, type QuotaEntry, borrowedOf, cohortIdle, maxAddable, quotaCeiling } from './quota.js';
 export { compareWithinTeam } from './ordering.js';
 export { effectiveSpeed, flavorOrder, seededRandom } from './flavor-selection.js';

@@ -2,12 +2,15 @@
  * The scheduling core's model: what a cycle reads (a Snapshot) and what it decides (a CycleResult).
  *
  * Conventions used everywhere in libs/core:
- * - Accelerators, CPU millicores and memory MiB are non-negative integers. `null` in a limit means
- *   "no limit" (see amount.ts for the arithmetic); no floating point is used on quantities.
+ * - Accelerators, CPU millicores and memory MiB are non-negative integers, typed by unit (quantity.ts:
+ *   the compiler keeps them apart). `null` in a limit means "no limit" (see amount.ts for the arithmetic);
+ *   no floating point is used on quantities.
  * - Times are epoch milliseconds (numbers). The core never reads a clock: `Snapshot.now` is the time.
  * - Names are DNS labels; ids are opaque strings, unique per job. Every list in the output is in a
  *   deterministic order (see each field).
  */
+
+import type { Accelerators, CpuMillis, MemoryMiB, Resources } from './quantity.js';
 
 export type FlavorKind = 'nvidia-gpu' | 'aws-trainium' | 'intel-gaudi' | 'google-tpu';
 
@@ -40,9 +43,9 @@ export interface ClusterNode {
   name: string;
   flavor: string;
   /** Allocatable accelerators of the node's flavor. */
-  accelerators: number;
-  cpuMillis: number;
-  memoryMiB: number;
+  accelerators: Accelerators;
+  cpuMillis: CpuMillis;
+  memoryMiB: MemoryMiB;
   topology: NodeTopology;
   /** False when cordoned or NotReady: the node keeps its running work but receives none. */
   schedulable: boolean;
@@ -50,7 +53,7 @@ export interface ClusterNode {
    * Capacity held by work the core does not manage (pods placed by other schedulers).
    * Counted as used. Defaults to zero.
    */
-  external?: { accelerators: number; cpuMillis: number; memoryMiB: number };
+  external?: Resources;
   /** The node's labels (a Kubernetes Node's, or as given over REST); read only for jobs with a `nodeSelector`. */
   labels?: Record<string, string>;
 }
@@ -78,11 +81,11 @@ export interface Quota {
   team: string;
   flavor: string;
   /** Guaranteed accelerators. */
-  nominal: number;
+  nominal: Accelerators;
   /** Most the team may use above `nominal`, taken from the cohort's idle share. `null` = no limit. */
-  borrowingLimit: number | null;
+  borrowingLimit: Accelerators | null;
   /** Most of the team's idle nominal that other cohort members may use. `null` = all of it. */
-  lendingLimit: number | null;
+  lendingLimit: Accelerators | null;
 }
 
 export type JobKind = 'training' | 'eval' | 'batch-inference';
@@ -132,9 +135,9 @@ export interface JobSpec {
   replicas: number;
   /** Elastic gangs: the least replica count the job accepts (≤ replicas). Equal to `replicas` for rigid gangs. */
   minReplicas: number;
-  acceleratorsPerReplica: number;
-  cpuMillisPerReplica: number;
-  memoryMiBPerReplica: number;
+  acceleratorsPerReplica: Accelerators;
+  cpuMillisPerReplica: CpuMillis;
+  memoryMiBPerReplica: MemoryMiB;
   /** Acceptable flavors, most preferred first. Non-empty. */
   flavors: string[];
   flavorSelection: FlavorSelection;
@@ -165,9 +168,9 @@ export interface PendingJob extends JobSpec {
 export interface ReplicaPlacement {
   replica: number;
   node: string;
-  accelerators: number;
-  cpuMillis: number;
-  memoryMiB: number;
+  accelerators: Accelerators;
+  cpuMillis: CpuMillis;
+  memoryMiB: MemoryMiB;
 }
 
 /** A job that holds an allocation (ADMITTED, BINDING or RUNNING). */
@@ -296,7 +299,7 @@ export interface Admission {
   /** Node of every admitted replica, replica 0..replicas-1. */
   placement: ReplicaPlacement[];
   /** Accelerators of this admission taken above the team's nominal quota (borrowed from the cohort). */
-  borrowed: number;
+  borrowed: Accelerators;
   /** Jobs preempted to make room for this one (ids, also listed in `CycleResult.preemptions`). */
   preempts: string[];
   /** Why this flavor, when relative-speed placement chose it (e.g. `on k80 at 95% of its best speed: …`). */
@@ -317,7 +320,7 @@ export interface Move {
   /** Its new nodes, replica 0..replicas-1. */
   placement: ReplicaPlacement[];
   /** Accelerators of the new placement taken above the team's nominal quota. */
-  borrowed: number;
+  borrowed: Accelerators;
   /** Accelerator-seconds of work done since its last checkpoint, done again after the move. */
   lostAcceleratorSeconds: number;
   /** Its checkpoint grace period (seconds) to evict it with. */
@@ -350,7 +353,7 @@ export interface Reservation {
   /** Earliest epoch ms at which the job can start, from running jobs' expected end times. */
   startAt: number;
   /** Nodes (and accelerators on each) held for it from `startAt`. */
-  nodes: { node: string; accelerators: number }[];
+  nodes: { node: string; accelerators: Accelerators }[];
 }
 
 export type PendingCode =

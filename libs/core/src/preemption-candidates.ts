@@ -255,12 +255,12 @@ function enoughCandidates(st: CycleState, job: PendingJob, sources: Source[], ca
  * Consumes the sources.
  */
 function placeableWithAll(st: CycleState, job: PendingJob, sources: Source[], req: GangRequest): boolean {
-  const freed = new Map<number, { a: number; c: number; m: number }>();
+  const freed = new Map<number, ReplicaShape>();
   const cl = st.cluster;
   const { a, c, m } = req.shape;
   const k = req.minK;
   /** Replica slots of node i with `f` released on it (cf. slotsOn). */
-  const slotsWith = (i: number, f: { a: number; c: number; m: number } | undefined): number => {
+  const slotsWith = (i: number, f: ReplicaShape | undefined): number => {
     let s = k;
     if (a > 0) s = Math.min(s, Math.floor((cl.freeA(i) + (f?.a ?? 0)) / a));
     if (c > 0) s = Math.min(s, Math.floor((cl.freeC(i) + (f?.c ?? 0)) / c));

@@ -20,12 +20,13 @@
  * within nominal, so the preemptor is not reclaimable then — and should later usage make it so,
  * `RunningJob.preempted` still forbids the victim to strike back.
  */
-import { replicasWithin } from './amount.js';
+import { replicasWithin, subAmount } from './amount.js';
 import { backfillLimits } from './backfill.js';
 import { type CycleState, type Holding, lostWork } from './cycle-state.js';
 import { shapeOf } from './fit.js';
 import { placeGang } from './gang-placer.js';
 import type { PendingJob, Preemption, PreemptionKind } from './model.js';
+import type { Accelerators } from './quantity.js';
 import { type PreemptionRequest, candidateSources, victimsCouldSuffice } from './preemption-candidates.js';
 import { VictimFit } from './preemption-fit.js';
 import { maxAddableFor } from './quota.js';
@@ -199,9 +200,12 @@ function placePreemptor(st: CycleState, p: PreemptionRequest, victims: readonly 
   const limits = backfillLimits(st, job, flavor);
   let maxK = replicasWithin(maxAddableFor(e, job.preemptible), shape.a, job.replicas);
   if (victims.some((v) => v.job.team !== job.team)) {
-    maxK = Math.min(maxK, replicasWithin(Math.max(0, e.nominal - e.used), shape.a, job.replicas));
+    maxK = Math.min(maxK, replicasWithin(subAmount(e.nominal, e.used), shape.a, job.replicas));
   }
-  if (limits.slack !== undefined) maxK = Math.min(maxK, replicasWithin(Math.max(0, limits.slack.quotaSlack), shape.a, job.replicas));
+  if (limits.slack !== undefined) {
+    const slack: Accelerators = Math.max(0, limits.slack.quotaSlack);
+    maxK = Math.min(maxK, replicasWithin(slack, shape.a, job.replicas));
+  }
   const req = { flavor, shape, minK: job.minReplicas, maxK: Math.max(maxK, job.minReplicas), topology: job.topology, caps: limits.caps };
   const fit = placeGang(st.cluster, req);
   return fit.ok ? fit.nodes : undefined;

@@ -13,25 +13,26 @@
  * A team with no Quota row for a flavor cannot use it (NO_QUOTA); running work on such a flavor is still
  * counted (as an implicit zero quota) so that it occupies the pool.
  */
-import { type Amount, UNLIMITED, addAmount, fromLimit, isUnlimited, minAmount, subAmount } from './amount.js';
+import { UNLIMITED, addAmount, fromLimit, isUnlimited, minAmount, subAmount } from './amount.js';
 import type { Quota, Team } from './model.js';
+import type { Accelerators } from './quantity.js';
 
 export interface CohortPool {
   cohort: string;
   flavor: string;
-  pool: Amount;
-  overflow: Amount;
+  pool: Accelerators;
+  overflow: Accelerators;
 }
 
 export interface QuotaEntry {
   team: string;
   flavor: string;
-  nominal: Amount;
-  borrowingLimit: Amount;
-  lendingLimit: Amount;
-  lendable: Amount;
-  guaranteed: Amount;
-  used: Amount;
+  nominal: Accelerators;
+  borrowingLimit: Accelerators;
+  lendingLimit: Accelerators;
+  lendable: Accelerators;
+  guaranteed: Accelerators;
+  used: Accelerators;
   /** Null when the team has no cohort. */
   pool: CohortPool | null;
   /** True when no Quota row exists (only running work put it here): pending jobs get NO_QUOTA. */
@@ -45,18 +46,18 @@ export type QuotaVerdict =
 const key = (a: string, b: string): string => `${a}\u0000${b}`;
 
 /** Over-the-guarantee part of a usage: what it draws from the cohort pool. */
-function overflowOf(used: Amount, guaranteed: Amount): Amount {
+function overflowOf(used: Accelerators, guaranteed: Accelerators): Accelerators {
   return used > guaranteed ? used - guaranteed : 0;
 }
 
 /** Most `e`'s team could ever hold of the flavor (its quota ceiling), regardless of current usage. */
-export function quotaCeiling(e: QuotaEntry): Amount {
+export function quotaCeiling(e: QuotaEntry): Accelerators {
   if (e.pool === null) return e.nominal;
   return minAmount(addAmount(e.nominal, e.borrowingLimit), addAmount(e.guaranteed, e.pool.pool));
 }
 
 /** Largest x the team may add now (rules (1) and (2) above). */
-export function maxAddable(e: QuotaEntry): Amount {
+export function maxAddable(e: QuotaEntry): Accelerators {
   if (e.implicit) return 0;
   if (e.pool === null) return subAmount(e.nominal, e.used);
   const byLimit = subAmount(addAmount(e.nominal, e.borrowingLimit), e.used);
@@ -69,13 +70,13 @@ export function maxAddable(e: QuotaEntry): Amount {
  * What a job may add of `e`'s flavor now: `maxAddable`, and for a job that may not be preempted no more than
  * the team's nominal leaves — it never borrows, so what a team lends can always be reclaimed.
  */
-export function maxAddableFor(e: QuotaEntry, preemptible: boolean): Amount {
+export function maxAddableFor(e: QuotaEntry, preemptible: boolean): Accelerators {
   const m = maxAddable(e);
   return preemptible ? m : minAmount(m, subAmount(e.nominal, e.used));
 }
 
 /** The most a job's team could ever hold of the flavor for it: `quotaCeiling`, its nominal for a job that may not be preempted. */
-export function quotaCeilingFor(e: QuotaEntry, preemptible: boolean): Amount {
+export function quotaCeilingFor(e: QuotaEntry, preemptible: boolean): Accelerators {
   return preemptible ? quotaCeiling(e) : minAmount(quotaCeiling(e), e.nominal);
 }
 
@@ -84,7 +85,7 @@ export function quotaCeilingFor(e: QuotaEntry, preemptible: boolean): Amount {
  * may add `x`: `x − maxAddable` without maxAddable's floor at zero, so a team already over its quota (a
  * lowered nominal, or a stale snapshot) owes that excess too. ≤ 0 when it may add `x` now.
  */
-export function quotaShortfall(e: QuotaEntry, x: Amount, preemptible = true): number {
+export function quotaShortfall(e: QuotaEntry, x: Accelerators, preemptible = true): number {
   if (e.implicit) return x;
   const ownNominal = preemptible ? Infinity : e.nominal - e.used;
   if (e.pool === null) return x - (e.nominal - e.used);
@@ -94,12 +95,12 @@ export function quotaShortfall(e: QuotaEntry, x: Amount, preemptible = true): nu
 }
 
 /** Accelerators the team uses above its nominal. */
-export function borrowedOf(e: QuotaEntry): Amount {
+export function borrowedOf(e: QuotaEntry): Accelerators {
   return subAmount(e.used, e.nominal);
 }
 
 /** Idle capacity of the cohort pool. */
-export function cohortIdle(e: QuotaEntry): Amount {
+export function cohortIdle(e: QuotaEntry): Accelerators {
   return e.pool === null ? 0 : subAmount(e.pool.pool, e.pool.overflow);
 }
 
@@ -123,9 +124,9 @@ export class QuotaBook {
   private create(
     team: string,
     flavor: string,
-    nominal: Amount,
-    borrowingLimit: Amount,
-    lendingLimit: Amount,
+    nominal: Accelerators,
+    borrowingLimit: Accelerators,
+    lendingLimit: Accelerators,
     implicit: boolean,
   ): QuotaEntry {
     const cohort = this.cohortOf.get(team) ?? null;
@@ -175,7 +176,7 @@ export class QuotaBook {
   }
 
   /** Whether `team` may add `x` of `flavor` now. */
-  check(team: string, flavor: string, x: Amount): QuotaVerdict {
+  check(team: string, flavor: string, x: Accelerators): QuotaVerdict {
     const e = this.get(team, flavor);
     if (e === undefined || e.implicit) return { ok: false, code: 'NO_QUOTA', entry: e };
     if (x <= maxAddable(e)) return { ok: true };
@@ -184,18 +185,18 @@ export class QuotaBook {
   }
 
   /** Records usage (running or newly admitted work). Unknown teams are ignored. */
-  add(team: string, flavor: string, x: Amount): void {
+  add(team: string, flavor: string, x: Accelerators): void {
     if (!this.cohortOf.has(team)) return;
     const e = this.get(team, flavor) ?? this.create(team, flavor, 0, 0, 0, true);
     this.setUsed(e, e.used + x);
   }
 
-  remove(team: string, flavor: string, x: Amount): void {
+  remove(team: string, flavor: string, x: Accelerators): void {
     const e = this.get(team, flavor);
     if (e !== undefined) this.setUsed(e, Math.max(0, e.used - x));
   }
 
-  private setUsed(e: QuotaEntry, used: Amount): void {
+  private setUsed(e: QuotaEntry, used: Accelerators): void {
     if (e.pool !== null) e.pool.overflow += overflowOf(used, e.guaranteed) - overflowOf(e.used, e.guaranteed);
     e.used = used;
   }
@@ -217,7 +218,7 @@ export class QuotaBook {
  * What `maxAddable` would be for `e` if the usages changed by `delta` (team → accelerators released,
  * positive = less used). Used to evaluate quota at a future time (reservations) without mutating.
  */
-export function maxAddableAfterRelease(e: QuotaEntry, releasedOwn: Amount, overflowDrop: Amount, preemptible = true): Amount {
+export function maxAddableAfterRelease(e: QuotaEntry, releasedOwn: Accelerators, overflowDrop: Accelerators, preemptible = true): Accelerators {
   if (e.implicit) return 0;
   const used = Math.max(0, e.used - releasedOwn);
   const withinNominal = subAmount(e.nominal, used);
@@ -230,7 +231,7 @@ export function maxAddableAfterRelease(e: QuotaEntry, releasedOwn: Amount, overf
 }
 
 /** Drop of the cohort overflow when a team using `used` (guaranteed `g`) releases `r`. */
-export function overflowDropOnRelease(used: Amount, g: Amount, r: Amount): Amount {
+export function overflowDropOnRelease(used: Accelerators, g: Accelerators, r: Accelerators): Accelerators {
   return overflowOf(used, g) - overflowOf(Math.max(0, used - r), g);
 }
 

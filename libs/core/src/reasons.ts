@@ -3,7 +3,8 @@
  * the flavor and the figures; `explain` picks the most useful failure across the flavors tried and
  * appends the reserved start when the job has one.
  */
-import { type Amount, formatAmount } from './amount.js';
+import { formatAmount } from './amount.js';
+import type { Accelerators } from './quantity.js';
 import type { GangFit } from './gang-placer.js';
 import type { JobSpec, PendingCode } from './model.js';
 import type { QuotaEntry } from './quota.js';
@@ -24,7 +25,7 @@ export function noQuotaMessage(team: string, flavor: string): string {
   return `team ${team} has no quota for ${flavor}`;
 }
 
-export function quotaMessage(code: 'QUOTA_EXCEEDED' | 'COHORT_EXHAUSTED', e: QuotaEntry, need: Amount): string {
+export function quotaMessage(code: 'QUOTA_EXCEEDED' | 'COHORT_EXHAUSTED', e: QuotaEntry, need: Accelerators): string {
   const base = `team ${e.team} uses ${e.used} of ${e.nominal} nominal ${e.flavor}`;
   if (code === 'COHORT_EXHAUSTED') {
     return `${base}; cohort ${e.pool?.cohort ?? '-'} has ${cohortIdle(e)} idle; needs ${need}`;
@@ -34,15 +35,15 @@ export function quotaMessage(code: 'QUOTA_EXCEEDED' | 'COHORT_EXHAUSTED', e: Quo
 }
 
 /** A job that may not be preempted waits for its team's nominal quota: it never borrows. */
-export function nonPreemptibleQuotaMessage(e: QuotaEntry, need: Amount): string {
+export function nonPreemptibleQuotaMessage(e: QuotaEntry, need: Accelerators): string {
   return `team ${e.team} uses ${e.used} of ${e.nominal} nominal ${e.flavor}; a job that may not be preempted runs only within its team's nominal quota (it never borrows, so what the team lends can always be reclaimed); needs ${need} more`;
 }
 
-export function nonPreemptibleCeilingMessage(e: QuotaEntry, need: Amount): string {
+export function nonPreemptibleCeilingMessage(e: QuotaEntry, need: Accelerators): string {
   return `needs ${need} ${e.flavor} but a job that may not be preempted runs only within team ${e.team}'s nominal quota of ${e.nominal} (it never borrows); submit it preemptible to borrow`;
 }
 
-export function ceilingMessage(e: QuotaEntry, need: Amount, ceiling: Amount): string {
+export function ceilingMessage(e: QuotaEntry, need: Accelerators, ceiling: Accelerators): string {
   return `needs ${need} ${e.flavor} but team ${e.team} can never hold more than ${formatAmount(ceiling)} (nominal ${e.nominal}, borrowing limit ${formatAmount(e.borrowingLimit)})`;
 }
 
