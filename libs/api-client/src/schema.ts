@@ -2205,7 +2205,7 @@ export interface components {
             periodStart?: string;
             /** @example vision */
             team?: string;
-            /** @description Thrown away by preemption, failure or a requeue. */
+            /** @description Thrown away: the whole run for a failure or a requeue; for a preemption or a move, only the work after the checkpoint the job resumes from (what the scheduler said it loses). */
             wastedAcceleratorHours: number;
             wastedAcceleratorSeconds: number;
         };

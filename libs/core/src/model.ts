@@ -323,6 +323,8 @@ export interface Move {
   borrowed: Accelerators;
   /** Accelerator-seconds of work done since its last checkpoint, done again after the move. */
   lostAcceleratorSeconds: number;
+  /** Epoch ms of that checkpoint (its admission when it does not checkpoint): the work after it is redone. */
+  lostSince: number;
   /** Its checkpoint grace period (seconds) to evict it with. */
   gracePeriodSeconds: number;
   /** Expected end (epoch ms) where it is, and on `to` after the move (restart cost included). */
@@ -341,6 +343,8 @@ export interface Preemption {
   kind: PreemptionKind;
   /** Accelerator-seconds of work the victim loses: accelerators × time since its last checkpoint (always set by the core). */
   lostAcceleratorSeconds?: number;
+  /** Epoch ms of the checkpoint the victim resumes from (its admission when it does not checkpoint): the lost work is the work after it (always set by the core). */
+  lostSince?: number;
   /** The victim's checkpoint grace period (seconds) to evict it with; 0 when it does not checkpoint. */
   gracePeriodSeconds?: number;
   /** Human-readable, e.g. `preempted by vision/llama-ft-7 (priority 100 > 10) to reclaim 16 h100-80gb lent to team nlp`. */

@@ -30,6 +30,7 @@ describe('moves to faster accelerators', () => {
     const m = r.moves![0]!;
     expect(m.placement.map((p) => p.node)).toEqual(['v-0']);
     expect(m.lostAcceleratorSeconds).toBe(8 * 1800);
+    expect(m.lostSince).toBe(T0 - 30 * 60 * 1000);
     expect(m.gracePeriodSeconds).toBe(60);
     expect(m.expectedEndBefore).toBe(T0 + 400 * HOUR);
     // (400 h + 30 min redone) ÷ 10 + 60 s grace + 300 s restart.
@@ -86,7 +87,7 @@ describe('moves to faster accelerators', () => {
       ...runCycle(s),
       moves: [
         {
-          jobId: 'r', team: 'vision', from: K80, to: V100, replicas: 1, borrowed: 0, lostAcceleratorSeconds: 0, gracePeriodSeconds: 0,
+          jobId: 'r', team: 'vision', from: K80, to: V100, replicas: 1, borrowed: 0, lostAcceleratorSeconds: 0, lostSince: 0, gracePeriodSeconds: 0,
           placement: [{ replica: 0, node: 'v-0', accelerators: 8, cpuMillis: 1000, memoryMiB: 1024 }],
           expectedEndBefore: 0, expectedEndAfter: 0, message: '',
         },

@@ -176,6 +176,7 @@ function tryMove(st: CycleState, c: Candidate, opts: MoveOptions): Move | undefi
     })),
     borrowed: borrowedOf(e) - borrowedBefore,
     lostAcceleratorSeconds,
+    lostSince: Math.min(h.checkpointAt, st.now),
     gracePeriodSeconds: grace(h),
     expectedEndBefore: h.end,
     expectedEndAfter: c.end,

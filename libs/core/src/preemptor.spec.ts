@@ -46,6 +46,7 @@ describe('preemption within a team', () => {
         preemptorJobId: 'llama-ft-7',
         kind: 'WithinTeam',
         lostAcceleratorSeconds: 4800,
+        lostSince: T0 - 10 * MINUTE,
         gracePeriodSeconds: 0,
         message: 'preempted by vision/llama-ft-7 (priority 100 > 10) to free 8 h100-80gb within team vision',
       },
@@ -170,6 +171,7 @@ describe('reclaim within a cohort', () => {
         preemptorJobId: 'llama-ft-7',
         kind: 'ReclaimWithinCohort',
         lostAcceleratorSeconds: 4800,
+        lostSince: T0 - 10 * MINUTE,
         gracePeriodSeconds: 0,
         message: 'preempted by vision/llama-ft-7 (priority 100 > 10) to reclaim 8 h100-80gb lent to team nlp',
       },
@@ -285,7 +287,7 @@ describe('checkpoint-aware preemption', () => {
       ),
     );
     expect(r.preemptions).toHaveLength(1);
-    expect(r.preemptions[0]).toMatchObject({ victimJobId: 'a', gracePeriodSeconds: 45, lostAcceleratorSeconds: 8 * 1800 });
+    expect(r.preemptions[0]).toMatchObject({ victimJobId: 'a', gracePeriodSeconds: 45, lostAcceleratorSeconds: 8 * 1800, lostSince: T0 - 30 * MINUTE });
     expect(r.preemptions[0]!.message).toBe(
       `preempted by vision/urgent (priority 100 > 0) to free 8 h100-80gb within team vision; loses 4.0 accelerator-hours since its checkpoint at ${new Date(T0 - 30 * MINUTE).toISOString()}`,
     );

@@ -263,6 +263,7 @@ function explainPreemption(st: CycleState, v: Holding, job: PendingJob, flavor: 
     preemptorJobId: job.id,
     kind,
     lostAcceleratorSeconds,
+    lostSince: Math.min(v.checkpointAt, st.now),
     gracePeriodSeconds: cp !== undefined && cp.gracePeriodSeconds > 0 && Number.isFinite(cp.gracePeriodSeconds) ? cp.gracePeriodSeconds : 0,
     message: `preempted by ${jobLabel(job)} (${cmp}) ${why}${lost}`,
   };

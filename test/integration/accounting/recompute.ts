@@ -25,6 +25,8 @@ export interface Holding {
   end: number | null;
   endState: string | null;
   wasted: boolean;
+  /** Where the wasted work begins: the checkpoint a preemption or move kept (its event's lostSince), else the start. */
+  wastedFrom: number;
 }
 
 const HELD = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
@@ -37,12 +39,15 @@ export function holdings(job: JobHistory): Holding[] {
       const admitted = job.events.find((e) => e.kind === 'job.admitted' && e.at.getTime() === t.at.getTime());
       const data = (admitted?.data ?? {}) as { flavor?: string; accelerators?: number };
       if (data.flavor === undefined || data.accelerators === undefined) throw new Error(`job ${job.id}: no job.admitted event at ${t.at.toISOString()}`);
-      open = { jobId: job.id, team: job.team, flavor: data.flavor, accelerators: data.accelerators, start: t.at.getTime(), end: null, endState: null, wasted: false };
+      open = { jobId: job.id, team: job.team, flavor: data.flavor, accelerators: data.accelerators, start: t.at.getTime(), end: null, endState: null, wasted: false, wastedFrom: t.at.getTime() };
       out.push(open);
     } else if (open !== undefined && t.from !== null && HELD.has(t.from) && !HELD.has(t.to)) {
       open.end = t.at.getTime();
       open.endState = t.to;
       open.wasted = ['FAILED', 'PREEMPTED', 'PENDING'].includes(t.to);
+      const release = job.events.find((e) => (e.kind === 'job.preempted' || e.kind === 'job.moved') && e.at.getTime() === t.at.getTime());
+      const lostSince = (release?.data as { lostSince?: string } | undefined)?.lostSince;
+      if (lostSince !== undefined) open.wastedFrom = Math.min(Math.max(new Date(lostSince).getTime(), open.start), open.end);
       open = undefined;
     }
   }
@@ -96,7 +101,7 @@ export function recompute(hs: Holding[], prices: Price[], w: { from: Date; to: D
       const f = add(key(h, unit === null ? null : bucketStart(x, unit)));
       const secs = (h.accelerators * (y - x)) / 1000;
       f.seconds += secs;
-      if (h.wasted) f.wasted += secs;
+      if (h.wasted && y > h.wastedFrom) f.wasted += (h.accelerators * (y - Math.max(x, h.wastedFrom))) / 1000;
       f.cost += (secs / 3600) * price;
     }
     if (h.endState === 'SUCCEEDED' && h.end !== null && h.end >= from && h.end < to) add(key(h, unit === null ? null : bucketStart(h.end, unit))).completed += 1;

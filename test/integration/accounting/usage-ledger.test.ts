@@ -171,9 +171,9 @@ describe('the usage ledger', () => {
     expect(of(ids.d!)).toEqual([[A100, 8, 'PENDING', true], [A100, 8, null, false]]);
     for (const id of Object.values(ids)) {
       const want = holdings(await history(id));
-      expect(rows.filter((r) => r.jobId === id).map((r) => [r.team, r.flavor, r.accelerators, r.startedAt.getTime(), r.endedAt?.getTime() ?? null, r.endState, r.wasted])).toEqual(
-        want.map((h) => [h.team, h.flavor, h.accelerators, h.start, h.end, h.endState, h.wasted]),
-      );
+      expect(
+        rows.filter((r) => r.jobId === id).map((r) => [r.team, r.flavor, r.accelerators, r.startedAt.getTime(), r.endedAt?.getTime() ?? null, r.endState, r.wasted, r.wastedSince?.getTime() ?? null]),
+      ).toEqual(want.map((h) => [h.team, h.flavor, h.accelerators, h.start, h.end, h.endState, h.wasted, h.wasted ? h.wastedFrom : null]));
     }
   });
 

@@ -17,7 +17,10 @@ export class UsageItemView {
   periodStart?: string;
   @ApiProperty()
   acceleratorHours!: number;
-  @ApiProperty({ description: 'Thrown away by preemption, failure or a requeue.' })
+  @ApiProperty({
+    description:
+      'Thrown away: the whole run for a failure or a requeue; for a preemption or a move, only the work after the checkpoint the job resumes from (what the scheduler said it loses).',
+  })
   wastedAcceleratorHours!: number;
   @ApiProperty()
   acceleratorSeconds!: number;

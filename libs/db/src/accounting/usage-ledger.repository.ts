@@ -12,6 +12,7 @@ export const USAGE_SEGMENT_SELECT = {
   endedAt: true,
   endState: true,
   wasted: true,
+  wastedSince: true,
 } as const satisfies Prisma.UsageSegmentSelect;
 
 /** A row of the ledger (Prisma's), its bigint id as decimal text. */

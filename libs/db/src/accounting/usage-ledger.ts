@@ -27,7 +27,10 @@ export interface UsageRow {
   periodStart?: Date;
   /** Accelerator-seconds held in the window (exact to the millisecond of the transitions). */
   acceleratorSeconds: number;
-  /** The part of it released by preemption, failure or a requeue. */
+  /**
+   * The part of it thrown away: a run released by failure or a requeue, or — for a preemption or a move —
+   * only the work after the checkpoint it resumes from (what the scheduler said it loses).
+   */
   wastedAcceleratorSeconds: number;
   /** Σ accelerator-hours × the flavor's costPerHour in force at each moment. */
   cost: number;
@@ -57,7 +60,7 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
   const values = [w.from, w.to, w.now, w.teams === undefined ? null : [...w.teams]];
   const held = await sql.query<{ team?: string; flavor?: string; b_from?: Date; seconds: string | null; wasted: string | null; cost: number | null }>(
     `WITH seg AS (
-       SELECT s.team, s.flavor, s.accelerators, s.wasted,
+       SELECT s.team, s.flavor, s.accelerators, s.wasted, s.wasted_since,
               GREATEST(s.started_at, $1::timestamptz) AS a, LEAST(COALESCE(s.ended_at, $3::timestamptz), $2::timestamptz) AS b
        FROM usage_segments s
        WHERE s.started_at < $2 AND (s.ended_at > $1 OR s.ended_at IS NULL) AND ($4::text[] IS NULL OR s.team = ANY($4::text[]))
@@ -70,13 +73,15 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
      ), bucket AS (${buckets}
      ), piece AS (
        SELECT seg.team, seg.flavor, seg.wasted, seg.accelerators, bucket.b_from, COALESCE(price.cost_per_hour, 0) AS price,
-              extract(epoch FROM LEAST(seg.b, price.p_to, bucket.b_to) - GREATEST(seg.a, price.p_from, bucket.b_from)) AS secs
+              extract(epoch FROM LEAST(seg.b, price.p_to, bucket.b_to) - GREATEST(seg.a, price.p_from, bucket.b_from)) AS secs,
+              -- the wasted part: from the checkpoint the release kept (wasted_since; GREATEST skips a NULL: the start)
+              extract(epoch FROM LEAST(seg.b, price.p_to, bucket.b_to) - GREATEST(seg.a, seg.wasted_since, price.p_from, bucket.b_from)) AS wasted_secs
        FROM seg
        JOIN bucket ON bucket.b_from < seg.b AND bucket.b_to > seg.a
        LEFT JOIN price ON price.flavor = seg.flavor AND price.p_from < seg.b AND price.p_to > seg.a
      )
      SELECT ${select}sum(accelerators * secs)::text AS seconds,
-            (sum(accelerators * secs) FILTER (WHERE wasted))::text AS wasted,
+            (sum(accelerators * GREATEST(wasted_secs, 0)) FILTER (WHERE wasted))::text AS wasted,
             sum((accelerators * secs / 3600)::float8 * price) AS cost
      FROM piece WHERE secs > 0 ${groupBy}`,
     values,

@@ -61,6 +61,12 @@ export interface JobMove {
   requeue?: { queuedAt?: Date; pendingMessage?: string; estimatedStartAt?: Date | null; preemptedBy?: string };
   /** Outbox entries to write with the move. Default: `delete` when it ends (terminal) while holding an allocation, else none. */
   effects?: readonly OutboxEffect[];
+  /**
+   * A release that keeps the work before a checkpoint (a preemption or a move the scheduler decided): that
+   * checkpoint, written on the releasing transition (the first). The usage ledger counts only the work after
+   * it as wasted; without it, a wasting release wastes the whole run.
+   */
+  lostSince?: Date;
 }
 
 export type MoveResult =
@@ -139,7 +145,7 @@ WITH input AS (
     n int, id uuid, to_state job_state, via job_state, from_states job_state[], version int, reason text, via_reason text,
     event_kind text, event_message text, event_data jsonb, flavor text, replicas int, preempts uuid[],
     queued_at timestamptz, pending_message text, estimated_start_at timestamptz, preempted_by uuid, outbox jsonb,
-    requires_id uuid, requires_state job_state, requires_version int)
+    requires_id uuid, requires_state job_state, requires_version int, lost_since timestamptz)
 ),
 locked AS (
   SELECT i.*, j.state AS from_state
@@ -158,13 +164,13 @@ u AS (
   UPDATE jobs j SET ${COLUMNS}
   FROM locked l WHERE j.id = l.id
   RETURNING j.id, j.team, j.version, l.n, l.at, l.from_state, l.to_state, l.via, l.reason, l.via_reason,
-            l.event_kind, l.event_message, l.event_data, l.outbox
+            l.event_kind, l.event_message, l.event_data, l.outbox, l.lost_since
 ),
 transitions AS (
-  INSERT INTO job_transitions (job_id, "from", "to", at, reason)
-  SELECT u.id, s.f, s.t, u.at, s.r
-  FROM u CROSS JOIN LATERAL (VALUES (1, u.from_state, COALESCE(u.via, u.to_state), u.reason),
-                                    (2, u.via, u.to_state, COALESCE(u.via_reason, u.reason))) AS s(k, f, t, r)
+  INSERT INTO job_transitions (job_id, "from", "to", at, reason, lost_since)
+  SELECT u.id, s.f, s.t, u.at, s.r, s.l
+  FROM u CROSS JOIN LATERAL (VALUES (1, u.from_state, COALESCE(u.via, u.to_state), u.reason, u.lost_since),
+                                    (2, u.via, u.to_state, COALESCE(u.via_reason, u.reason), NULL::timestamptz)) AS s(k, f, t, r, l)
   WHERE s.k = 1 OR u.via IS NOT NULL
   ORDER BY u.n, s.k
 ),
@@ -261,6 +267,7 @@ export function moveJobsStatement(moves: readonly JobMove[], options: MoveJobsOp
     set('requires_id', m.requires?.jobId);
     set('requires_state', m.requires?.state);
     set('requires_version', m.requires?.version);
+    set('lost_since', m.lostSince?.toISOString());
     input.push(row);
     for (const p of m.admission?.placement ?? []) {
       placements.push({

@@ -277,14 +277,33 @@ function preemptionMove(p: Preemption, at: Date, cycleNumber: number, preemptorV
     reason: p.message,
     viaReason: `cycle ${cycleNumber}: requeued after preemption by ${p.preemptorJobId}`,
     requeue: { queuedAt: at, pendingMessage: p.message, preemptedBy: p.preemptorJobId },
-    event: { kind: 'job.preempted', message: p.message, data: { cycle: cycleNumber, preemptorJobId: p.preemptorJobId, kind: p.kind } },
+    event: {
+      kind: 'job.preempted',
+      message: p.message,
+      data: {
+        cycle: cycleNumber,
+        preemptorJobId: p.preemptorJobId,
+        kind: p.kind,
+        ...(p.lostAcceleratorSeconds === undefined ? {} : { lostAcceleratorSeconds: p.lostAcceleratorSeconds }),
+        ...(p.lostSince === undefined ? {} : { lostSince: new Date(p.lostSince).toISOString() }),
+      },
+    },
     effects: [{ kind: 'evict', payload: { preemptorJobId: p.preemptorJobId } }, { kind: 'notify', payload: { event: 'requeued' } }],
+    ...(p.lostSince === undefined ? {} : { lostSince: new Date(p.lostSince) }),
   };
 }
 
 /** A move's first half: the job leaves its flavor as a preemption does (its grace period to checkpoint). */
 function moveOutMove(m: Move, cycleNumber: number, version: number | undefined): JobMove {
-  const data = { cycle: cycleNumber, from: m.from, to: m.to, expectedEndBefore: new Date(m.expectedEndBefore).toISOString(), expectedEndAfter: new Date(m.expectedEndAfter).toISOString(), lostAcceleratorSeconds: m.lostAcceleratorSeconds };
+  const data = {
+    cycle: cycleNumber,
+    from: m.from,
+    to: m.to,
+    expectedEndBefore: new Date(m.expectedEndBefore).toISOString(),
+    expectedEndAfter: new Date(m.expectedEndAfter).toISOString(),
+    lostAcceleratorSeconds: m.lostAcceleratorSeconds,
+    lostSince: new Date(m.lostSince).toISOString(),
+  };
   return {
     jobId: m.jobId,
     to: 'PENDING',
@@ -296,6 +315,7 @@ function moveOutMove(m: Move, cycleNumber: number, version: number | undefined):
     requeue: { pendingMessage: m.message },
     event: { kind: 'job.moved', message: m.message, data },
     effects: [{ kind: 'evict' }],
+    lostSince: new Date(m.lostSince),
   };
 }
 

@@ -22,6 +22,7 @@ export interface DeclaredTrigger {
 
 const SNAPSHOT = '20261202120322_snapshot_changes_triggers';
 const LEDGER = '20261202040953_usage_ledger_triggers';
+const LEDGER_WASTED_SINCE = '20261207042000_ledger_wasted_since_triggers';
 
 export const FUNCTIONS: readonly DeclaredFunction[] = [
   {
@@ -31,7 +32,7 @@ export const FUNCTIONS: readonly DeclaredFunction[] = [
   },
   {
     name: 'qm_rebuild_usage_segments',
-    migrations: [LEDGER],
+    migrations: [LEDGER, LEDGER_WASTED_SINCE],
     purpose: 'Rebuilds usage_segments from job_transitions (a repair, not a trigger); returns the segments written.',
   },
   {
@@ -56,8 +57,10 @@ export const FUNCTIONS: readonly DeclaredFunction[] = [
   },
   {
     name: 'qm_usage_from_transitions',
-    migrations: [LEDGER],
-    purpose: 'Usage ledger: a transition that admits a job opens its usage segment, one that releases it closes the segment (wasted when preempted or failed).',
+    migrations: [LEDGER, LEDGER_WASTED_SINCE],
+    purpose:
+      'Usage ledger: a transition that admits a job opens its usage segment, one that releases it closes the segment (wasted when preempted or ' +
+      'failed: from the checkpoint the release names in lost_since, else from the start).',
   },
 ];
 
