@@ -11,8 +11,7 @@
  */
 import { isQuantity } from './amount.js';
 import type { ClusterNode, Flavor } from './model.js';
-import type { ReplicaShape } from './gang-placer.js';
-import type { Accelerators, CpuMillis, MemoryMiB } from './quantity.js';
+import type { Accelerators, CpuMillis, MemoryMiB, ReplicaShape } from './quantity.js';
 import { type GroupingKey, groupOfNode } from './topology.js';
 
 /** A capacity figure as a quantity: anything but a non-negative safe integer counts as 0. */

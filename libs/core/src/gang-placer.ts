@@ -9,15 +9,10 @@
  */
 import type { ClusterState, NodeGroup } from './cluster-state.js';
 import type { TopologyRequirement } from './model.js';
-import type { Accelerators, CpuMillis, MemoryMiB } from './quantity.js';
+import type { Accelerators, CpuMillis, MemoryMiB, ReplicaShape } from './quantity.js';
 import { type GroupingKey, groupingOf } from './topology.js';
 
-export interface ReplicaShape {
-  /** Accelerators, CPU millicores and memory MiB per replica. */
-  a: Accelerators;
-  c: CpuMillis;
-  m: MemoryMiB;
-}
+export type { ReplicaShape } from './quantity.js';
 
 export interface GangRequest {
   flavor: string;

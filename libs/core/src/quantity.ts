@@ -26,3 +26,10 @@ export interface Resources {
   cpuMillis: CpuMillis;
   memoryMiB: MemoryMiB;
 }
+
+/** The same per replica, in the short form the placement loops use. */
+export interface ReplicaShape {
+  a: Accelerators;
+  c: CpuMillis;
+  m: MemoryMiB;
+}
