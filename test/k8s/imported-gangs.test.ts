@@ -29,7 +29,7 @@ type Job = { id: string; state: string; allocation?: unknown[] };
 const getJob = async (id: string): Promise<Job> => (await qm.ok('GET', `/v1/jobs/${id}`)) as Job;
 const transitions = async (id: string): Promise<string> => JSON.stringify(await qm.ok('GET', `/v1/jobs/${id}/events`));
 
-async function importedRunningGang(gang: string, size: number, gpus: number, priority = 0): Promise<{ jobId: string; pods: string[] }> {
+async function importedRunningGang(gang: string, size: number, gpus: number): Promise<{ jobId: string; pods: string[] }> {
   const names = Array.from({ length: size }, (_, i) => `${gang}-${i}`);
   for (const name of names) {
     const pod: V1Pod = {
@@ -40,7 +40,6 @@ async function importedRunningGang(gang: string, size: number, gpus: number, pri
           'quartermaster.io/gang': gang,
           'quartermaster.io/gang-size': String(size),
           'quartermaster.io/flavor': 'a100',
-          'quartermaster.io/priority': String(priority),
         },
       },
       spec: { schedulerName: 'quartermaster', containers: [{ name: 'c', image: 'x', resources: { limits: { 'nvidia.com/gpu': String(gpus) } } }] },

@@ -26,6 +26,7 @@ import {
   succeed,
   used,
   workloadJob,
+  teamPriorityClass,
 } from './support/workloads.js';
 import { KubeCluster, LABEL_JOB_ID, replicaOfPod } from '#kube';
 import { unimportedWorkloadPodCheck } from '../../apps/scheduler/src/kubernetes/workload-importer.js';
@@ -38,6 +39,8 @@ let kubeScheduler: RunningKubeScheduler;
 
 beforeAll(async () => {
   ({ qm, controllers } = await startWorkloadSuite('wl-ext', ['jobset', 'trainer'], 4, 32, { extender: true }));
+  // The class nlp's reclaiming workloads name (value 100, the number they carried before ADR 0022).
+  await teamPriorityClass(qm, 'nlp', 'high', 100);
   // a100 (4 × 8) for the TrainJobs: the same split.
   await qm.ok('PUT', '/v1/teams/vision/quotas/a100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
   await qm.ok('PUT', '/v1/teams/nlp/quotas/a100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
@@ -57,12 +60,12 @@ afterAll(async () => {
 }, 120_000);
 
 /** paralleljobs with the team label and 4 h100 GPUs a pod (20 in all); the pods keep the default scheduler. */
-function gpuJobSet(name: string, team: string, priority?: number): Manifest {
+function gpuJobSet(name: string, team: string, priorityClass?: string): Manifest {
   const jobSet = forTeam(examples.parallelJobs(), {
     team,
     name,
     limits: { 'nvidia.com/gpu': '4' },
-    ...(priority === undefined ? {} : { priority }),
+    ...(priorityClass === undefined ? {} : { priorityClass }),
   });
   jobSet.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
   return jobSet;
@@ -133,7 +136,7 @@ describe('JobSet through kube-scheduler with Quartermaster as extender', () => {
     try {
       const before = await workloadJob(qm, 'JobSet', 'vision-a');
       // nlp's 20 h100 GPUs fit only if vision's borrowed 20 go.
-      await applyManifest(qm, gpuJobSet('nlp-c', 'nlp', 100));
+      await applyManifest(qm, gpuJobSet('nlp-c', 'nlp', 'high'));
       const c = await workloadJob(qm, 'JobSet', 'nlp-c', (j) => j.state === 'RUNNING', 120_000);
       expect(await boundPods(qm, c.id)).toHaveLength(5);
       const a = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.preemptionCount === 1);
@@ -158,11 +161,11 @@ describe('JobSet through kube-scheduler with Quartermaster as extender', () => {
 });
 
 /** The Trainer's getting-started TrainJob with the team label, `numNodes` nodes of 8 a100 GPUs each. */
-function gpuTrainJob(name: string, team: string, numNodes: number, priority?: number): Manifest {
+function gpuTrainJob(name: string, team: string, numNodes: number, priorityClass?: string): Manifest {
   const trainJob = examples.trainJob();
   trainJob.metadata = {
     name,
-    labels: { 'quartermaster.io/team': team, ...(priority === undefined ? {} : { 'quartermaster.io/priority': String(priority) }) },
+    labels: { 'quartermaster.io/team': team, ...(priorityClass === undefined ? {} : { 'quartermaster.io/priority-class': priorityClass }) },
     annotations: { 'quartermaster.io/flavors': 'a100' },
   };
   trainJob.spec.trainer = { ...trainJob.spec.trainer, numNodes, resourcesPerNode: { limits: { 'nvidia.com/gpu': '8' } } };
@@ -200,7 +203,7 @@ describe('TrainJob through kube-scheduler with Quartermaster as extender', () =>
       }
 
       // nlp: 3 nodes × 8 = 24 a100 GPUs; 16 are free, so vision's borrowed TrainJob is suspended.
-      await applyManifest(qm, gpuTrainJob('nlp-t', 'nlp', 3, 100));
+      await applyManifest(qm, gpuTrainJob('nlp-t', 'nlp', 3, 'high'));
       const n = await workloadJob(qm, 'TrainJob', 'nlp-t', (j) => j.state === 'RUNNING', 120_000);
       expect(await boundPods(qm, n.id)).toHaveLength(3);
       const suspended = await workloadJob(qm, 'TrainJob', 'vision-t', (j) => j.state === 'PENDING' && j.preemptionCount === 1);

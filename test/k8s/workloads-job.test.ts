@@ -23,6 +23,7 @@ import {
   used,
   workloadJob,
   workloadJobs,
+  teamPriorityClass,
 } from './support/workloads.js';
 import { KubeCluster, LABEL_JOB_ID, replicaOfPod } from '#kube';
 import { KubeJobStore } from '../../apps/scheduler/src/kubernetes/kube-job-store.js';
@@ -35,18 +36,20 @@ let qm: QmEnv;
 beforeAll(async () => {
   // h100 (2 nodes × 8): nlp owns it, vision may borrow all of it.
   ({ qm, controllers } = await startWorkloadSuite('wl-job', ['kube-controller-manager'], 2, 16));
+  // The class nlp's reclaiming workloads name (value 100, the number they carried before ADR 0022).
+  await teamPriorityClass(qm, 'nlp', 'high', 100);
 }, 30 * 60_000);
 
 afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
 
 /** An indexed Job of `replicas` pods with 8 GPUs each, on h100. */
-function gpuJob(name: string, team: string, replicas: number, priority = 0) {
+function gpuJob(name: string, team: string, replicas: number, priorityClass?: string) {
   const job = forTeam(examples.indexedJob(), {
     team,
     name,
     schedulerName: 'quartermaster',
     limits: { 'nvidia.com/gpu': '8' },
-    priority,
+    ...(priorityClass === undefined ? {} : { priorityClass }),
   });
   job.spec.completions = replicas;
   job.spec.parallelism = replicas;
@@ -195,7 +198,7 @@ describe('batch/v1 Job', () => {
     const kubelet = runKubelet(qm);
     try {
       const before = await workloadJob(qm, 'Job', 'vision-a');
-      await applyManifest(qm, gpuJob('nlp-c', 'nlp', 2, 100));
+      await applyManifest(qm, gpuJob('nlp-c', 'nlp', 2, 'high'));
       const c = await workloadJob(qm, 'Job', 'nlp-c', (j) => j.state === 'RUNNING', 90_000);
       expect(await boundPods(qm, c.id)).toHaveLength(2);
 

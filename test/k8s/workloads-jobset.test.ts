@@ -27,6 +27,7 @@ import {
   succeed,
   used,
   workloadJob,
+  teamPriorityClass,
 } from './support/workloads.js';
 import { replicaOfPod } from '#kube';
 
@@ -36,18 +37,20 @@ let qm: QmEnv;
 beforeAll(async () => {
   // h100 (4 nodes × 8): nlp owns it, vision may borrow all of it.
   ({ qm, controllers } = await startWorkloadSuite('wl-jobset', ['jobset'], 4, 32));
+  // The class nlp's reclaiming workloads name (value 100, the number they carried before ADR 0022).
+  await teamPriorityClass(qm, 'nlp', 'high', 100);
 }, 30 * 60_000);
 
 afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
 
 /** paralleljobs as a team runs it on GPUs: 5 pods of 4 h100 GPUs each (20 of the 32). */
-function gpuJobSet(name: string, team: string, priority?: number): Manifest {
+function gpuJobSet(name: string, team: string, priorityClass?: string): Manifest {
   const jobSet = forTeam(examples.parallelJobs(), {
     team,
     name,
     schedulerName: 'quartermaster',
     limits: { 'nvidia.com/gpu': '4' },
-    ...(priority === undefined ? {} : { priority }),
+    ...(priorityClass === undefined ? {} : { priorityClass }),
   });
   jobSet.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
   return jobSet;
@@ -153,7 +156,7 @@ describe('JobSet', () => {
     try {
       const before = await workloadJob(qm, 'JobSet', 'vision-a');
       // nlp's 20 GPUs fit only if vision's borrowed 20 go (12 are free).
-      await applyManifest(qm, gpuJobSet('nlp-c', 'nlp', 100));
+      await applyManifest(qm, gpuJobSet('nlp-c', 'nlp', 'high'));
       const c = await workloadJob(qm, 'JobSet', 'nlp-c', (j) => j.state === 'RUNNING', 90_000);
       expect(await boundPods(qm, c.id)).toHaveLength(5);
 

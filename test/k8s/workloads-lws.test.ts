@@ -21,6 +21,7 @@ import {
   used,
   workloadJobs,
   type WorkloadJob,
+  teamPriorityClass,
 } from './support/workloads.js';
 import { replicaOfPod } from '#kube';
 
@@ -30,6 +31,8 @@ let qm: QmEnv;
 beforeAll(async () => {
   // h100 (4 nodes × 8): nlp owns it; vision may borrow 16.
   ({ qm, controllers } = await startWorkloadSuite('wl-lws', ['lws'], 4, 16));
+  // The class nlp's reclaiming workloads name (value 100, the number they carried before ADR 0022).
+  await teamPriorityClass(qm, 'nlp', 'high', 100);
 }, 30 * 60_000);
 
 afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
@@ -38,13 +41,13 @@ const GROUP = 'leaderworkerset.sigs.k8s.io/group-index';
 const ofLws = (name: string): string => `leaderworkerset.sigs.k8s.io/name=${name}`;
 
 /** The upstream sample as a team runs it on GPUs: 2 h100 GPUs a pod, 8 a group. */
-function gpuLws(controllersRunning: RunningControllers, name: string, team: string, priority?: number): Manifest {
+function gpuLws(controllersRunning: RunningControllers, name: string, team: string, priorityClass?: string): Manifest {
   const lws = forTeam(examples.leaderWorkerSetSample(controllersRunning)[0]!, {
     team,
     name,
     schedulerName: 'quartermaster',
     limits: { 'nvidia.com/gpu': '2' },
-    ...(priority === undefined ? {} : { priority }),
+    ...(priorityClass === undefined ? {} : { priorityClass }),
   });
   lws.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
   return lws;
@@ -143,7 +146,7 @@ describe('LeaderWorkerSet', () => {
       const before = await groupJobs('vision-a', 3);
       const running = [...before].filter(([, j]) => j.state !== 'PENDING').map(([g]) => g);
       // nlp: 3 groups × 8 = 24 of the 32; 16 are free, so one of vision's borrowed groups goes.
-      await applyManifest(qm, gpuLws(controllers, 'nlp-b', 'nlp', 100));
+      await applyManifest(qm, gpuLws(controllers, 'nlp-b', 'nlp', 'high'));
       const nlp = await groupJobs('nlp-b', 3, (j) => j.state === 'RUNNING', 120_000);
       for (const job of nlp.values()) expect(await boundPods(qm, job.id)).toHaveLength(4);
 

@@ -21,6 +21,7 @@ import {
   scheduledCondition,
   used,
   workloadJob,
+  teamPriorityClass,
 } from './support/workloads.js';
 import { replicaOfPod } from '#kube';
 
@@ -30,6 +31,8 @@ let qm: QmEnv;
 beforeAll(async () => {
   // h100 (4 nodes × 8): nlp owns it; vision may borrow 16.
   ({ qm, controllers } = await startWorkloadSuite('wl-ray', ['kuberay'], 4, 16));
+  // The class nlp's reclaiming workloads name (value 100, the number they carried before ADR 0022).
+  await teamPriorityClass(qm, 'nlp', 'high', 100);
 }, 30 * 60_000);
 
 afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
@@ -41,13 +44,13 @@ function sample(): Manifest {
 }
 
 /** The sample as a team runs it on GPUs: 8 h100 GPUs a pod; `workers` replicas of at least `minWorkers`. */
-function gpuCluster(name: string, team: string, workers: number, minWorkers: number, priority?: number): Manifest {
+function gpuCluster(name: string, team: string, workers: number, minWorkers: number, priorityClass?: string): Manifest {
   const cluster = forTeam(sample(), {
     team,
     name,
     schedulerName: 'quartermaster',
     limits: { 'nvidia.com/gpu': '8' },
-    ...(priority === undefined ? {} : { priority }),
+    ...(priorityClass === undefined ? {} : { priorityClass }),
   });
   cluster.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
   Object.assign(cluster.spec.workerGroupSpecs[0], { replicas: workers, minReplicas: minWorkers });
@@ -126,7 +129,7 @@ describe('RayCluster', () => {
     try {
       const before = await workloadJob(qm, 'RayCluster', 'vision-a', (j) => j.state === 'RUNNING', 60_000);
       // nlp: head + 3 workers, all required: 32 GPUs, so vision's borrowed 16 go.
-      await applyManifest(qm, gpuCluster('nlp-c', 'nlp', 3, 3, 100));
+      await applyManifest(qm, gpuCluster('nlp-c', 'nlp', 3, 3, 'high'));
       const c = await workloadJob(qm, 'RayCluster', 'nlp-c', (j) => j.state === 'RUNNING', 120_000);
       expect(await boundPods(qm, c.id)).toHaveLength(4);
 

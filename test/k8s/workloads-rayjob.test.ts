@@ -23,6 +23,7 @@ import {
   scheduledCondition,
   used,
   workloadJob,
+  teamPriorityClass,
 } from './support/workloads.js';
 import { replicaOfPod } from '#kube';
 
@@ -32,6 +33,8 @@ let qm: QmEnv;
 beforeAll(async () => {
   // h100 (4 nodes × 8): nlp owns it; vision may borrow all of it.
   ({ qm, controllers } = await startWorkloadSuite('wl-rayjob', ['kuberay'], 4, 32));
+  // The class nlp's reclaiming workloads name (value 100, the number they carried before ADR 0022).
+  await teamPriorityClass(qm, 'nlp', 'high', 100);
 }, 30 * 60_000);
 
 afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
@@ -39,7 +42,7 @@ afterAll(() => stopWorkloadSuite({ qm, controllers }), 120_000);
 const custom = (): CustomObjectsApi => qm.cluster.kubeConfig.makeApiClient(CustomObjectsApi);
 
 /** The sample's RayJob and ConfigMap, the RayJob as `team` submits it (GPUs: 8 h100 a pod, head + 1 worker). */
-function rayJob(name: string, team: string, options: { gpus?: boolean; priority?: number; shutdownAfterJobFinishes?: boolean } = {}): Manifest[] {
+function rayJob(name: string, team: string, options: { gpus?: boolean; priorityClass?: string; shutdownAfterJobFinishes?: boolean } = {}): Manifest[] {
   const objects = examples.rayJobSample(controllers);
   // The sample's code ConfigMap is created once (with the first RayJob); the others mount the same one.
   const configMaps = objects.filter((o) => o.kind === 'ConfigMap' && name === 'rayjob-sample');
@@ -48,7 +51,7 @@ function rayJob(name: string, team: string, options: { gpus?: boolean; priority?
     name,
     schedulerName: 'quartermaster',
     ...(options.gpus ? { limits: { 'nvidia.com/gpu': '8' } } : {}),
-    ...(options.priority === undefined ? {} : { priority: options.priority }),
+    ...(options.priorityClass === undefined ? {} : { priorityClass: options.priorityClass }),
   });
   if (options.gpus) manifest.metadata!.annotations = { 'quartermaster.io/flavors': 'h100' };
   if (options.shutdownAfterJobFinishes) manifest.spec.shutdownAfterJobFinishes = true;
@@ -151,7 +154,7 @@ describe('RayJob', () => {
 
       // nlp: head + 3 workers, all required, 32 GPUs: both of vision's borrowed RayJobs go.
       // (With shutdownAfterJobFinishes, as batch RayJobs are run: KubeRay deletes its cluster once it finished.)
-      const [nlpJob] = rayJob('nlp-c', 'nlp', { gpus: true, priority: 100, shutdownAfterJobFinishes: true });
+      const [nlpJob] = rayJob('nlp-c', 'nlp', { gpus: true, priorityClass: 'high', shutdownAfterJobFinishes: true });
       Object.assign(nlpJob!.spec.rayClusterSpec.workerGroupSpecs[0], { replicas: 3, minReplicas: 3 });
       await applyManifest(qm, nlpJob!);
       const c = await workloadJob(qm, 'RayJob', 'nlp-c', (j) => j.state === 'RUNNING', 120_000);

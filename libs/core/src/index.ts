@@ -24,3 +24,13 @@ export { QuotaBook, type QuotaEntry, borrowedOf, cohortIdle, maxAddable, quotaCe
 export { compareWithinTeam } from './ordering.js';
 export { effectiveSpeed, flavorOrder, seededRandom } from './flavor-selection.js';
 export { compareCandidates, reclaimAllows, withinTeamAllows, RECENT_PREEMPTION_SECONDS } from './preemptor.js';
+export {
+  allowedPriorityClasses,
+  choosePriorityClass,
+  priorityCeiling,
+  type PriorityCeiling,
+  type PriorityClassChoiceOptions,
+  type PriorityClassDecision,
+  type PriorityClassOption,
+  type TeamPriorityClasses,
+} from './priority-class-choice.js';

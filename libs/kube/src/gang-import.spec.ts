@@ -36,7 +36,7 @@ const gang = { 'quartermaster.io/team': 'vision', 'quartermaster.io/gang': 'bert
 
 describe('gang import from annotated foreign pods', () => {
   it('turns a complete gang into one job-shaped record', () => {
-    const pods = [foreign('worker-1', { ...gang, 'quartermaster.io/priority': '50' }, { nodeName: 'gpu-3' }), foreign('worker-0', { ...gang, 'quartermaster.io/priority': '50' })];
+    const pods = [foreign('worker-1', { ...gang, 'quartermaster.io/priority-class': 'high' }, { nodeName: 'gpu-3' }), foreign('worker-0', { ...gang, 'quartermaster.io/priority-class': 'high' })];
     const { gangs, issues } = gangImportsFromPods(pods, flavors);
     expect(issues).toEqual([]);
     expect(gangs).toEqual([
@@ -46,7 +46,7 @@ describe('gang import from annotated foreign pods', () => {
         name: 'bert-sweep',
         team: 'vision',
         kind: 'training',
-        priority: 50,
+        priorityClass: { name: 'high', from: 'label' },
         preemptible: true,
         replicas: 2,
         minReplicas: 2,
@@ -75,7 +75,7 @@ describe('gang import from annotated foreign pods', () => {
 
   it('narrows to the annotated flavor, and reports a gang still being created as incomplete', () => {
     const { gangs } = gangImportsFromPods([foreign('w0', { ...gang, 'quartermaster.io/flavor': 'a100-80gb' })], flavors);
-    expect(gangs[0]).toMatchObject({ flavors: ['a100-80gb'], complete: false, priority: 0 });
+    expect(gangs[0]).toMatchObject({ flavors: ['a100-80gb'], complete: false, priorityClass: null });
   });
 
   it('finds the flavor from the resource the pods request', () => {
@@ -111,7 +111,7 @@ describe('gang import from annotated foreign pods', () => {
 
   it('reports every bad annotation of a pod with its field', () => {
     const parsed = parseGangAnnotations(
-      foreign('bad', { 'quartermaster.io/gang': 'Bad Name', 'quartermaster.io/gang-size': 'two', 'quartermaster.io/priority': '1.5', 'quartermaster.io/flavor': 'H100' }),
+      foreign('bad', { 'quartermaster.io/gang': 'Bad Name', 'quartermaster.io/gang-size': 'two', 'quartermaster.io/priority': '100', 'quartermaster.io/flavor': 'H100' }),
     );
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
@@ -123,9 +123,38 @@ describe('gang import from annotated foreign pods', () => {
       'quartermaster.io/priority',
     ]);
     expect(parsed.issues[0]).toEqual({ object: 'ml/bad', field: 'quartermaster.io/team', message: 'is required' });
+    expect(parsed.issues[4]!.message).toContain('use quartermaster.io/priority-class');
+  });
+
+  it('takes the priority class from the annotation, else the label, else the pods\' priorityClassName (ignored unless Quartermaster has that class)', () => {
+    const one = { ...gang, 'quartermaster.io/gang-size': '1' };
+    const labelled = foreign('w0', one);
+    labelled.metadata!.labels = { 'quartermaster.io/priority-class': 'batch' };
+    labelled.spec!.priorityClassName = 'system-cluster-critical';
+    expect(gangImportsFromPods([labelled], flavors).gangs[0]!.priorityClass).toEqual({ name: 'batch', from: 'label' });
+    labelled.metadata!.annotations = { ...one, 'quartermaster.io/priority-class': ' high ' };
+    expect(gangImportsFromPods([labelled], flavors).gangs[0]!.priorityClass).toEqual({ name: 'high', from: 'label' });
+    const plain = foreign('w1', one);
+    plain.spec!.priorityClassName = 'high';
+    expect(gangImportsFromPods([plain], flavors).gangs[0]!.priorityClass).toEqual({ name: 'high', from: 'pod' });
+    expect(gangImportsFromPods([foreign('w2', one)], flavors).gangs[0]!.priorityClass).toBeNull();
+  });
+
+  it('refuses a numeric priority, as annotation or label, and a class name that cannot be one', () => {
+    const numeric = foreign('w0', gang);
+    numeric.metadata!.labels = { 'quartermaster.io/priority': '100' };
+    expect(parseGangAnnotations(numeric)).toEqual({
+      ok: false,
+      issues: [{ object: 'ml/w0', field: 'quartermaster.io/priority', message: expect.stringMatching(/use quartermaster.io\/priority-class .*numbers are for admins over REST/) }],
+    });
+    expect(parseGangAnnotations(foreign('w1', { ...gang, 'quartermaster.io/priority-class': 'Very High' }))).toMatchObject({
+      ok: false,
+      issues: [{ field: 'quartermaster.io/priority-class', message: 'must name a priority class (a DNS label), got "Very High"' }],
+    });
   });
 
   it.each([
+    ['pods disagree on the priority class', [foreign('w0', gang), foreign('w1', { ...gang, 'quartermaster.io/priority-class': 'high' })], /disagree: none vs high/],
     ['pods disagree on the gang size', [foreign('w0', gang), foreign('w1', { ...gang, 'quartermaster.io/gang-size': '3' })], /disagree: 2 vs 3/],
     ['more pods than the gang size', [foreign('w0', gang), foreign('w1', gang), foreign('w2', gang)], /3 pods but declares gang-size 2/],
     ['an unknown flavor', [foreign('w0', { ...gang, 'quartermaster.io/flavor': 'v100' })], /unknown flavor "v100"/],

@@ -5,10 +5,12 @@ import {
   ANNOTATION_PRIORITY,
   LABEL_GANG,
   LABEL_JOB_ID,
+  LABEL_PRIORITY_CLASS,
   LABEL_TEAM,
 } from './labels.js';
 import type { KubeFlavor } from './node-mapping.js';
 import { podRequests } from './pod-resources.js';
+import { priorityClassAsk, type PriorityClassAsk } from './priority-class-label.js';
 import { acceleratorResourcesOf, draOnlyMessage, requestsResourceClaims } from './workloads/workload-flavors.js';
 import { QuantityError } from './quantity.js';
 import type { JobPodTemplate } from './pod-manifest.js';
@@ -20,7 +22,10 @@ import type { JobPodTemplate } from './pod-manifest.js';
  *   quartermaster.io/gang: llama-ft-7       (required; the gang's name, shared by its pods in a namespace)
  *   quartermaster.io/gang-size: "4"         (required; how many pods make the gang)
  *   quartermaster.io/flavor: h100-80gb      (optional; else every flavor counted in the pod's resource)
- *   quartermaster.io/priority: "100"        (optional; default 0)
+ *   quartermaster.io/priority-class: high   (optional; a priority class the team may choose, else the default
+ *                                           class; also read from the label, then the pod's priorityClassName
+ *                                           when a Quartermaster class has that name)
+ * A numeric quartermaster.io/priority is refused: members choose classes, numbers are for admins (ADR 0022).
  * These functions turn such pods into job-shaped records (the fields of POST /v1/jobs) for the job
  * service to import. Pure: no I/O.
  */
@@ -41,7 +46,8 @@ export interface GangImport {
   name: string;
   team: string;
   kind: 'training';
-  priority: number;
+  /** The priority class asked for (null: none, the default); the importer decides it under the team's ceiling. */
+  priorityClass: PriorityClassAsk | null;
   preemptible: boolean;
   replicas: number;
   minReplicas: number;
@@ -69,7 +75,7 @@ export interface GangPodAnnotations {
   team: string;
   gangSize: number;
   flavor: string | null;
-  priority: number;
+  priorityClass: PriorityClassAsk | null;
 }
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; issues: ImportIssue[] };
@@ -99,7 +105,13 @@ export function parseGangAnnotations(pod: V1Pod): ParseResult<GangPodAnnotations
   const gang = read(LABEL_GANG);
   const gangSizeText = read(ANNOTATION_GANG_SIZE);
   const flavor = read(ANNOTATION_FLAVOR);
-  const priorityText = read(ANNOTATION_PRIORITY);
+  // Annotation first, then label (as the team); a numeric priority in either is refused.
+  const mark = (key: string): string | undefined => annotations[key] ?? pod.metadata?.labels?.[key];
+  const priorityClass = priorityClassAsk({
+    priorityClass: mark(LABEL_PRIORITY_CLASS),
+    priority: mark(ANNOTATION_PRIORITY),
+    podPriorityClassName: pod.spec?.priorityClassName,
+  });
 
   if (!team) issue(LABEL_TEAM, 'is required');
   else if (team.length > 63 || !NAME.test(team)) issue(LABEL_TEAM, `must be a DNS label, got ${JSON.stringify(team)}`);
@@ -113,15 +125,17 @@ export function parseGangAnnotations(pod: V1Pod): ParseResult<GangPodAnnotations
   if (flavor !== undefined && (flavor.length > 63 || !NAME.test(flavor))) {
     issue(ANNOTATION_FLAVOR, `must be a DNS label, got ${JSON.stringify(flavor)}`);
   }
-  let priority = 0;
-  if (priorityText !== undefined) {
-    if (!INTEGER.test(priorityText) || !Number.isSafeInteger(Number(priorityText))) {
-      issue(ANNOTATION_PRIORITY, `must be an integer, got ${JSON.stringify(priorityText)}`);
-    } else priority = Number(priorityText);
-  }
+  if (!priorityClass.ok) issue(priorityClass.field, priorityClass.message);
 
-  if (issues.length > 0 || !team || !gang) return { ok: false, issues };
-  return { ok: true, value: { namespace, gang, team, gangSize, flavor: flavor ?? null, priority } };
+  if (issues.length > 0 || !team || !gang || !priorityClass.ok) return { ok: false, issues };
+  return { ok: true, value: { namespace, gang, team, gangSize, flavor: flavor ?? null, priorityClass: priorityClass.value } };
+}
+
+/** A parsed annotation as pods' disagreements show it. */
+function showMark(value: string | number | PriorityClassAsk | null): string {
+  if (value === null) return 'none';
+  if (typeof value === 'object') return value.from === 'label' ? value.name : `${value.name} (priorityClassName)`;
+  return String(value);
 }
 
 interface ParsedPod {
@@ -188,8 +202,8 @@ function buildGang(members: ParsedPod[], flavors: readonly KubeFlavor[]): ParseR
   const { namespace, gang } = first.annotations;
   const key = `${namespace}/${gang}`;
   const issues: ImportIssue[] = [];
-  for (const field of ['team', 'gangSize', 'flavor', 'priority'] as const) {
-    const values = new Set(sorted.map((m) => m.annotations[field]));
+  for (const field of ['team', 'gangSize', 'flavor', 'priorityClass'] as const) {
+    const values = new Set(sorted.map((m) => showMark(m.annotations[field])));
     if (values.size > 1) {
       issues.push({ object: key, field, message: `pods of the gang disagree: ${[...values].map(String).join(' vs ')}` });
     }
@@ -231,7 +245,7 @@ function buildGang(members: ParsedPod[], flavors: readonly KubeFlavor[]): ParseR
       name: gang,
       team: first.annotations.team,
       kind: 'training',
-      priority: first.annotations.priority,
+      priorityClass: first.annotations.priorityClass,
       preemptible: true,
       replicas: size,
       minReplicas: size,

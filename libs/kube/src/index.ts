@@ -9,6 +9,7 @@ export * from './pod-manifest.js';
 export * from './pod-progress.js';
 export * from './rendezvous.js';
 export * from './gang-import.js';
+export * from './priority-class-label.js';
 export * from './lease.js';
 export * from './errors.js';
 export * from './kube-cluster.js';

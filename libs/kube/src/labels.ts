@@ -15,7 +15,13 @@ export const ANNOTATION_REPLICA = 'quartermaster.io/replica';
 export const LABEL_GANG = 'quartermaster.io/gang';
 export const ANNOTATION_GANG_SIZE = 'quartermaster.io/gang-size';
 export const ANNOTATION_FLAVOR = 'quartermaster.io/flavor';
+/**
+ * A numeric priority: no longer taken from Kubernetes (a workload or gang that carries it is refused; members
+ * choose a class, numbers are for admins over REST — ADR 0022).
+ */
 export const ANNOTATION_PRIORITY = 'quartermaster.io/priority';
+/** The priority class a workload (label) or an annotated gang (annotation or label) asks for, under its team's ceiling. */
+export const LABEL_PRIORITY_CLASS = 'quartermaster.io/priority-class';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'quartermaster';
 

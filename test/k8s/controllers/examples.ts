@@ -106,7 +106,8 @@ export interface TeamOptions {
   team: string;
   /** Name of the scheduler the pods ask for (omit in extender mode: kube-scheduler asks Quartermaster). */
   schedulerName?: string;
-  priority?: number;
+  /** Label quartermaster.io/priority-class: a class the team may choose (define it first: support/workloads teamPriorityClass). */
+  priorityClass?: string;
   /** `resources.limits` added to every container of every pod template, e.g. `{ 'nvidia.com/gpu': '8' }`. */
   limits?: Record<string, string>;
   name?: string;
@@ -116,7 +117,7 @@ export interface TeamOptions {
 export function forTeam(object: Manifest, options: TeamOptions): Manifest {
   const copy = clone(object);
   copy.metadata = { ...copy.metadata, ...(options.name ? { name: options.name } : {}), labels: { ...copy.metadata?.labels, 'quartermaster.io/team': options.team } };
-  if (options.priority !== undefined) copy.metadata.labels!['quartermaster.io/priority'] = String(options.priority);
+  if (options.priorityClass !== undefined) copy.metadata.labels!['quartermaster.io/priority-class'] = options.priorityClass;
   for (const template of podTemplates(copy)) {
     if (options.schedulerName) template.spec!.schedulerName = options.schedulerName;
     if (options.limits) {

@@ -232,6 +232,16 @@ export async function deleteWorkloads(qm: QmEnv): Promise<void> {
   await qm.core.deleteCollectionNamespacedPod({ namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
 }
 
+/**
+ * A priority class (PUT /v1/priority-classes/{name}, as an admin) that `team`'s members may choose: it becomes the
+ * team's maxPriorityClass. Workloads name it with label quartermaster.io/priority-class (ADR 0022).
+ */
+export async function teamPriorityClass(qm: QmEnv, team: string, name: string, value: number): Promise<string> {
+  await qm.ok('PUT', `/v1/priority-classes/${name}`, { value, description: 'k8s test' });
+  await qm.ok('PATCH', `/v1/teams/${team}`, { maxPriorityClass: name });
+  return name;
+}
+
 export interface WorkloadSuite {
   qm: QmEnv;
   controllers: RunningControllers;

@@ -1,5 +1,6 @@
 import { forbidden, unknownReference } from '#common';
-import type { PriorityChoice, PriorityClassRecord } from '#db';
+import { choosePriorityClass } from '#core';
+import type { PriorityChoice } from '#db';
 import type { Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 
@@ -35,33 +36,12 @@ export function priorityWithoutClasses(ask: PriorityAsk, caller: Principal): Res
 /**
  * The priority a class (or the default) gives the job. A member's class must be at most the team's ceiling —
  * its `maxPriorityClass`, else the default class, else priority 0 — or it is refused (403) with the classes
- * allowed; admins may choose any class. An unknown class is a 422.
+ * allowed; admins may choose any class. An unknown class is a 422. The decision is libs/core's
+ * (choosePriorityClass), the one the Kubernetes importers make too.
  */
 export function priorityFromClasses(ask: PriorityAsk, caller: Principal, choice: PriorityChoice): ResolvedPriority {
-  const byName = new Map(choice.classes.map((c) => [c.name, c]));
-  const fallback = choice.classes.find((c) => c.isDefault);
-  if (ask.priorityClass == null) return fallback === undefined ? { priority: 0, priorityClass: null } : { priority: fallback.value, priorityClass: fallback.name };
-  const chosen = byName.get(ask.priorityClass);
-  if (chosen === undefined) {
-    const known = choice.classes.map((c) => c.name);
-    throw unknownReference('priorityClass', `unknown priority class: ${ask.priorityClass} (${known.length > 0 ? `known: ${known.join(', ')}` : 'none is defined; an admin defines them with PUT /v1/priority-classes/{name}'})`);
-  }
-  if (caller.role !== 'admin' && choice.ceiling !== undefined) {
-    const ceiling = ceilingOf(choice, byName, fallback);
-    if (chosen.value > ceiling.value) {
-      const allowed = choice.classes.filter((c) => c.value <= ceiling.value).map((c) => c.name);
-      throw forbidden(
-        `priority class ${chosen.name} (${chosen.value}) is above what team members may choose (${ceiling.why}): ` +
-          `${allowed.length > 0 ? `choose ${allowed.join(', ')}` : 'no class is allowed; submit without one'}, or ask an infra lead to raise the team's maxPriorityClass`,
-      );
-    }
-  }
-  return { priority: chosen.value, priorityClass: chosen.name };
-}
-
-function ceilingOf(choice: PriorityChoice, byName: ReadonlyMap<string, PriorityClassRecord>, fallback: PriorityClassRecord | undefined): { value: number; why: string } {
-  const max = choice.ceiling === null || choice.ceiling === undefined ? undefined : byName.get(choice.ceiling);
-  if (max !== undefined) return { value: max.value, why: `the team's maxPriorityClass is ${max.name}, ${max.value}` };
-  if (fallback !== undefined) return { value: fallback.value, why: `the team has no maxPriorityClass: up to the default class ${fallback.name}, ${fallback.value}` };
-  return { value: 0, why: 'the team has no maxPriorityClass and there is no default class: up to priority 0' };
+  // An unknown team (ceiling undefined) is not checked here: the INSERT refuses it (422 naming the team).
+  const decision = choosePriorityClass(ask.priorityClass, { classes: choice.classes, ceiling: choice.ceiling ?? null }, { enforceCeiling: caller.role !== 'admin' && choice.ceiling !== undefined });
+  if (decision.ok) return { priority: decision.priority, priorityClass: decision.priorityClass };
+  throw decision.code === 'UNKNOWN_CLASS' ? unknownReference('priorityClass', decision.message) : forbidden(decision.message);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { NewJob } from '#db';
+import type { NewJob, PriorityChoices } from '#db';
 import {
   LABEL_GANG,
   LABEL_JOB_ID,
@@ -15,6 +15,7 @@ import {
   type KubeCluster,
   type KubeFlavor,
 } from '#kube';
+import { importedPriority } from './imported-priority.js';
 import { LabelledPods } from './labelled-pods.js';
 import { PassLoop } from './pass-loop.js';
 import type { KubeJobStore } from './kube-job-store.js';
@@ -32,7 +33,8 @@ const gangKeyOf = (pod: V1Pod): string => `${pod.metadata?.namespace ?? 'default
 
 /**
  * Imports gangs of foreign pods annotated for Quartermaster (quartermaster.io/team, /gang, /gang-size,
- * optional /flavor, /priority; see libs/kube gang-import) as jobs: once every pod of a gang exists and
+ * optional /flavor, /priority-class — under the team's ceiling, as a member's: ADR 0022; see libs/kube
+ * gang-import) as jobs: once every pod of a gang exists and
  * none is bound, the gang is submitted (Idempotency-Key `kube-import:<ns>/<gang>:<uids>`, so a crash
  * between submission and labelling imports it once) and its pods are labelled with the job id and a
  * replica index. From then on they are that job's pods: the scheduler admits the gang whole and the bind
@@ -105,6 +107,9 @@ export class GangImporter {
     }
 
     const ids: string[] = [];
+    // The priority classes and the teams' ceilings: read once per pass, and only when a gang is to be submitted.
+    let choices: Promise<PriorityChoices> | undefined;
+    const priorityChoices = (): Promise<PriorityChoices> => (choices ??= this.store.priorityChoices());
     for (const gang of gangs) {
       const names = new Set(gang.pods.map((pod) => `${pod.namespace}/${pod.name}`));
       const pods = candidates.filter((pod) => names.has(podKey(pod)));
@@ -113,7 +118,7 @@ export class GangImporter {
         continue;
       }
       try {
-        ids.push(await this.importGang(gang));
+        ids.push(await this.importGang(gang, await priorityChoices()));
       } catch (error) {
         // One gang's trouble is its own: report it on its pods, go on with the others.
         items.push(this.item(`import:${gang.key}`, pods, invalidGangReport(`gang ${gang.key}`, [error instanceof Error ? error.message : String(error)]), 'warn'));
@@ -161,12 +166,16 @@ export class GangImporter {
     return { subject, pods: ours, report, level, alsoOn: others.map(involvedPod) };
   }
 
-  private async importGang(gang: GangImport): Promise<string> {
+  private async importGang(gang: GangImport, choices: PriorityChoices): Promise<string> {
+    // The class is a member's choice, under the team's ceiling (ADR 0022); refused, the gang says why on its pods.
+    const priority = importedPriority(gang.priorityClass, gang.team, choices);
+    if (!priority.ok) throw new GangImportError(`${priority.field}: ${priority.message}`);
     const job: NewJob = {
       name: gang.name,
       team: gang.team,
       kind: gang.kind,
-      priority: gang.priority,
+      priority: priority.priority,
+      priorityClass: priority.priorityClass,
       preemptible: gang.preemptible,
       replicas: gang.replicas,
       minReplicas: gang.minReplicas,
@@ -182,7 +191,8 @@ export class GangImporter {
       template: { ...gang.template, importedFrom: { namespace: gang.namespace, gang: gang.name } },
     };
     const key = `kube-import:${gang.key}:${createHash('sha256').update(gang.pods.map((p) => p.uid ?? p.name).join(',')).digest('hex').slice(0, 16)}`;
-    const requestHash = createHash('sha256').update(JSON.stringify(job)).digest('hex');
+    // Of the gang as asked (the class by name, not the value it has today), as REST submissions' hashes are.
+    const requestHash = createHash('sha256').update(JSON.stringify({ ...job, priority: null, priorityClass: gang.priorityClass })).digest('hex');
     const result = await this.store.submitter().submit(job, 'kubernetes', { key, requestHash });
     switch (result.kind) {
       case 'created':

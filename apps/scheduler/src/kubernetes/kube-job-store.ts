@@ -1,5 +1,5 @@
 import { topologyLabelsOf, type JobState } from '#core';
-import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, moveJobs, type BindTargetRow, type DbHandle } from '#db';
+import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, PriorityClassRepository, moveJobs, type BindTargetRow, type DbHandle, type PriorityChoices } from '#db';
 import { podTemplateOf, type JobPodTemplate, type KubeFlavor, type WorkloadRef } from '#kube';
 import type { WaitingJob } from './pod-feedback.js';
 import { workloadOfTemplate } from './workload-pods.js';
@@ -50,12 +50,14 @@ interface Advance {
 export class KubeJobStore {
   private readonly jobs: JobRepository;
   private readonly flavorRepo: FlavorRepository;
+  private readonly priorityClasses: PriorityClassRepository;
 
   private readonly reads: KubeJobsRepository;
 
   constructor(private readonly db: DbHandle) {
     this.jobs = new JobRepository(db);
     this.flavorRepo = new FlavorRepository(db);
+    this.priorityClasses = new PriorityClassRepository(db);
     this.reads = new KubeJobsRepository(db);
   }
 
@@ -142,6 +144,16 @@ export class KubeJobStore {
   async kubeFlavors(): Promise<KubeFlavor[]> {
     const flavors = await this.flavorRepo.list();
     return flavors.map((f) => ({ name: f.name, resourceName: f.resourceName, nodeLabels: f.nodeLabels, topologyKeys: topologyLabelsOf(f.kind, f.topologyLabels) }));
+  }
+
+  /** Every priority class and every team's ceiling, as imported workloads choose among them (read once per import pass). */
+  priorityChoices(): Promise<PriorityChoices> {
+    return this.priorityClasses.choices();
+  }
+
+  /** The job an earlier import under this Idempotency-Key made, or null. */
+  importedJobId(key: string): Promise<string | null> {
+    return this.reads.importedJobId(key);
   }
 
   submitter(): JobRepository {

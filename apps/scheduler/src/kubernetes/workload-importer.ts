@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { NewJob } from '#db';
+import type { NewJob, PriorityChoices } from '#db';
 import {
   LABEL_GANG,
   LABEL_JOB_ID,
@@ -25,6 +25,7 @@ import {
 } from '#kube';
 import { eachLimited } from '#common';
 import { checkNodes } from './bind-checks.js';
+import { importedPriority } from './imported-priority.js';
 import { LabelledPods } from './labelled-pods.js';
 import { PassLoop } from './pass-loop.js';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
@@ -198,12 +199,15 @@ export class WorkloadImporter {
 
     const ids: string[] = [];
     const workloadOf = new Map<string, WorkloadRef>();
+    // The priority classes and the teams' ceilings: read once per pass, and only when a gang is to be submitted.
+    let choices: Promise<PriorityChoices> | undefined;
+    const priorityChoices = (): Promise<PriorityChoices> => (choices ??= this.store.priorityChoices());
     // Gangs are imported concurrently, a bounded number at a time: each is a submission, a label per pod and a
     // bind-target read, and one after another they made a pass of 50 JobSets take ~25 s.
     await eachLimited([...gangs.values()], IMPORT_CONCURRENCY, async ({ gang, pods: members }) => {
       const what = `${gang.workload.kind} ${gang.workload.namespace}/${gang.workload.name}${gang.group === null ? '' : ` group ${gang.group}`}`;
       try {
-        const outcome = await this.importGang(gang, members);
+        const outcome = await this.importGang(gang, members, priorityChoices);
         if (outcome.kind === 'issue') {
           invalid.set(what, {
             what,
@@ -282,17 +286,26 @@ export class WorkloadImporter {
   private async importGang(
     gang: WorkloadGang,
     pods: V1Pod[],
+    priorityChoices: () => Promise<PriorityChoices>,
   ): Promise<{ kind: 'job'; jobId: string } | { kind: 'issue'; issue: WorkloadIssue }> {
     const labelled = pods.map((p) => this.labelled.jobIdOf(p)).filter((id): id is string => !!id);
     let jobId: string;
     if (labelled.length === pods.length && new Set(labelled).size === 1) {
       jobId = labelled[0]!;
     } else {
+      const key = `kube-workload:${gang.key}`;
+      // The class is a member's choice, under the team's ceiling (ADR 0022). A workload imported before keeps its
+      // job (and the priority it was given) when its class is refused today: its recreated pods rejoin it.
+      const priority = importedPriority(gang.priorityClass, gang.team, await priorityChoices());
+      if (!priority.ok && (await this.store.importedJobId(key)) === null) {
+        return { kind: 'issue', issue: { field: priority.field, message: priority.message, code: 'INVALID_WORKLOAD' } };
+      }
       const job: NewJob = {
         name: gang.name,
         team: gang.team,
         kind: gang.workload.kind === 'LeaderWorkerSet' ? 'batch-inference' : 'training',
-        priority: gang.priority,
+        priority: priority.ok ? priority.priority : 0,
+        priorityClass: priority.ok ? priority.priorityClass : null,
         preemptible: true,
         replicas: gang.replicas,
         minReplicas: gang.minReplicas,
@@ -307,7 +320,6 @@ export class WorkloadImporter {
         expectedRuntimeSeconds: null,
         template: { ...gang.template, workload: gang.workload, workloadGroup: gang.group, roles: gang.roles },
       };
-      const key = `kube-workload:${gang.key}`;
       const result = await this.store
         .submitter()
         .submit(job, 'kubernetes', { key, requestHash: createHash('sha256').update(key).digest('hex') });

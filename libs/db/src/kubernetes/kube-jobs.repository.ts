@@ -125,6 +125,18 @@ export class KubeJobsRepository {
     return row === undefined ? null : { moved: row.kind === 'job.moved', message: row.message };
   }
 
+  /**
+   * The job an import under this Idempotency-Key made (subject `kubernetes`, as the importers submit), or null:
+   * a workload already imported keeps its job when what it asks is refused today (a class lowered since).
+   */
+  async importedJobId(key: string): Promise<string | null> {
+    const { rows } = await this.db.pool.query<{ job_id: string }>(
+      `SELECT job_id FROM idempotency_keys WHERE subject = 'kubernetes' AND key = $1`,
+      [key],
+    );
+    return rows[0]?.job_id ?? null;
+  }
+
   /** Ids of the RUNNING jobs. */
   async runningJobs(): Promise<string[]> {
     const { rows } = await this.db.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE state = 'RUNNING'`);

@@ -81,7 +81,7 @@ describe('a gang from a workload', () => {
       'llama',
       podSpec,
       { completionMode: 'Indexed', completions: 4, parallelism: 4 },
-      { 'quartermaster.io/team': 'vision', 'quartermaster.io/priority': '50' },
+      { 'quartermaster.io/team': 'vision', 'quartermaster.io/priority-class': 'high' },
     );
     const result = workloadGang([top], podOf(top, podSpec), flavors, options);
     expect(result).toEqual({
@@ -92,7 +92,7 @@ describe('a gang from a workload', () => {
         group: null,
         name: 'llama',
         team: 'vision',
-        priority: 50,
+        priorityClass: { name: 'high', from: 'label' },
         replicas: 4,
         minReplicas: 4,
         acceleratorsPerReplica: 8,
@@ -117,8 +117,8 @@ describe('a gang from a workload', () => {
     expect(result.ok && [result.value.acceleratorsPerReplica, result.value.flavors]).toEqual([4, want]);
   });
 
-  it('takes the team from the pod template when the workload has none, and priority from the PriorityClass value', () => {
-    const podSpec = spec({ priority: 1000 }, { 'nvidia.com/gpu': '1' });
+  it("takes the team from the pod template when the workload has none; the pod's priorityClassName is asked (never its value)", () => {
+    const podSpec = spec({ priority: 1000, priorityClassName: 'high' }, { 'nvidia.com/gpu': '1' });
     const top = job('p', podSpec);
     const result = workloadGang(
       [top],
@@ -126,7 +126,33 @@ describe('a gang from a workload', () => {
       flavors,
       options,
     );
-    expect(result.ok && [result.value.team, result.value.priority]).toEqual(['vision', 1000]);
+    expect(result.ok && [result.value.team, result.value.priorityClass]).toEqual(['vision', { name: 'high', from: 'pod' }]);
+    const plain = spec({ priority: 1000 }, { 'nvidia.com/gpu': '1' });
+    const unnamed = workloadGang([job('q', plain)], podOf(job('q', plain), plain, { 'quartermaster.io/team': 'vision' }), flavors, options);
+    expect(unnamed.ok && unnamed.value.priorityClass).toBeNull();
+  });
+
+  it('takes the priority-class label from the workload first, then its pod template; the label wins over priorityClassName', () => {
+    const podSpec = spec({ priorityClassName: 'high' }, { 'nvidia.com/gpu': '1' });
+    const top = job('p', podSpec, {}, { 'quartermaster.io/team': 'vision', 'quartermaster.io/priority-class': 'standard' });
+    const both = workloadGang([top], podOf(top, podSpec, { 'quartermaster.io/priority-class': 'batch' }), flavors, options);
+    expect(both.ok && both.value.priorityClass).toEqual({ name: 'standard', from: 'label' });
+    const bare = job('q', podSpec, {}, { 'quartermaster.io/team': 'vision' });
+    const fromPod = workloadGang([bare], podOf(bare, podSpec, { 'quartermaster.io/priority-class': 'batch' }), flavors, options);
+    expect(fromPod.ok && fromPod.value.priorityClass).toEqual({ name: 'batch', from: 'label' });
+  });
+
+  it('refuses a numeric quartermaster.io/priority, on the workload or its pod template: members choose a class', () => {
+    const podSpec = spec({}, { 'nvidia.com/gpu': '1' });
+    const top = job('n', podSpec, {}, { 'quartermaster.io/team': 'vision' });
+    expect(workloadGang([top], podOf(top, podSpec, { 'quartermaster.io/priority': '100' }), flavors, options)).toEqual({
+      ok: false,
+      issue: {
+        field: 'quartermaster.io/priority',
+        code: 'INVALID_WORKLOAD',
+        message: expect.stringMatching(/^a numeric priority is not taken from Kubernetes \(got "100"\): use quartermaster.io\/priority-class .*numbers are for admins over REST$/),
+      },
+    });
   });
 
   it('selects flavors by nodeSelector, by required node affinity, or by the flavors annotation', () => {
@@ -284,9 +310,14 @@ describe('a gang from a workload', () => {
     ['no team', {}, 'quartermaster.io/team'],
     ['a team that is not a DNS label', { 'quartermaster.io/team': 'Vision_Team' }, 'quartermaster.io/team'],
     [
-      'a priority that is not an integer',
-      { 'quartermaster.io/team': 'vision', 'quartermaster.io/priority': 'high' },
+      'a numeric priority',
+      { 'quartermaster.io/team': 'vision', 'quartermaster.io/priority': '100' },
       'quartermaster.io/priority',
+    ],
+    [
+      'a priority class that cannot be a class name',
+      { 'quartermaster.io/team': 'vision', 'quartermaster.io/priority-class': 'High_Prio' },
+      'quartermaster.io/priority-class',
     ],
   ])('reports %s', (_name, labels, field) => {
     const podSpec = spec({}, { 'nvidia.com/gpu': '1' });

@@ -1,8 +1,9 @@
 import type { V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
-import { ANNOTATION_PRIORITY, LABEL_TEAM } from '../labels.js';
+import { ANNOTATION_PRIORITY, LABEL_PRIORITY_CLASS, LABEL_TEAM } from '../labels.js';
 import type { KubeFlavor } from '../node-mapping.js';
 import type { JobPodTemplate } from '../pod-manifest.js';
 import { podRequests } from '../pod-resources.js';
+import { priorityClassAsk, type PriorityClassAsk } from '../priority-class-label.js';
 import { QuantityError } from '../quantity.js';
 import { acceleratorResourcesOf, draOnlyMessage, podSpecFitsFlavor, requestsResourceClaims } from './workload-flavors.js';
 import { workloadKindOf } from './workload-kinds.js';
@@ -22,7 +23,8 @@ export interface WorkloadGang {
   /** Job name: the workload's name as a DNS label (`-<group>` appended for a group). */
   name: string;
   team: string;
-  priority: number;
+  /** The priority class asked for (null: none, the default); the importer decides it under the team's ceiling. */
+  priorityClass: PriorityClassAsk | null;
   replicas: number;
   minReplicas: number;
   acceleratorsPerReplica: number;
@@ -53,7 +55,6 @@ export interface WorkloadGangOptions {
 }
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const INTEGER = /^-?\d+$/;
 
 const invalid = (field: string, message: string): GangResult => ({
   ok: false,
@@ -83,14 +84,6 @@ function isMember(
   );
 }
 
-function readPriority(text: string | undefined, pod: V1Pod): { ok: true; value: number } | { ok: false } {
-  if (text === undefined) return { ok: true, value: pod.spec?.priority ?? 0 };
-  const trimmed = text.trim();
-  return INTEGER.test(trimmed) && Number.isSafeInteger(Number(trimmed))
-    ? { ok: true, value: Number(trimmed) }
-    : { ok: false };
-}
-
 function templateOf(
   template: V1PodTemplateSpec,
   cpuMillis: number,
@@ -116,7 +109,9 @@ function templateOf(
  * The gang a pod belongs to, from its owner chain (see workloadChain: nearest owner first, the top-level
  * workload last) and the flavors Quartermaster knows:
  * - team: label quartermaster.io/team on the workload, else on the pod (its template's labels);
- * - priority: label quartermaster.io/priority (workload, then pod), else the pod's PriorityClass value;
+ * - priority class: label quartermaster.io/priority-class (workload, then pod), else the pod's priorityClassName
+ *   (counted only if a Quartermaster class has that name; its numeric value never is); a numeric
+ *   quartermaster.io/priority label is an issue (members choose classes: ADR 0022);
  * - size: the kind's roles (WorkloadKindSpec.roles) whose pods are Quartermaster's (they name its
  *   scheduler, or ask for an accelerator of a known flavor); workers above a minimum are elastic;
  * - per replica: the largest request of any member role (the core's replicas are uniform), for the one
@@ -155,12 +150,12 @@ export function workloadGang(
   if (!team) return invalid(LABEL_TEAM, `is required (a label on the ${kind.kind} or its pod template)`);
   if (team.length > 63 || !NAME.test(team))
     return invalid(LABEL_TEAM, `must be a DNS label, got ${JSON.stringify(team)}`);
-  const priority = readPriority(label(ANNOTATION_PRIORITY), pod);
-  if (!priority.ok)
-    return invalid(
-      ANNOTATION_PRIORITY,
-      `must be an integer, got ${JSON.stringify(label(ANNOTATION_PRIORITY))}`,
-    );
+  const priorityClass = priorityClassAsk({
+    priorityClass: label(LABEL_PRIORITY_CLASS),
+    priority: label(ANNOTATION_PRIORITY),
+    podPriorityClassName: pod.spec?.priorityClassName,
+  });
+  if (!priorityClass.ok) return invalid(priorityClass.field, priorityClass.message);
 
   const derived = kind.roles(top, chain);
   if (!derived.ok) return invalid(derived.field, derived.message);
@@ -269,7 +264,7 @@ export function workloadGang(
       group,
       name: jobNameOf(workload.name, group),
       team,
-      priority: priority.value,
+      priorityClass: priorityClass.value,
       replicas,
       minReplicas: Math.min(minReplicas, replicas),
       acceleratorsPerReplica: per.accelerators,
