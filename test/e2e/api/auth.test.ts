@@ -72,7 +72,7 @@ describe('auth: tokens, whoami, 401 and 403', () => {
     }
   });
 
-  it("a member submits for its own team only; another team's job is 403 to read, list, cancel", async () => {
+  it("a member submits for its own team only; another team's job is answered as a missing one (404, not 403: its id is not confirmed)", async () => {
     const own = await h.request('POST', '/v1/jobs', { token: alice, body: jobBody() });
     expect(own.status).toBe(201);
     expect(own.body.createdBy).toBe('alice');
@@ -84,12 +84,19 @@ describe('auth: tokens, whoami, 401 and 403', () => {
     const nlpJob = await h.request('POST', '/v1/jobs', { body: jobBody({ team: 'nlp', name: 'bert' }) });
     expect(nlpJob.status).toBe(201);
     const snapshot = await h.counts();
-    expect((await h.request('GET', `/v1/jobs/${nlpJob.body.id}`, { token: alice })).status).toBe(403);
-    expect((await h.request('GET', `/v1/jobs/${nlpJob.body.id}/events`, { token: alice })).status).toBe(403);
-    expect((await h.request('DELETE', `/v1/jobs/${nlpJob.body.id}`, { token: alice })).status).toBe(403);
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const asMissing = async (method: string, suffix: string, body?: unknown): Promise<void> => {
+      const theirs = await h.request(method, `/v1/jobs/${nlpJob.body.id}${suffix}`, { token: alice, ...(body === undefined ? {} : { body }) });
+      const none = await h.request(method, `/v1/jobs/${missing}${suffix}`, { token: alice, ...(body === undefined ? {} : { body }) });
+      expect(theirs.status).toBe(404);
+      expect({ ...theirs.body, detail: theirs.body.detail.replace(nlpJob.body.id, missing) }).toEqual(none.body);
+    };
+    await asMissing('GET', '');
+    await asMissing('GET', '/events');
+    await asMissing('DELETE', '');
+    await asMissing('POST', '/status', { state: 'RUNNING' });
+    await asMissing('POST', '/progress', { completedFraction: 0.5 });
     expect((await h.request('GET', '/v1/jobs?team=nlp', { token: alice })).status).toBe(403);
-    const status = await h.request('POST', `/v1/jobs/${nlpJob.body.id}/status`, { token: alice, body: { state: 'RUNNING' } });
-    expect(status.status).toBe(403);
     expect(await h.counts()).toEqual(snapshot);
 
     const listed = await h.request('GET', '/v1/jobs', { token: alice });

@@ -80,8 +80,8 @@ export class JobsService {
 
   async get(id: string, caller: Principal): Promise<JobDetail> {
     const job = await this.jobs.get(id);
-    if (!job) throw notFound(`job ${id}`);
-    if (!canReadTeam(caller, job.team)) throw forbidden(`job ${id} is not yours: ${caller.subject} may not act for its team`);
+    // Another team's job is answered as a missing one: a 403 would confirm to any member that the id exists.
+    if (!job || !canReadTeam(caller, job.team)) throw notFound(`job ${id}`);
     return job;
   }
 
