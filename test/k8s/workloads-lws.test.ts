@@ -94,6 +94,7 @@ describe('LeaderWorkerSet', () => {
     expect([...jobs.keys()].sort()).toEqual(['0', '1', '2']);
     for (const [group, job] of jobs) {
       expect(job).toMatchObject({
+        kind: 'serving', // a LeaderWorkerSet serves until deleted: never ending in estimates
         replicas: 4,
         minReplicas: 4,
         acceleratorsPerReplica: 0,

@@ -72,6 +72,7 @@ describe('RayCluster', () => {
     const manifest = await applyManifest(qm, forTeam(sample(), { team: 'vision', schedulerName: 'quartermaster' }));
     const job = await workloadJob(qm, 'RayCluster', 'raycluster-kuberay', (j) => j.state === 'BINDING' || j.state === 'RUNNING');
     expect(job).toMatchObject({
+      kind: 'serving', // a RayCluster serves until deleted: never ending in estimates
       replicas: 2,
       minReplicas: 2,
       acceleratorsPerReplica: 0,

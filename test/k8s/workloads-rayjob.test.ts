@@ -96,6 +96,7 @@ describe('RayJob', () => {
     }
     const job = await workloadJob(qm, 'RayJob', 'rayjob-sample', (j) => j.state === 'BINDING' || j.state === 'RUNNING', 90_000);
     expect(job).toMatchObject({
+      kind: 'training',
       replicas: 2,
       minReplicas: 2,
       workload: { apiVersion: 'ray.io/v1', kind: 'RayJob', name: 'rayjob-sample', uid: manifest!.metadata!.uid },

@@ -8,7 +8,7 @@ import { isQuantity } from './amount.js';
 import { ClusterState } from './cluster-state.js';
 import { FairShare } from './fair-share.js';
 import { runtimeOn } from './flavor-selection.js';
-import type { Flavor, RunningJob, Snapshot, Team } from './model.js';
+import type { Flavor, JobSpec, RunningJob, Snapshot, Team } from './model.js';
 import { QuotaBook } from './quota.js';
 import type { HeldReplica, Holding } from './holding.js';
 import { ReservationBook } from './reservation-book.js';
@@ -65,6 +65,11 @@ const qty = (n: number): number => (isQuantity(n) ? n : 0);
 const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const byId = <T extends { id: string }>(a: T, b: T): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 export const tfKey = (team: string, flavor: string): string => `${team}\u0000${flavor}`;
+
+/** A serving job that gives no runtime: it never ends by itself (JOB_KINDS), so its expected end is never. */
+export function isEndless(job: JobSpec): boolean {
+  return job.kind === 'serving' && job.expectedRuntimeSeconds === null;
+}
 
 /** Seconds → ms end time, from `start`; null runtime uses the default; never before `now`. */
 export function expectedEnd(start: number, runtimeSeconds: number | null, defaultSeconds: number, now: number): number {
@@ -178,7 +183,7 @@ export class CycleState {
         accelerators,
         admittedAt: r.admittedAt,
         checkpointAt: lastCheckpoint(r, this.now),
-        end: expectedEnd(r.admittedAt, runtimeOn(r, r.flavor, this.flavors), defaultRuntime, this.now),
+        end: isEndless(r) ? Infinity : expectedEnd(r.admittedAt, runtimeOn(r, r.flavor, this.flavors), defaultRuntime, this.now),
         admittedThisCycle: false,
         removed: false,
         // Every field set up front: one object shape for all holdings keeps property access fast.
@@ -372,8 +377,9 @@ export class CycleState {
   }
 }
 
+/** By expected end (never-ending work last), then id. Compared, not subtracted: Infinity − Infinity is NaN. */
 function byEnd(a: Holding, b: Holding): number {
-  return a.end - b.end || (a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0);
+  return a.end < b.end ? -1 : a.end > b.end ? 1 : a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0;
 }
 
 function mergeByEnd(a: readonly Holding[], b: readonly Holding[]): Holding[] {

@@ -88,7 +88,13 @@ export interface Quota {
   lendingLimit: Accelerators | null;
 }
 
-export type JobKind = 'training' | 'eval' | 'batch-inference';
+/**
+ * What a job does. `serving` (inference servers; LeaderWorkerSets and RayClusters from Kubernetes) has no end
+ * of its own: unless it gives `expectedRuntimeSeconds`, estimates treat it as never ending — its accelerators
+ * are never expected back, so no reservation or start estimate counts on them, and it is never moved.
+ */
+export const JOB_KINDS = ['training', 'eval', 'batch-inference', 'serving'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
 export type TopologyLevel = 'none' | 'zone' | 'block' | 'domain';
 
 export interface TopologyRequirement {

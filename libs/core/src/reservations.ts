@@ -55,6 +55,7 @@ export function computeReservation(st: CycleState, job: PendingJob, flavor: stri
   let idx = 0;
   while (idx < tl.length) {
     const t = tl[idx]!.end;
+    if (t === Infinity) break; // the rest never ends (serving work): nothing more is ever expected back
     while (idx < tl.length && tl[idx]!.end === t) {
       const h = tl[idx]!;
       if (!h.removed) future.release(h);

@@ -15,6 +15,7 @@ const JOB_KIND_TO_DB: Readonly<Record<JobKind, DbJobKind>> = {
   training: 'training',
   eval: 'eval',
   'batch-inference': 'batch_inference',
+  serving: 'serving',
 };
 
 const FLAVOR_KIND_FROM_DB = invert(FLAVOR_KIND_TO_DB);

@@ -181,7 +181,7 @@ export interface JobDraw {
 export function arbJobDraw(): fc.Arbitrary<JobDraw> {
   return fc.record({
     team: fc.nat(),
-    kind: fc.constantFrom<JobKind>('training', 'eval', 'batch-inference'),
+    kind: fc.constantFrom<JobKind>('training', 'eval', 'batch-inference', 'serving'),
     priority: fc.constantFrom(0, 10, 10, 100, 1000),
     preemptible: fc.integer({ min: 0, max: 4 }).map((n) => n > 0),
     replicas: fc.integer({ min: 1, max: 4 }),

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { JOB_KINDS } from '#core';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { TPU_SHAPE } from '../nodes/node.dto.js';
@@ -6,7 +7,6 @@ import { MapProperty } from '../response.doc.js';
 import { ArrayOf, NameList, NodeSelector, ObjectName, TEMPLATE_LIMITS, TolerationDto, VolumeDto, VolumeMountDto } from './pod-template.dto.js';
 import { AtMost, IntIn, IsBool, IsName, IsNameList, IsSpeedMap, IsStringMap, IsText, NumberIn, OneOf, Optional, Required } from '../validation/validators.js';
 
-export const JOB_KINDS = ['training', 'eval', 'batch-inference'] as const;
 export const TOPOLOGY_LEVELS = ['none', 'zone', 'block', 'domain'] as const;
 export const FLAVOR_SELECTIONS = ['preference', 'fastest'] as const;
 
@@ -197,7 +197,13 @@ export class CreateJobDto {
   @Type(() => JobTopologyDto)
   topology?: JobTopologyDto;
 
-  @ApiPropertyOptional({ type: Number, example: 7200, nullable: true })
+  @ApiPropertyOptional({
+    type: Number,
+    example: 7200,
+    nullable: true,
+    description:
+      'Expected runtime, for reservations, backfill and start estimates. Absent or null: the scheduler default (an hour) — except for kind `serving`, which then counts as never ending (no estimate expects its accelerators back).',
+  })
   @ValidateIf((_o, v) => v !== null && v !== undefined)
   @IntIn(JOB_LIMITS.expectedRuntimeSeconds.min, JOB_LIMITS.expectedRuntimeSeconds.max)
   expectedRuntimeSeconds?: number | null;

@@ -1,10 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { JobState } from '#core';
+import { JOB_KINDS, type JobState } from '#core';
 import type { EventRecord, JobDetail, JobRecord } from '#db';
 import { MapProperty, ObjectProperty, TimeProperty } from '../response.doc.js';
 
 const JOB_STATES = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PREEMPTED'] as const;
-const JOB_KINDS = ['training', 'eval', 'batch-inference'] as const;
 
 export class JobTopologyView {
   @ApiProperty({ enum: ['none', 'zone', 'block', 'domain'] })

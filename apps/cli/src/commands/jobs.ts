@@ -78,7 +78,7 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
     .option('--team <team>', 'only this team (default: QM_TEAM or the config\'s team, else every team you may see)')
     .option('--all-teams', 'every team you may see, ignoring the default team')
     .option('--state <states>', 'only these states, comma-separated (pending,running,…)')
-    .option('--kind <kind>', 'training | eval | batch-inference')
+    .option('--kind <kind>', 'training | eval | batch-inference | serving')
     .option('--limit <n>', 'at most this many jobs', '50')
     .option('-o, --output <format>', 'table | wide | json | yaml')
     .addHelpText('after', example('qm ls', 'qm ls --state pending,running --team vision', 'qm jobs --all-teams -o wide', 'qm ls -o json | jq -r \'.[].id\''))

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { JobKind } from '#core';
 import type { NewJob, PriorityChoices } from '#db';
 import {
   LABEL_GANG,
@@ -303,7 +304,7 @@ export class WorkloadImporter {
       const job: NewJob = {
         name: gang.name,
         team: gang.team,
-        kind: gang.workload.kind === 'LeaderWorkerSet' ? 'batch-inference' : 'training',
+        kind: importedKind(gang.workload.kind),
         priority: priority.ok ? priority.priority : 0,
         priorityClass: priority.ok ? priority.priorityClass : null,
         preemptible: true,
@@ -434,4 +435,12 @@ export function unimportedWorkloadPodCheck(
       (!!pod.metadata?.labels?.[LABEL_TEAM] || !!chain[chain.length - 1]?.metadata?.labels?.[LABEL_TEAM])
     );
   };
+}
+
+/**
+ * A LeaderWorkerSet or a RayCluster serves until it is deleted: `serving`, never ending in estimates. Job,
+ * JobSet, TrainJob and RayJob run to completion: `training`.
+ */
+export function importedKind(workloadKind: string): JobKind {
+  return workloadKind === 'LeaderWorkerSet' || workloadKind === 'RayCluster' ? 'serving' : 'training';
 }

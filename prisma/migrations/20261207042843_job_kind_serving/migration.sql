@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "job_kind" ADD VALUE 'serving';
