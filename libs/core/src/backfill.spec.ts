@@ -77,7 +77,7 @@ describe('reservations', () => {
     if (wantCode === 'BLOCKED_BY_RESERVATION') {
       // It gets the next reservation itself: on n1, once r1 ends.
       expect(r.pending.find((p) => p.jobId === job.build().id)!.message).toBe(
-        `fits now but would delay the reservation of vision/big (h100-80gb from ${iso(T0 + 60 * MINUTE)}); reserved to start at ${iso(T0 + 30 * MINUTE)} on 1 h100-80gb node`,
+        `fits now but would delay the reservation of a job of team vision (h100-80gb from ${iso(T0 + 60 * MINUTE)}); reserved to start at ${iso(T0 + 30 * MINUTE)} on 1 h100-80gb node`,
       );
     }
   });
@@ -146,7 +146,7 @@ describe('strict FIFO (backfill off)', () => {
     expect(r.admissions.length > 0).toBe(wantAdmitted);
     if (!wantAdmitted) {
       expect(r.pending[1]).toMatchObject({ jobId: 'small', code: 'BLOCKED_BY_RESERVATION' });
-      expect(r.pending[1]!.message).toBe('waits behind vision/big on h100-80gb (strict FIFO: backfill is off)');
+      expect(r.pending[1]!.message).toBe('waits behind a job of team vision on h100-80gb (strict FIFO: backfill is off)');
     }
   });
 

@@ -96,7 +96,7 @@ export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitO
   if (limits.slack !== undefined) {
     const slack: Accelerators = Math.max(0, limits.slack.quotaSlack);
     maxK = Math.min(maxK, replicasWithin(slack, shape.a, job.replicas));
-    if (maxK < minK) return blocked(flavor, limits.slack);
+    if (maxK < minK) return blocked(job, flavor, limits.slack);
   }
 
   // 3. Nodes.
@@ -105,14 +105,14 @@ export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitO
   if (fit.ok) return { ok: true, flavor, nodes: fit.nodes };
   if (limits.caps !== undefined) {
     const free = placeGang(st.cluster, { ...req, caps: undefined });
-    if (free.ok) return blocked(flavor, limits.firstOverlapping!);
+    if (free.ok) return blocked(job, flavor, limits.firstOverlapping!);
     return capacityFailure(st, job, flavor, free);
   }
   return capacityFailure(st, job, flavor, fit);
 }
 
-function blocked(flavor: string, r: { job: PendingJob; startAt: number }): FitOutcome {
-  return fail(flavor, 'BLOCKED_BY_RESERVATION', reservationBlockMessage(r.job, flavor, r.startAt));
+function blocked(job: PendingJob, flavor: string, r: { job: PendingJob; startAt: number }): FitOutcome {
+  return fail(flavor, 'BLOCKED_BY_RESERVATION', reservationBlockMessage(job, r.job, flavor, r.startAt));
 }
 
 function capacityFailure(st: CycleState, job: PendingJob, flavor: string, fit: GangFit): FitOutcome {

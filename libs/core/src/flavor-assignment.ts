@@ -62,7 +62,7 @@ export function assignFlavors(st: CycleState, job: PendingJob, fifo: FifoGate, h
   for (const f of flavorOrder(job, st.flavors, st.snapshot.options)) {
     const blocker = fifo.blockerOf(job, f);
     if (blocker === undefined) listed.push(f);
-    else heldBack.push({ flavor: f, code: 'BLOCKED_BY_RESERVATION', message: fifoMessage(blocker, f) });
+    else heldBack.push({ flavor: f, code: 'BLOCKED_BY_RESERVATION', message: fifoMessage(job, blocker, f) });
   }
   const valued = placesByRelativeSpeed(st, job) ? relativePlan(st, hetero.market, job, listed) : undefined;
   const plan = valued === undefined ? undefined : fasterHome(st, hetero.waits, valued, job);

@@ -353,7 +353,7 @@ export interface Preemption {
   lostSince?: number;
   /** The victim's checkpoint grace period (seconds) to evict it with; 0 when it does not checkpoint. */
   gracePeriodSeconds?: number;
-  /** Human-readable, e.g. `preempted by vision/llama-ft-7 (priority 100 > 10) to reclaim 16 h100-80gb lent to team nlp`. */
+  /** Human-readable, e.g. `preempted by a job of team vision (priority 100 > 10) to reclaim 16 h100-80gb lent to team nlp`. */
   message: string;
 }
 

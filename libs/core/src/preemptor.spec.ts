@@ -173,7 +173,7 @@ describe('reclaim within a cohort', () => {
         lostAcceleratorSeconds: 4800,
         lostSince: T0 - 10 * MINUTE,
         gracePeriodSeconds: 0,
-        message: 'preempted by vision/llama-ft-7 (priority 100 > 10) to reclaim 8 h100-80gb lent to team nlp',
+        message: 'preempted by a job of team vision (priority 100 > 10) to reclaim 8 h100-80gb lent to team nlp',
       },
     ]);
     expect(r.admissions[0]).toMatchObject({ jobId: 'llama-ft-7', borrowed: 0, preempts: ['borrow'] });
@@ -327,7 +327,7 @@ describe('the cheapest victims (issue: preemption took the largest gang first)',
         .build(),
     );
     expect(r.preemptions.map((p) => [p.victimJobId, p.message])).toEqual([
-      ['newer-8', 'preempted by vision/llama (priority 0 = 0, reclaim policy Any) to reclaim 8 h100-80gb lent to team nlp'],
+      ['newer-8', 'preempted by a job of team vision (priority 0 = 0, reclaim policy Any) to reclaim 8 h100-80gb lent to team nlp'],
     ]);
   });
 
@@ -388,7 +388,7 @@ describe('the cheapest victims (issue: preemption took the largest gang first)',
         .build(),
     );
     expect(r.preemptions.map((p) => p.message)).toEqual([
-      'preempted by vision/llama (priority 0 < 50, reclaim policy Any) to reclaim 8 h100-80gb lent to team nlp (of the 16 it held)',
+      'preempted by a job of team vision (priority 0 < 50, reclaim policy Any) to reclaim 8 h100-80gb lent to team nlp (of the 16 it held)',
     ]);
   });
 

@@ -30,7 +30,7 @@ import type { Accelerators } from './quantity.js';
 import { type PreemptionRequest, candidateSources, victimsCouldSuffice } from './preemption-candidates.js';
 import { VictimFit } from './preemption-fit.js';
 import { maxAddableFor } from './quota.js';
-import { jobLabel } from './reasons.js';
+import { jobSeenBy } from './reasons.js';
 import { cheapestVictimSet } from './victim-search.js';
 import { groupingOf } from './topology.js';
 
@@ -265,6 +265,6 @@ function explainPreemption(st: CycleState, v: Holding, job: PendingJob, flavor: 
     lostAcceleratorSeconds,
     lostSince: Math.min(v.checkpointAt, st.now),
     gracePeriodSeconds: cp !== undefined && cp.gracePeriodSeconds > 0 && Number.isFinite(cp.gracePeriodSeconds) ? cp.gracePeriodSeconds : 0,
-    message: `preempted by ${jobLabel(job)} (${cmp}) ${why}${lost}`,
+    message: `preempted by ${jobSeenBy(job, v.job.team)} (${cmp}) ${why}${lost}`,
   };
 }

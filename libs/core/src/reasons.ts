@@ -82,12 +82,20 @@ export function capacityMessage(flavor: string, replicas: number, perReplica: nu
   return `needs ${replicas} × ${perReplica} free ${flavor} in one ${level}; best ${level} has room for ${fit.best}`;
 }
 
-export function reservationBlockMessage(holder: JobSpec, flavor: string, startAt: number): string {
-  return `fits now but would delay the reservation of ${jobLabel(holder)} (${flavor} from ${isoTime(startAt)})`;
+/**
+ * Another job as a message to `reader`'s team may name it: a job of the same team by team/name, one of another
+ * team only as "a job of team X" — its name is that team's data.
+ */
+export function jobSeenBy(other: JobSpec, readerTeam: string): string {
+  return other.team === readerTeam ? jobLabel(other) : `a job of team ${other.team}`;
 }
 
-export function fifoMessage(blocker: JobSpec, flavor: string): string {
-  return `waits behind ${jobLabel(blocker)} on ${flavor} (strict FIFO: backfill is off)`;
+export function reservationBlockMessage(job: JobSpec, holder: JobSpec, flavor: string, startAt: number): string {
+  return `fits now but would delay the reservation of ${jobSeenBy(holder, job.team)} (${flavor} from ${isoTime(startAt)})`;
+}
+
+export function fifoMessage(job: JobSpec, blocker: JobSpec, flavor: string): string {
+  return `waits behind ${jobSeenBy(blocker, job.team)} on ${flavor} (strict FIFO: backfill is off)`;
 }
 
 export function admissionLimitMessage(team: string, limit: number): string {

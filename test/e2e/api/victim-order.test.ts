@@ -67,7 +67,7 @@ describe('preemption takes the least work, not the largest gang', () => {
         victimJobId: newer.id,
         preemptorJobId: back.id,
         kind: 'ReclaimWithinCohort',
-        message: 'preempted by vision/vision-back (priority 0 = 0, reclaim policy Any) to reclaim 8 h100-80gb lent to team nlp',
+        message: 'preempted by a job of team vision (priority 0 = 0, reclaim policy Any) to reclaim 8 h100-80gb lent to team nlp',
       }),
     ]);
     expect([await state(older.id), await state(newer.id), await state(back.id)]).toEqual(['ADMITTED', 'PENDING', 'ADMITTED']);

@@ -106,7 +106,7 @@ const RESULT: CycleResult = {
   ],
   preemptions: [
     { victimJobId: ID.runA, victimTeam: 'nlp', preemptorJobId: ID.pend1, kind: 'ReclaimWithinCohort',
-      message: 'preempted by vision/pend-1 (priority 100 > 10) to reclaim 8 h100-80gb lent to team nlp' },
+      message: 'preempted by a job of team vision (priority 100 > 10) to reclaim 8 h100-80gb lent to team nlp' },
   ],
   reservations: [
     { jobId: ID.pend3, flavor: 'h100-80gb', startAt: T0 + 3_600_000, nodes: [{ node: 'gpu-a', accelerators: 8 }, { node: 'gpu-b', accelerators: 8 }] },
