@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { answerClientError, Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl, sendProblem } from '#common';
-import { runCycle } from '#core';
+import { runBudgetedCycle } from '#core';
 import type { Database } from '#db';
 import { CycleTriggerPublisher, ManualCycle, registerCycleTriggerHook, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
 import { ApiModule } from './app.module.js';
@@ -88,7 +88,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   const settings = options.scheduler ?? schedulerSettingsFromEnv({});
   const ownsCycles = options.cycles === undefined;
   const cycles =
-    options.cycles ?? new ManualCycle({ database, settings, redisUrl: config.redisUrl, logger, schedule: runCycle });
+    options.cycles ?? new ManualCycle({ database, settings, redisUrl: config.redisUrl, logger, schedule: runBudgetedCycle });
   let app: NestFastifyApplication;
   try {
     app = await buildNestApp(config, { config, logger, database, redis, cycles }, options.imports ?? [], options.consoleDir ?? defaultConsoleDir());

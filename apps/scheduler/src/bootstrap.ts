@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Config, createLogger, redactUrl } from '#common';
-import { runCycle } from '#core';
+import { runBudgetedCycle } from '#core';
 import { Database, migrateDatabase } from '#db';
 import {
   PgCycleLock,
@@ -94,7 +94,7 @@ export async function startRole(role: 'scheduler' | 'worker' | 'both', config: C
       redisUrl: config.redisUrl,
       logger,
       metrics,
-      schedule: runCycle,
+      schedule: runBudgetedCycle,
       ...(options.failpoint ? { failpoint: options.failpoint } : {}),
     });
   }

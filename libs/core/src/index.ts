@@ -4,6 +4,16 @@ export * from './topology-labels.js';
 export * from './lifecycle.js';
 export * from './invariants.js';
 export { runCycle } from './cycle.js';
+export {
+  checkBudgetedCycle,
+  planBudgetStops,
+  runBudgetedCycle,
+  withoutStopped,
+  type BudgetStop,
+  type BudgetStopRule,
+  type BudgetedCycleResult,
+  type BudgetedSnapshot,
+} from './budget-block.js';
 export { DEFAULT_MOVE_OPTIONS, resolveMoveOptions } from './moves.js';
 export { DEFAULT_SLOWER_FLAVOR_DELAY_WEIGHT, slowerFlavorDelayWeight } from './relative-placement.js';
 export { teamUsage, usageInputsOf, type TeamFlavorUsage, type UsageInputs } from './usage.js';

@@ -79,6 +79,8 @@ export type ViolationCode =
   | 'RECLAIM_POLICY'
   | 'VICTIM_NOT_BORROWING'
   | 'PREEMPTOR_BORROWS'
+  /** A budget stop (budget-block.ts) of a job no used-up `stop` budget of its team counts. */
+  | 'BUDGET_STOP_UNCOVERED'
   // rule 5
   | 'VICTIM_UNNEEDED'
   | 'ADMITTED_AND_PREEMPTED'

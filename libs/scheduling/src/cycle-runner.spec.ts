@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_OPTIONS, type CycleResult, type PendingJob, type Snapshot } from '#core';
+import { DEFAULT_OPTIONS, runBudgetedCycle, type BudgetedSnapshot, type CycleResult, type PendingJob, type Snapshot } from '#core';
 import { pino } from 'pino';
 import { makeJob } from '#testing';
 import { CycleRunner, InvariantViolationError, NotLeaderError, type CycleReport } from './cycle-runner.js';
@@ -22,6 +22,8 @@ class RecordingStore implements CycleStore {
   failCommit = false;
   /** The snapshot's queue: j1 waits (the results below decide about it). */
   pending: PendingJob[] = [makeJob('j1').build()];
+  /** More of the snapshot (running jobs, budgets). */
+  extra: Partial<BudgetedSnapshot> = {};
   withCycleLock<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(async () => {
       this.calls.push('lock');
@@ -37,7 +39,7 @@ class RecordingStore implements CycleStore {
   async openCycle(now: number): Promise<{ cycle: number; snapshot: Snapshot }> {
     this.calls.push('snapshot');
     await new Promise((resolve) => setImmediate(resolve));
-    const snapshot: Snapshot = { now, flavors: [], nodes: [], cohorts: [], teams: [], quotas: [], running: [], pending: this.pending, options: DEFAULT_OPTIONS };
+    const snapshot: Snapshot = { now, flavors: [], nodes: [], cohorts: [], teams: [], quotas: [], running: [], pending: this.pending, options: DEFAULT_OPTIONS, ...this.extra };
     return { cycle: ++this.number, snapshot };
   }
   commitCycle(input: CommitCycleInput): Promise<{ outbox: [] }> {
@@ -108,6 +110,23 @@ describe('CycleRunner', () => {
     const report = await runner.runOnce(['tick']);
     expect(report.committed).toBe(false);
     expect(store.calls).toEqual(['lock', 'snapshot', 'unlock']);
+  });
+
+  it('commits a cycle whose only decisions are budget stops, guarded against the snapshot they leave', async () => {
+    const store = new RecordingStore();
+    store.pending = [];
+    store.extra = {
+      running: [makeJob('r1').team('vision').accelerators(8).runsOn('n-0').buildRunning()],
+      budgetStops: [{ team: 'vision', period: 'day', unit: 'accelerator-hours', until: 86_400_000, message: 'team vision used 9 of 8 accelerator-hours of its day budget (1970-01-01)' }],
+    };
+    const runner = new CycleRunner(store, leader, runBudgetedCycle, silent);
+    const report = await runner.runOnce(['tick']);
+    expect(report.committed).toBe(true);
+    expect(store.commits[0]!.result.budgetStops?.map((s) => s.jobId)).toEqual(['r1']);
+    // A stop no used-up budget covers is refused by the guard: nothing is committed.
+    const forged = new CycleRunner(store, leader, (s) => ({ ...runBudgetedCycle(s), budgetStops: [{ ...report.result.budgetStops![0]!, jobId: 'ghost' }] }), silent);
+    await expect(forged.runOnce(['tick'])).rejects.toBeInstanceOf(InvariantViolationError);
+    expect(store.commits).toHaveLength(1);
   });
 
   it('commits nothing and says so when there is no lease', async () => {

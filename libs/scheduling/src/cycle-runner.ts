@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { checkSafetyInvariants, formatViolations, type CycleResult, type Snapshot, type Violation } from '#core';
+import { checkBudgetedCycle, formatViolations, type BudgetedCycleResult, type Snapshot, type Violation } from '#core';
 import type { Logger } from 'pino';
 import type { CycleStore, FencingSource } from './cycle-store.js';
 import { PhaseTimer } from './phase-timer.js';
@@ -12,7 +12,7 @@ export interface CycleReport {
   startedAt: number;
   phasesMs: Record<CyclePhase, number>;
   totalMs: number;
-  result: CycleResult;
+  result: BudgetedCycleResult;
   outbox: OutboxRef[];
   /** The snapshot the decisions were made on (for metrics; not serialised). */
   snapshot: Snapshot;
@@ -35,8 +35,11 @@ export class InvariantViolationError extends Error {
   }
 }
 
-/** Checks a cycle's decisions against its snapshot before they are committed (default: checkSafetyInvariants of #core). */
-export type CycleGuard = (snapshot: Snapshot, result: CycleResult) => Violation[];
+/**
+ * Checks a cycle's decisions against its snapshot before they are committed (default: checkBudgetedCycle of
+ * #core — checkSafetyInvariants against the snapshot as the cycle's budget stops leave it).
+ */
+export type CycleGuard = (snapshot: Snapshot, result: BudgetedCycleResult) => Violation[];
 
 export interface CycleObserver {
   onCycle(report: CycleReport): void;
@@ -50,7 +53,8 @@ export interface CycleObserver {
  *   1. snapshot  the cycle's number and its snapshot at `now`: pending jobs, running jobs, nodes, teams,
  *                quotas (PgCycleStore takes the Postgres lock in the same round trip, so its wait counts
  *                here, and reads only what changed since the previous cycle)
- *   2. schedule  run the pure core: snapshot in, decisions out
+ *   2. schedule  run the pure core: snapshot in, decisions out (runBudgetedCycle: with the running jobs
+ *                used-up `stop` budgets stop)
  *   3. check     the guard: the decisions against the safety rules (checkSafetyInvariants: consistency,
  *                gangs, capacity, quota);
  *                a violation aborts the cycle before anything is committed (logged with the cycle, counted
@@ -66,12 +70,12 @@ export class CycleRunner {
   constructor(
     private readonly store: CycleStore,
     private readonly fencing: FencingSource,
-    /** The pure core (`runCycle` of #core). */
-    private readonly schedule: (snapshot: Snapshot) => CycleResult,
+    /** The pure core (`runBudgetedCycle` of #core, or `runCycle` without budget stops). */
+    private readonly schedule: (snapshot: Snapshot) => BudgetedCycleResult,
     private readonly logger: Logger,
     private readonly observers: CycleObserver[] = [],
     private readonly clock: () => number = Date.now,
-    private readonly guard: CycleGuard = checkSafetyInvariants,
+    private readonly guard: CycleGuard = checkBudgetedCycle,
   ) {}
 
   addObserver(observer: CycleObserver): void {
@@ -116,7 +120,7 @@ export class CycleRunner {
           const violations = this.guard(snapshot, result);
           if (violations.length > 0) {
             log.error(
-              { phase: '3-check', violations, admissions: result.admissions, preemptions: result.preemptions },
+              { phase: '3-check', violations, admissions: result.admissions, preemptions: result.preemptions, budgetStops: result.budgetStops },
               'decisions break the scheduler rules; cycle aborted, nothing committed',
             );
             throw new InvariantViolationError(cycle, violations);
@@ -209,21 +213,22 @@ export class CycleRunner {
 }
 
 /**
- * From this many decisions (admissions, preemptions, moves) the guard runs while Postgres writes
+ * From this many decisions (admissions, preemptions, moves, budget stops) the guard runs while Postgres writes
  * (CycleStore.commitCycleChecked): one round trip more for the COMMIT, against the guard's time taken
  * off the cycle — ~0.3 s of a 10,000-admission cycle (bench:db:drain), ~60 ms at this size.
  */
 export const OVERLAPPED_CHECK_MIN_DECISIONS = 2_000;
 
-function decisions(result: CycleResult): number {
-  return result.admissions.length + result.preemptions.length + (result.moves?.length ?? 0);
+function decisions(result: BudgetedCycleResult): number {
+  return result.admissions.length + result.preemptions.length + (result.moves?.length ?? 0) + (result.budgetStops?.length ?? 0);
 }
 
-function isEmpty(result: CycleResult): boolean {
+function isEmpty(result: BudgetedCycleResult): boolean {
   return (
     result.admissions.length === 0 &&
     result.preemptions.length === 0 &&
     (result.moves?.length ?? 0) === 0 &&
+    (result.budgetStops?.length ?? 0) === 0 &&
     result.reservations.length === 0 &&
     result.pending.length === 0
   );

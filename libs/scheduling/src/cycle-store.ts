@@ -1,4 +1,4 @@
-import type { CycleResult, Snapshot } from '#core';
+import type { BudgetedCycleResult, Snapshot } from '#core';
 import type { OutboxRef } from './outbox-store.js';
 
 /** Fencing of a commit: the lease the committer believes it holds, and that lease's token. */
@@ -8,7 +8,8 @@ export interface CommitFencing {
 }
 
 export interface CommitCycleInput {
-  result: CycleResult;
+  /** The decisions, with the running jobs used-up `stop` budgets stop. */
+  result: BudgetedCycleResult;
   now: number;
   fencing: CommitFencing;
   cycleNumber: number;

@@ -1,4 +1,4 @@
-import type { CycleResult, SchedulerOptions, Snapshot } from '#core';
+import type { BudgetedCycleResult, SchedulerOptions, Snapshot } from '#core';
 import type { Database } from '#db';
 import type { Logger } from 'pino';
 import { CycleRunner, type CycleReport } from './cycle-runner.js';
@@ -15,8 +15,8 @@ export interface ManualCycleDeps {
   settings: SchedulerSettings;
   redisUrl: string;
   logger: Logger;
-  /** The pure core (`runCycle` of #core). */
-  schedule: (snapshot: Snapshot) => CycleResult;
+  /** The pure core (`runBudgetedCycle` of #core). */
+  schedule: (snapshot: Snapshot) => BudgetedCycleResult;
   options?: SchedulerOptions;
   metrics?: SchedulerMetrics;
 }

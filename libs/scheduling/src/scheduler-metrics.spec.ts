@@ -38,14 +38,25 @@ describe('SchedulerMetrics.onCycle', () => {
     const values = async (name: string): Promise<{ labels: Record<string, string | number>; value: number }[]> =>
       (await registry.getSingleMetric(name)!.get()).values as { labels: Record<string, string | number>; value: number }[];
     const accelerators = await values('qm_accelerators');
-    const find = (kind: string, team: string): number | undefined => accelerators.find((v) => v.labels['kind'] === kind && v.labels['team'] === team)?.value;
+    const find = (kind: string, team: string): number | undefined => acceleratorsOf(accelerators, kind, team);
     expect(find('total', '')).toBe(16);
     expect(find('allocated', 'vision')).toBe(8);
     expect(find('borrowed', 'vision')).toBe(4);
     expect(find('allocated', 'nlp')).toBeUndefined(); // its only job was preempted
     expect((await values('qm_scheduler_decisions_total')).find((v) => v.labels['kind'] === 'admitted')?.value).toBe(1);
     expect((await values('qm_preemptions_total'))[0]).toMatchObject({ labels: { kind: 'ReclaimWithinCohort' }, value: 1 });
+    expect((await values('qm_scheduler_decisions_total')).find((v) => v.labels['kind'] === 'budget-stopped')?.value).toBe(0);
     const latency = await values('qm_admission_latency_seconds');
     expect(latency.find((v) => (v as { metricName?: string }).metricName === 'qm_admission_latency_seconds_sum')?.value).toBe(2.5);
+
+    // A cycle that stops vision's running job (a used-up stop budget): counted, and no longer allocated.
+    const stop = { jobId: 'r1', team: 'vision', flavor: 'h100', accelerators: 2, period: 'day', until: 86_400_000, lostAcceleratorSeconds: 0, lostSince: 0, gracePeriodSeconds: 0, message: 'stopped' };
+    metrics.onCycle({ ...report, cycle: 2, result: { ...result, admissions: [], preemptions: [], budgetStops: [stop] } });
+    expect((await values('qm_scheduler_decisions_total')).find((v) => v.labels['kind'] === 'budget-stopped')?.value).toBe(1);
+    expect(acceleratorsOf(await values('qm_accelerators'), 'allocated', 'vision')).toBeUndefined();
   });
 });
+
+function acceleratorsOf(values: { labels: Record<string, string | number>; value: number }[], kind: string, team: string): number | undefined {
+  return values.find((v) => v.labels['kind'] === kind && v.labels['team'] === team)?.value;
+}

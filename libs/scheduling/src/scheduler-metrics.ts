@@ -56,7 +56,7 @@ export class SchedulerMetrics implements CycleObserver, SideEffectObserver {
       'Rule violations the guard found in a cycle\'s decisions before commit (the cycle was aborted), by rule and code',
       ['rule', 'code'],
     );
-    this.decisions = counter('qm_scheduler_decisions_total', 'Decisions committed, by kind (admitted, preempted, reserved, pending)', ['kind']);
+    this.decisions = counter('qm_scheduler_decisions_total', 'Decisions committed, by kind (admitted, preempted, budget-stopped, reserved, pending)', ['kind']);
     this.accelerators = gauge('qm_accelerators', 'Accelerators by kind (total, allocated, borrowed), flavor and team (total: team="")', ['kind', 'flavor', 'team']);
     this.preemptions = counter('qm_preemptions_total', 'Preempted gangs, by preemption kind', ['kind']);
     this.reservations = gauge('qm_reservations', 'Reservations held by the last cycle', []);
@@ -85,6 +85,7 @@ export class SchedulerMetrics implements CycleObserver, SideEffectObserver {
     const { result, snapshot } = report;
     this.decisions.inc({ kind: 'admitted' }, result.admissions.length);
     this.decisions.inc({ kind: 'preempted' }, result.preemptions.length);
+    this.decisions.inc({ kind: 'budget-stopped' }, result.budgetStops?.length ?? 0);
     this.decisions.inc({ kind: 'reserved' }, result.reservations.length);
     this.decisions.inc({ kind: 'pending' }, result.pending.length);
     for (const preemption of result.preemptions) this.preemptions.inc({ kind: preemption.kind });
@@ -124,14 +125,14 @@ export class SchedulerMetrics implements CycleObserver, SideEffectObserver {
     this.leader.set(isLeader ? 1 : 0);
   }
 
-  /** Totals per flavor, and allocation/borrowing per team and flavor after the cycle's admissions and preemptions. */
+  /** Totals per flavor, and allocation/borrowing per team and flavor after the cycle's admissions, preemptions and budget stops. */
   private setAccelerators(snapshot: Snapshot, report: CycleReport): void {
     this.accelerators.reset();
     const totals = new Map<string, number>();
     for (const node of snapshot.nodes) totals.set(node.flavor, (totals.get(node.flavor) ?? 0) + node.accelerators);
     for (const [flavor, total] of totals) this.accelerators.set({ kind: 'total', flavor, team: '' }, total);
 
-    const preempted = new Set(report.result.preemptions.map((p) => p.victimJobId));
+    const preempted = new Set([...report.result.preemptions.map((p) => p.victimJobId), ...(report.result.budgetStops ?? []).map((s) => s.jobId)]);
     const used = new Map<string, { team: string; flavor: string; n: number }>();
     const add = (team: string, flavor: string, n: number): void => {
       const key = `${team}\u0000${flavor}`;

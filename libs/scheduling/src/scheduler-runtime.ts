@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { CycleResult, Snapshot } from '#core';
+import type { BudgetedCycleResult, Snapshot } from '#core';
 import type { Logger } from 'pino';
 import type { FailpointHook } from './failpoints.js';
 import type { ConnectionOptions } from 'bullmq';
@@ -32,8 +32,8 @@ export interface SchedulerProcessDeps {
   redisUrl: string;
   logger: Logger;
   metrics: SchedulerMetrics;
-  /** The pure core (`runCycle` of #core). */
-  schedule: (snapshot: Snapshot) => CycleResult;
+  /** The pure core (`runBudgetedCycle` of #core). */
+  schedule: (snapshot: Snapshot) => BudgetedCycleResult;
   /** Unique id of this process in the lease (default host:pid:random). */
   holder?: string;
   /** Fault injection for tests (see failpoints.ts). */

@@ -124,7 +124,7 @@ describe('budgets', () => {
       ['/v1/teams/vision/budgets/month', { limit: -1, unit: 'dollars', onExhausted: 'panic' }, 400, [
         { field: 'limit', message: 'must be ≥ 0' },
         { field: 'unit', message: 'must be one of accelerator-hours, currency' },
-        { field: 'onExhausted', message: 'must be one of warn, block' },
+        { field: 'onExhausted', message: 'must be one of warn, block, stop' },
       ]],
       ['/v1/teams/vision/budgets/month', {}, 400, [{ field: 'limit', message: 'is required' }, { field: 'unit', message: 'is required' }, { field: 'onExhausted', message: 'is required' }]],
       ['/v1/teams/ghosts/budgets/month', { limit: 1, unit: 'currency', onExhausted: 'warn' }, 422, [{ field: 'team', message: 'unknown team: ghosts' }]],

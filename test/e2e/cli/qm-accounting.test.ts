@@ -70,12 +70,15 @@ describe('qm budget', () => {
   it('set (audited), ls, and rm; values not given keep the current budget\'s', async () => {
     const set = await runQm(['budget', 'set', 'vision', '--period', 'month', '--limit', '5000', '--unit', 'accelerator-hours', '--on-exhausted', 'block'], { env: admin });
     expect(set.code).toBe(0);
-    expect(set.stdout).toMatch(/^budget vision\/month: 5,000\.00 accelerator-hours per month, block when exhausted \(was none; audit event \d+\); used 0\.\d\d \(0\.0%\) of \d{4}-\d\d, ok\n$/);
+    expect(set.stdout).toMatch(
+      /^budget vision\/month: 5,000\.00 accelerator-hours per month, block when exhausted \(was none; audit event \d+\); used 0\.\d\d \(0\.0%\) of \d{4}-\d\d, ok\nwhen used up: new jobs wait for the next period; running jobs go on, so the team can go over its limit\n$/,
+    );
     const again = await runQm(['budget', 'set', 'vision', '--limit', '6000'], { env: admin });
     expect(again.stdout).toMatch(/^budget vision\/month: 6,000\.00 accelerator-hours per month, block when exhausted \(was 5,000\.00 accelerator-hours per month, block when exhausted;/);
     const ls = await runQm(['budget', 'ls'], { env: member });
-    expect(ls.stdout.split('\n')[0]!.split(/\s+/)).toEqual(['TEAM', 'PERIOD', 'LIMIT', 'UNIT', 'ON-EXHAUSTED', 'CURRENT', 'USED', 'SHARE', 'STATE', 'RESETS']);
-    expect(ls.stdout).toMatch(/vision +month +6,000\.00 +accelerator-hours +block +\d{4}-\d\d +0\.\d\d +0\.0% +ok +\d{4}-\d\d-01 00:00 UTC/);
+    expect(ls.stdout.split('\n')[0]!.split(/\s+/)).toEqual(['TEAM', 'PERIOD', 'LIMIT', 'UNIT', 'ON-EXHAUSTED', 'RUNNING-JOBS', 'CURRENT', 'USED', 'SHARE', 'OVER', 'STATE', 'RESETS']);
+    expect(ls.stdout).toMatch(/vision +month +6,000\.00 +accelerator-hours +block +continue +\d{4}-\d\d +0\.\d\d +0\.0% +- +ok +\d{4}-\d\d-01 00:00 UTC/);
+    expect(ls.stdout).toContain('\nRUNNING-JOBS once a budget is used up: continue — they go on (warn; block holds only new jobs back), so OVER can grow;\n');
     expect(await runQm(['budget', 'set', 'vision', '--limit', '1'], { env: member })).toMatchObject({ code: 1, stderr: 'qm: alice is a member; this needs an admin token\n' });
     expect(await runQm(['budget', 'set', 'vision', '--unit', 'euros'], { env: admin })).toMatchObject({ code: 2, stderr: "qm: --unit 'euros': expected one of accelerator-hours, currency\n" });
     expect(await runQm(['budget', 'set', 'nlp', '--on-exhausted', 'block'], { env: admin })).toMatchObject({ code: 2, stderr: 'qm: team nlp has no month budget yet: --limit is required\n' });
@@ -95,5 +98,32 @@ describe('qm budget', () => {
     expect(why.stdout).toContain('reason: BUDGET_EXHAUSTED — team vision used 0 of 0 (cost) of its week budget');
     expect(why.stdout).toMatch(new RegExp(`expected to start (in about \\d+ (d|h|min|s)( \\d+ (h|min|s))?|any moment now) \\((${at}|00:00 UTC)\\), when the team's next budget period begins\\.`));
     expect((await runQm(['ls', '-o', 'wide'], { env: member })).stdout).toMatch(new RegExp(`${job.id} +waits-for-budget .* BUDGET_EXHAUSTED`));
+  });
+});
+
+describe('qm budget set --on-exhausted stop', () => {
+  it('sets a stop budget and says running jobs are stopped; qm budgets shows it with the overshoot; bad values are usage errors that change nothing', async () => {
+    const set = await runQm(['budget', 'set', 'nlp', '--period', 'day', '--limit', '0', '--on-exhausted', 'stop'], { env: admin });
+    expect(set).toMatchObject({ code: 0, stderr: '' });
+    expect(set.stdout).toMatch(/^budget nlp\/day: 0\.00 accelerator-hours per day, stop when exhausted \(was none; audit event \d+\); used [\d.,]+ \([^)]*\) of \d{4}-\d\d-\d\d, exhausted(, [\d.,]+ over the limit)?\n/);
+    expect(set.stdout).toContain('\nwhen used up: new jobs wait for the next period, and running jobs are stopped within one scheduling cycle: requeued after their checkpoint grace period, they resume in the next period\n');
+    const json = JSON.parse((await runQm(['budget', 'set', 'nlp', '--period', 'day', '--on-exhausted', 'stop', '-o', 'json'], { env: admin })).stdout);
+    expect(json).toMatchObject({ team: 'nlp', period: 'day', onExhausted: 'stop', whenExhausted: { newJobs: 'wait', runningJobs: 'stop' }, before: { onExhausted: 'stop' } });
+    expect(json.current.overshoot).toBeCloseTo(json.current.used, 6);
+    const ls = await runQm(['budgets', '--team', 'nlp'], { env: admin });
+    expect(ls.code).toBe(0);
+    expect(ls.stdout).toMatch(/\nnlp +day +0\.00 +accelerator-hours +stop +stop +\d{4}-\d\d-\d\d +[\d.,]+ +- +([\d.,]+|-) +exhausted +/);
+
+    const events = await ok('GET', '/v1/audit?team=nlp');
+    for (const bad of ['halt', 'STOP', '']) {
+      expect(await runQm(['budget', 'set', 'nlp', '--period', 'day', '--on-exhausted', bad], { env: admin })).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: `qm: --on-exhausted '${bad}': expected one of warn, block, stop\n`,
+      });
+    }
+    expect(await ok('GET', '/v1/audit?team=nlp')).toEqual(events);
+    expect((await ok('GET', '/v1/teams/nlp/budgets/day')).onExhausted).toBe('stop');
+    expect((await runQm(['budget', 'rm', 'nlp', '--period', 'day'], { env: admin })).code).toBe(0);
   });
 });

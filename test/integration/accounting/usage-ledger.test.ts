@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { DEFAULT_OPTIONS, runCycle } from '#core';
+import { DEFAULT_OPTIONS, runBudgetedCycle, runCycle } from '#core';
 import {
   acquireOrRenewLease,
   BudgetRepository,
@@ -272,5 +272,36 @@ describe('budgets', () => {
     expect(events.rows[0]).toMatchObject({ kind: 'budget.exhausted', team: 'vision' });
     const audit = await db.pool.query<{ kind: string; actor: string }>(`SELECT kind, actor FROM events WHERE kind LIKE 'budget.%' ORDER BY id`);
     expect(audit.rows.map((x) => x.kind)).toEqual(['budget.created', 'budget.updated', 'budget.created', 'budget.exhausted']);
+  });
+
+  it("a stop budget used up: the cycle requeues the team's running jobs (BUDGET_EXHAUSTED, evict) and the ledger closes their use at the stop", async () => {
+    const budgets = new BudgetRepository(db);
+    await budgets.put({ team: 'nlp', period: 'day', limit: 0, unit: 'accelerator-hours', onExhausted: 'stop' }, 'admin');
+    const dayEnd = periodOf('day', new Date()).end.getTime();
+    const at = Date.now();
+    const { snapshot, versions } = await loadSnapshotWithVersions(db, at, DEFAULT_OPTIONS);
+    expect(snapshot.budgetStops).toEqual([
+      { team: 'nlp', period: 'day', unit: 'accelerator-hours', until: dayEnd, message: expect.stringMatching(/^team nlp used [\d,.]+ of 0 accelerator-hours of its day budget \(\d{4}-\d\d-\d\d\)$/) },
+    ]);
+    expect(snapshot.budgetBlocks).toContainEqual({ team: 'nlp', until: dayEnd, message: expect.stringMatching(/; new and stopped jobs wait for the next period, from /) });
+    const holding = snapshot.running.filter((j) => j.team === 'nlp').map((j) => j.id).sort();
+    expect(holding.length).toBeGreaterThan(0);
+
+    const result = runBudgetedCycle(snapshot);
+    const out = await commitCycle(db, { result, now: at, versions, fencing: { leaseName: LEASE, token }, cycleNumber: await nextCycleNumber(db), leader: 'test' });
+    expect([...out.stopped].sort()).toEqual(holding);
+    expect(out.skipped).toEqual([]);
+    for (const id of holding) {
+      const job = (await jobs.get(id))!;
+      expect(job).toMatchObject({ state: 'PENDING', pendingCode: 'BUDGET_EXHAUSTED' });
+      expect(job.pendingEstimatedStartAt?.getTime()).toBe(dayEnd);
+    }
+    const segments = await db.pool.query<{ ended_at: Date | null; end_state: string }>(`SELECT ended_at, end_state::text FROM usage_segments WHERE job_id = ANY($1::uuid[]) ORDER BY id DESC LIMIT $2`, [holding, holding.length]);
+    expect(segments.rows.map((r) => [r.ended_at?.getTime(), r.end_state])).toEqual(holding.map(() => [at, 'PREEMPTED']));
+    const evicts = await db.pool.query(`SELECT count(*)::int AS n FROM outbox WHERE kind = 'evict' AND payload->>'jobId' = ANY($1::text[])`, [holding]);
+    expect(evicts.rows[0]).toEqual({ n: holding.length });
+    const stopped = await db.pool.query<{ data: { jobs: { jobId: string }[] } }>(`SELECT data FROM events WHERE kind = 'budget.stopped' AND team = 'nlp'`);
+    expect(stopped.rows.map((r) => r.data.jobs.map((j) => j.jobId).sort())).toEqual([holding]);
+    await budgets.delete('nlp', 'day', 'admin');
   });
 });

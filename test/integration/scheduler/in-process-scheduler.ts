@@ -1,7 +1,7 @@
 // A scheduler process in the test's own process: the production composition (createSchedulerProcess over
 // the Postgres stores), so that a test can hook its stores and watch its elector.
 import { afterAll, beforeAll } from '@jest/globals';
-import { runCycle } from '#core';
+import { runBudgetedCycle } from '#core';
 import { Database, createTestDatabase, type TestDatabase } from '#db';
 import {
   PgCycleLock,
@@ -53,7 +53,7 @@ export function inProcessScheduler(options: InProcessSchedulerOptions): { proces
     redisUrl: REDIS_URL,
     logger: silentLogger,
     metrics: new SchedulerMetrics(),
-    schedule: runCycle,
+    schedule: runBudgetedCycle,
     holder: options.holder,
   });
   let closed = false;

@@ -24,7 +24,22 @@ export class UsageQuery {
 }
 
 export const BUDGET_UNITS = ['accelerator-hours', 'currency'] as const;
-export const BUDGET_ACTIONS = ['warn', 'block'] as const;
+export const BUDGET_ACTIONS = ['warn', 'block', 'stop'] as const;
+/** What each action does once the budget is used up, to new and to running jobs (docs/adr/0023-budget-stop.md). */
+export const BUDGET_ACTION_EFFECTS = {
+  warn: { newJobs: 'admitted', runningJobs: 'continue', summary: 'events and metrics only: new jobs are admitted and running jobs go on' },
+  block: {
+    newJobs: 'wait',
+    runningJobs: 'continue',
+    summary: 'new jobs wait for the next period; running jobs go on, so the team can go over its limit',
+  },
+  stop: {
+    newJobs: 'wait',
+    runningJobs: 'stop',
+    summary:
+      'new jobs wait for the next period, and running jobs are stopped within one scheduling cycle: requeued after their checkpoint grace period, they resume in the next period',
+  },
+} as const satisfies Record<(typeof BUDGET_ACTIONS)[number], { newJobs: 'admitted' | 'wait'; runningJobs: 'continue' | 'stop'; summary: string }>;
 export const BUDGET_PERIODS = ['day', 'week', 'month'] as const;
 /** Largest budget limit (accelerator-hours or currency). */
 export const BUDGET_MAX = 1e12;
@@ -40,7 +55,16 @@ export class PutBudgetDto {
   @OneOf(BUDGET_UNITS)
   unit!: (typeof BUDGET_UNITS)[number];
 
-  @ApiProperty({ enum: BUDGET_ACTIONS, example: 'block', description: 'warn: events and metrics at 80% and 100%; block: also keeps new jobs pending (BUDGET_EXHAUSTED) until the next period.' })
+  @ApiProperty({
+    enum: BUDGET_ACTIONS,
+    example: 'block',
+    description:
+      'warn: events and metrics at 80% and 100% only. block: also keeps the team\'s new jobs pending (BUDGET_EXHAUSTED) until the next period; ' +
+      'its running jobs go on, so its use can go over the limit (the overshoot shows in current.overshoot). stop: as block, and within one ' +
+      'scheduling cycle of the budget being used up, the team\'s running and admitted jobs that count against it are stopped: requeued to ' +
+      'PENDING (not failed) with BUDGET_EXHAUSTED until the next period, each evicted with its checkpoint grace period like a preemption, ' +
+      'a job that checkpoints resuming from its checkpoint; raising the limit or deleting the budget lets them run again.',
+  })
   @Required()
   @OneOf(BUDGET_ACTIONS)
   onExhausted!: (typeof BUDGET_ACTIONS)[number];

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { BudgetRecord, BudgetStatus } from '#db';
 import { TimeProperty } from '../response.doc.js';
-import { BUDGET_ACTIONS, BUDGET_PERIODS, BUDGET_UNITS } from './accounting.dto.js';
+import { BUDGET_ACTION_EFFECTS, BUDGET_ACTIONS, BUDGET_PERIODS, BUDGET_UNITS } from './accounting.dto.js';
 
 const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
@@ -77,8 +77,30 @@ export class BudgetPeriodView {
   cost!: number;
   @ApiProperty({ type: Number, nullable: true, description: 'used / limit; null for a zero limit with use.' })
   ratio!: number | null;
+  @ApiProperty({
+    example: 2,
+    description:
+      'How far use is over the limit so far (used − limit, in the unit; 0 within it): with warn and block, the running jobs go on and this grows; ' +
+      'with stop, it is what ran until the cycle that stopped them (and any grace period).',
+  })
+  overshoot!: number;
   @ApiProperty({ enum: ['ok', 'warning', 'exhausted'] })
   state!: BudgetStatus['state'];
+}
+
+/** What a budget does once used up (its onExhausted), to the team's new and running jobs. */
+export class BudgetEffectView {
+  @ApiProperty({ enum: ['admitted', 'wait'], description: "The team's new jobs: admitted (warn), or kept PENDING with BUDGET_EXHAUSTED until the next period (block, stop)." })
+  newJobs!: 'admitted' | 'wait';
+  @ApiProperty({
+    enum: ['continue', 'stop'],
+    description:
+      "The team's running jobs: they go on (warn, block — the team's use can pass the limit), or they are stopped within one scheduling cycle (stop): " +
+      'requeued to PENDING with BUDGET_EXHAUSTED after their checkpoint grace period, until the next period.',
+  })
+  runningJobs!: 'continue' | 'stop';
+  @ApiProperty({ example: BUDGET_ACTION_EFFECTS.block.summary })
+  summary!: string;
 }
 
 /** A budget as it was set (audit trail's before). */
@@ -98,6 +120,8 @@ export class BudgetRecordView {
 export class BudgetView extends BudgetRecordView {
   @ApiProperty({ type: () => BudgetPeriodView })
   current!: BudgetPeriodView;
+  @ApiProperty({ type: () => BudgetEffectView, description: 'What onExhausted does once the budget is used up.' })
+  whenExhausted!: BudgetEffectView;
   @TimeProperty()
   createdAt!: string;
   @TimeProperty()
@@ -143,8 +167,10 @@ export function budgetView(b: BudgetStatus): BudgetView {
       acceleratorHours: round(b.acceleratorHours, 6),
       cost: round(b.cost, 6),
       ratio: Number.isFinite(b.ratio) ? round(b.ratio, 6) : null,
+      overshoot: round(Math.max(0, b.used - b.limit), 6),
       state: b.state,
     },
+    whenExhausted: { ...BUDGET_ACTION_EFFECTS[b.onExhausted] },
     createdAt: b.createdAt.toISOString(),
     updatedAt: b.updatedAt.toISOString(),
   };

@@ -8,7 +8,8 @@ import { LOGGER } from '../infra/tokens.js';
  * Records budgets that reached 80% and 100% of their limit in the current period: one event each
  * (budget.warning, budget.exhausted), once per budget and period, whichever API replica sees it first
  * (budget_alerts is the claim). Runs every QM_BUDGET_CHECK_INTERVAL_MS, and after a budget is set.
- * Blocking itself needs no watcher: each scheduling cycle reads the ledger (Snapshot.budgetBlocks).
+ * Blocking and stopping need no watcher: each scheduling cycle reads the ledger (Snapshot.budgetBlocks,
+ * budgetStops) and stops the running jobs of a used-up `stop` budget in that cycle.
  */
 @Injectable()
 export class BudgetWatcher implements OnApplicationBootstrap, OnApplicationShutdown {

@@ -66,7 +66,9 @@ export class BudgetsController {
     description:
       "Admin only. Creates or replaces the team's day, week or month budget; the change is an audited event (who, when, before, after), like a quota's, " +
       'and the answer carries `before` and the `eventId`. The budget is checked at once: one set at or below what the team already used this period ' +
-      'records its budget.warning / budget.exhausted events now, not at the next periodic check. 201 when created, 200 when changed; 422 for an unknown team.',
+      'records its budget.warning / budget.exhausted events now, not at the next periodic check. What a used-up budget does to the team\'s running jobs is ' +
+      'onExhausted\'s (whenExhausted in the answer): warn and block let them go on; stop requeues them at the next scheduling cycle. ' +
+      '201 when created, 200 when changed; 422 for an unknown team.',
   })
   @Answers(BudgetSetView, 200, 201)
   async put(

@@ -53,6 +53,17 @@ export class SchedulerService {
         admissions: r.admissions,
         preemptions: r.preemptions,
         moves: (r.moves ?? []).map((m) => ({ ...m, expectedEndBefore: iso(m.expectedEndBefore), expectedEndAfter: iso(m.expectedEndAfter) })),
+        budgetStops: (r.budgetStops ?? []).map((s) => ({
+          jobId: s.jobId,
+          team: s.team,
+          flavor: s.flavor,
+          accelerators: s.accelerators,
+          period: s.period,
+          until: iso(s.until),
+          lostAcceleratorSeconds: s.lostAcceleratorSeconds,
+          gracePeriodSeconds: s.gracePeriodSeconds,
+          message: s.message,
+        })),
         reservations: r.reservations.map((x) => ({ ...x, startAt: iso(x.startAt) })),
         pending: r.pending.map((p) => ({ ...p, estimatedStartAt: iso(p.estimatedStartAt) })),
       };

@@ -113,6 +113,28 @@ export class MoveView {
   message!: string;
 }
 
+/** A running job a used-up `stop` budget stopped: requeued (PENDING, BUDGET_EXHAUSTED) after its grace period, until the budget's next period. */
+export class BudgetStopView {
+  @ApiProperty({ format: 'uuid' })
+  jobId!: string;
+  @ApiProperty()
+  team!: string;
+  @ApiProperty({ description: 'Flavor it ran on.' })
+  flavor!: string;
+  @ApiProperty({ description: 'Accelerators it held.' })
+  accelerators!: number;
+  @ApiProperty({ enum: ['day', 'week', 'month'], description: 'The budget that stopped it (its period kind).' })
+  period!: string;
+  @TimeProperty({ nullable: true, description: "When that budget's next period begins: the job waits until then (or until the budget is raised)." })
+  until!: string | null;
+  @ApiProperty({ description: 'Accelerator-seconds of work since its last checkpoint (its admission without one), lost.' })
+  lostAcceleratorSeconds!: number;
+  @ApiProperty({ description: 'Its checkpoint grace period to evict it with (0 when it does not checkpoint).' })
+  gracePeriodSeconds!: number;
+  @ApiProperty()
+  message!: string;
+}
+
 export class ReservationView {
   @ApiProperty({ format: 'uuid' })
   jobId!: string;
@@ -157,6 +179,8 @@ export class CycleRunView {
   preemptions!: PreemptionView[];
   @ApiProperty({ type: [MoveView] })
   moves!: MoveView[];
+  @ApiProperty({ type: [BudgetStopView], description: 'Running jobs stopped by a used-up `stop` budget in this cycle.' })
+  budgetStops!: BudgetStopView[];
   @ApiProperty({ type: [ReservationView] })
   reservations!: ReservationView[];
   @ApiProperty({ type: [CyclePendingView] })

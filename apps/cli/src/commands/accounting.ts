@@ -10,7 +10,7 @@ import { example, seg } from './common.js';
 const listing = { align: 'left', rule: false } as const;
 const PERIODS = ['day', 'week', 'month'] as const;
 const UNITS = ['accelerator-hours', 'currency'] as const;
-const ACTIONS = ['warn', 'block'] as const;
+const ACTIONS = ['warn', 'block', 'stop'] as const;
 
 const num = (n: number, digits = 2): string => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const percent = (r: number | null): string => (r === null ? '-' : `${(r * 100).toFixed(1)}%`);
@@ -58,19 +58,35 @@ export function registerAccounting(program: Command, ctx: CommandContext): void 
       ctx.out(usageTable(report, ctx.now(), ctx.timeZone));
     });
 
-  const budget = program.command('budget').description('team budgets per day, week or month, in accelerator-hours or cost: warn or block when used up');
-  budget.addHelpText('after', example('qm budget ls', 'qm budget set vision --period month --limit 5000 --unit accelerator-hours --on-exhausted block'));
+  const budget = program
+    .command('budget')
+    .description('team budgets per day, week or month, in accelerator-hours or cost: warn, block new jobs, or stop running jobs too when used up');
+  budget.addHelpText(
+    'after',
+    example('qm budget ls', 'qm budget set vision --period month --limit 5000 --unit accelerator-hours --on-exhausted block', 'qm budget set nlp --period day --limit 200 --on-exhausted stop'),
+  );
 
   budget
     .command('set')
-    .description('set a team\'s budget for a period (admin; audited): warn records an event and a metric at 80% and 100%, block also keeps new jobs pending until the next period')
+    .description(
+      "set a team's budget for a period (admin; audited). When it is used up — warn: an event and a metric (also at 80%); " +
+        'block: new jobs wait for the next period, running jobs go on (the team can go over its limit); ' +
+        'stop: new jobs wait and running jobs are stopped within a scheduling cycle — requeued after their checkpoint grace period, they resume in the next period',
+    )
     .argument('<team>')
     .option('--period <period>', 'day | week | month (UTC)', 'month')
     .option('--limit <n>', 'accelerator-hours, or currency (the unit of the flavors\' cost per hour), per period')
     .option('--unit <unit>', 'accelerator-hours | currency (default: the current budget\'s, else accelerator-hours)')
-    .option('--on-exhausted <action>', 'warn | block (default: the current budget\'s, else warn)')
+    .option('--on-exhausted <action>', 'warn | block | stop (default: the current budget\'s, else warn)')
     .option('-o, --output <format>', 'text | json | yaml')
-    .addHelpText('after', example('qm budget set vision --period month --limit 5000 --unit accelerator-hours --on-exhausted block', 'qm budget set nlp --limit 20000 --unit currency'))
+    .addHelpText(
+      'after',
+      example(
+        'qm budget set vision --period month --limit 5000 --unit accelerator-hours --on-exhausted block',
+        'qm budget set nlp --limit 20000 --unit currency',
+        'qm budget set audio --period day --limit 200 --on-exhausted stop',
+      ),
+    )
     .action(async (team: string, opts: { period: string; limit?: string; unit?: string; onExhausted?: string; output?: string }) => {
       const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
       const period = oneOf('--period', opts.period, PERIODS);
@@ -91,41 +107,56 @@ export function registerAccounting(program: Command, ctx: CommandContext): void 
       if (m !== undefined) return ctx.out(m);
       const was = current === undefined ? 'none' : describeBudget(current);
       ctx.out(`budget ${team}/${period}: ${describeBudget(saved)} (was ${was}; audit event ${saved.eventId}); ${usedText(saved)}\n`);
+      ctx.out(`when used up: ${saved.whenExhausted.summary}\n`);
     });
+
+  const listBudgets = async (opts: { team?: string; output?: string }): Promise<void> => {
+    const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
+    const client = ctx.connect().client;
+    const items = (await client.get<List<Budget>>(opts.team === undefined ? '/v1/budgets' : `/v1/teams/${seg(opts.team)}/budgets`)).items;
+    const m = machine(format, items);
+    if (m !== undefined) return ctx.out(m);
+    if (items.length === 0) return ctx.warn(`no budgets${opts.team !== undefined ? ` for team ${opts.team}` : ''}`);
+    const now = ctx.now();
+    ctx.out(
+      formatTable(
+        ['TEAM', 'PERIOD', 'LIMIT', 'UNIT', 'ON-EXHAUSTED', 'RUNNING-JOBS', 'CURRENT', 'USED', 'SHARE', 'OVER', 'STATE', 'RESETS'],
+        items.map((b) => [
+          b.team,
+          b.period,
+          num(b.limit),
+          b.unit,
+          b.onExhausted,
+          b.whenExhausted.runningJobs,
+          b.current.period,
+          num(b.current.used),
+          percent(b.current.ratio),
+          b.current.overshoot > 0 ? num(b.current.overshoot) : '-',
+          b.current.state,
+          localTime(parseTime(b.current.periodEnd) ?? now, now, { timeZone: ctx.timeZone }),
+        ]),
+        listing,
+      ) + RUNNING_JOBS_LEGEND,
+    );
+  };
+  const LIST_DESCRIPTION =
+    'budgets and their use in the current period: RUNNING-JOBS is what happens to the team\'s running jobs once a budget is used up, OVER how far its use is over the limit so far';
 
   budget
     .command('ls')
-    .description('budgets and their use in the current period')
+    .description(LIST_DESCRIPTION)
     .option('--team <team>', 'only this team')
     .option('-o, --output <format>', 'table | json | yaml')
     .addHelpText('after', example('qm budget ls', 'qm budget ls --team vision -o json'))
-    .action(async (opts: { team?: string; output?: string }) => {
-      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
-      const client = ctx.connect().client;
-      const items = (await client.get<List<Budget>>(opts.team === undefined ? '/v1/budgets' : `/v1/teams/${seg(opts.team)}/budgets`)).items;
-      const m = machine(format, items);
-      if (m !== undefined) return ctx.out(m);
-      if (items.length === 0) return ctx.warn(`no budgets${opts.team !== undefined ? ` for team ${opts.team}` : ''}`);
-      const now = ctx.now();
-      ctx.out(
-        formatTable(
-          ['TEAM', 'PERIOD', 'LIMIT', 'UNIT', 'ON-EXHAUSTED', 'CURRENT', 'USED', 'SHARE', 'STATE', 'RESETS'],
-          items.map((b) => [
-            b.team,
-            b.period,
-            num(b.limit),
-            b.unit,
-            b.onExhausted,
-            b.current.period,
-            num(b.current.used),
-            percent(b.current.ratio),
-            b.current.state,
-            localTime(parseTime(b.current.periodEnd) ?? now, now, { timeZone: ctx.timeZone }),
-          ]),
-          listing,
-        ),
-      );
-    });
+    .action(listBudgets);
+
+  program
+    .command('budgets')
+    .description(`${LIST_DESCRIPTION} (the same as qm budget ls)`)
+    .option('--team <team>', 'only this team')
+    .option('-o, --output <format>', 'table | json | yaml')
+    .addHelpText('after', example('qm budgets', 'qm budgets --team vision'))
+    .action(listBudgets);
 
   budget
     .command('rm')
@@ -143,7 +174,14 @@ export function registerAccounting(program: Command, ctx: CommandContext): void 
 const describeBudget = (b: Pick<Budget, 'limit' | 'unit' | 'onExhausted' | 'period'>): string =>
   `${num(b.limit)} ${b.unit === 'currency' ? '(cost)' : 'accelerator-hours'} per ${b.period}, ${b.onExhausted} when exhausted`;
 
-const usedText = (b: Budget): string => `used ${num(b.current.used)} (${percent(b.current.ratio)}) of ${b.current.period}, ${b.current.state}`;
+const usedText = (b: Budget): string =>
+  `used ${num(b.current.used)} (${percent(b.current.ratio)}) of ${b.current.period}, ${b.current.state}` +
+  (b.current.overshoot > 0 ? `, ${num(b.current.overshoot)} over the limit` : '');
+
+/** Under the budget table: what RUNNING-JOBS means. */
+const RUNNING_JOBS_LEGEND =
+  '\nRUNNING-JOBS once a budget is used up: continue — they go on (warn; block holds only new jobs back), so OVER can grow;\n' +
+  'stop — they are requeued within one scheduling cycle, after their checkpoint grace period, until the next period.\n';
 
 export function usageTable(r: UsageReport, now: number, timeZone: string | undefined): string {
   const dims: ('team' | 'flavor' | 'period')[] = [];

@@ -68,13 +68,22 @@ export function BudgetsPanel({
                         {x.current.ratio !== null && (
                           <span class="muted small"> ({Math.round(x.current.ratio * 100)}%)</span>
                         )}
+                        {x.current.overshoot > 0 && (
+                          <span class="small overshoot"> — {amount(x, x.current.overshoot)} over the limit</span>
+                        )}
                       </td>
                       <td>
                         <span class={`badge ${x.current.state === 'ok' ? 'ok' : 'bad'}`}>
                           {x.current.state}
                         </span>
                       </td>
-                      <td>{x.onExhausted === 'block' ? 'new jobs wait for the next period' : 'warn only'}</td>
+                      <td data-running-jobs={x.whenExhausted.runningJobs}>
+                        <strong>
+                          {x.onExhausted}: running jobs {x.whenExhausted.runningJobs === 'stop' ? 'are stopped' : 'go on'}
+                        </strong>
+                        <br />
+                        <span class="muted small">{x.whenExhausted.summary}</span>
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -193,8 +202,9 @@ function BudgetEditor({
             value={onExhausted}
             onChange={(e) => setOnExhausted(e.currentTarget.value as Budget['onExhausted'])}
           >
-            <option value="warn">warn</option>
-            <option value="block">block new jobs</option>
+            <option value="warn">warn (events only)</option>
+            <option value="block">block new jobs (running jobs go on)</option>
+            <option value="stop">stop: block new jobs and stop running ones</option>
           </select>
         </div>
         <div class="field actions">

@@ -19,6 +19,13 @@ export interface BudgetChange {
   eventId: string;
 }
 
+/** What the budget.exhausted event says the budget does now, by onExhausted. */
+const EXHAUSTED: Record<BudgetActionName, string> = {
+  warn: 'exhausted (warn only)',
+  block: 'exhausted: new jobs wait for the next period, running jobs go on',
+  stop: 'exhausted: new jobs wait for the next period, running jobs are stopped',
+};
+
 const describe = (b: BudgetRecord | null): string =>
   b === null ? 'none' : `${b.limit} ${b.unit === 'currency' ? '(cost)' : 'accelerator-hours'} per ${b.period}, ${b.onExhausted} when exhausted`;
 
@@ -101,7 +108,7 @@ export class BudgetRepository {
       const claimed = await tx.budgetAlert.createMany({ data: [{ team: b.team, period: b.period, periodStart: b.periodStart, threshold }], skipDuplicates: true });
       if (claimed.count === 0) return null;
       const kind = threshold === 100 ? 'budget.exhausted' : 'budget.warning';
-      const what = threshold === 100 ? (b.onExhausted === 'block' ? 'exhausted: new jobs wait for the next period' : 'exhausted (warn only)') : `at ${threshold}%`;
+      const what = threshold === 100 ? EXHAUSTED[b.onExhausted] : `at ${threshold}%`;
       const message = `${b.period} budget of team ${b.team} ${what}: ${budgetFigures(b)} in ${b.periodLabel}`;
       const eventId = await writeTenancyEvent(tx, kind, b.team, 'quartermaster', message, {
         period: b.period,

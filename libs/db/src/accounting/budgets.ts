@@ -1,9 +1,17 @@
+import type { BudgetBlock, BudgetStopRule } from '#core';
 import type { Prisma } from '../generated/prisma/client.js';
 import { periodOf } from './periods.js';
 import { readUsage, type Queryable } from './usage-ledger.js';
 
 export type BudgetUnitName = 'accelerator-hours' | 'currency';
-export type BudgetActionName = 'warn' | 'block';
+/**
+ * What a used-up budget does (docs/adr/0023-budget-stop.md): `warn` — events and metrics only; `block` — also
+ * keeps the team's new jobs pending until the next period, its running jobs go on; `stop` — as block, and
+ * its running jobs that count against the budget are stopped (requeued with their grace period) until then.
+ */
+export type BudgetActionName = 'warn' | 'block' | 'stop';
+/** The actions that keep a team's new jobs pending while the budget is used up. */
+export const BLOCKING_ACTIONS: readonly BudgetActionName[] = ['block', 'stop'];
 
 export const BUDGET_SELECT = { team: true, period: true, limit: true, unit: true, onExhausted: true, createdAt: true, updatedAt: true } as const satisfies Prisma.BudgetSelect;
 type BudgetPayload = Prisma.BudgetGetPayload<{ select: typeof BUDGET_SELECT }>;
@@ -46,12 +54,16 @@ export function budgetFigures(b: Pick<BudgetStatus, 'used' | 'limit' | 'unit'>):
  * Budgets with their use in the current period (from the usage ledger, up to `now`). One ledger read per
  * period kind in use, for all the teams that have one.
  */
-export async function readBudgetStatuses(sql: Queryable, now: Date, filter: { teams?: readonly string[]; action?: BudgetActionName } = {}): Promise<BudgetStatus[]> {
+export async function readBudgetStatuses(
+  sql: Queryable,
+  now: Date,
+  filter: { teams?: readonly string[]; actions?: readonly BudgetActionName[] } = {},
+): Promise<BudgetStatus[]> {
   const { rows: budgets } = await sql.query<BudgetRecord>(
     `SELECT ${BUDGET_COLUMNS} FROM budgets
-     WHERE ($1::text[] IS NULL OR team = ANY($1::text[])) AND ($2::text IS NULL OR on_exhausted = $2::budget_action)
+     WHERE ($1::text[] IS NULL OR team = ANY($1::text[])) AND ($2::budget_action[] IS NULL OR on_exhausted = ANY($2::budget_action[]))
      ORDER BY team, period`,
-    [filter.teams === undefined ? null : [...filter.teams], filter.action ?? null],
+    [filter.teams === undefined ? null : [...filter.teams], filter.actions === undefined ? null : [...filter.actions]],
   );
   const out: BudgetStatus[] = [];
   for (const kind of [...new Set(budgets.map((b) => b.period))]) {
@@ -72,20 +84,29 @@ export async function readBudgetStatuses(sql: Queryable, now: Date, filter: { te
   return out.sort((a, b) => (a.team < b.team ? -1 : a.team > b.team ? 1 : a.period < b.period ? -1 : a.period > b.period ? 1 : 0));
 }
 
+/** `team vision used 2.5 of 0.5 accelerator-hours of its day budget (2026-12-07)`. */
+const usedOfBudget = (b: BudgetStatus): string => `team ${b.team} used ${budgetFigures(b)} of its ${b.period} budget (${b.periodLabel})`;
+
 /**
- * The teams a `block` budget stops now, for the scheduling core (Snapshot.budgetBlocks): until the end of
- * the latest exhausted period of the team.
+ * What used-up budgets do to the scheduling core's snapshot, now: `blocks` — the teams a `block` or `stop`
+ * budget keeps from starting new jobs (Snapshot.budgetBlocks), until the end of the latest used-up period of
+ * the team; `stops` — every used-up `stop` budget (BudgetedSnapshot.budgetStops), whose team's running jobs
+ * the core stops. One ledger read per period kind in use by such budgets; none without them.
  */
-export async function readBudgetBlocks(sql: Queryable, now: Date): Promise<{ team: string; until: number; message: string }[]> {
-  const exhausted = (await readBudgetStatuses(sql, now, { action: 'block' })).filter((b) => b.state === 'exhausted');
+export async function readBudgetLimits(sql: Queryable, now: Date): Promise<{ blocks: BudgetBlock[]; stops: BudgetStopRule[] }> {
+  const exhausted = (await readBudgetStatuses(sql, now, { actions: BLOCKING_ACTIONS })).filter((b) => b.state === 'exhausted');
   const byTeam = new Map<string, BudgetStatus>();
   for (const b of exhausted) {
     const prior = byTeam.get(b.team);
     if (prior === undefined || b.periodEnd > prior.periodEnd) byTeam.set(b.team, b);
   }
-  return [...byTeam.values()].map((b) => ({
+  const blocks = [...byTeam.values()].map((b) => ({
     team: b.team,
     until: b.periodEnd.getTime(),
-    message: `team ${b.team} used ${budgetFigures(b)} of its ${b.period} budget (${b.periodLabel}); new jobs wait for the next period, from ${b.periodEnd.toISOString()}`,
+    message: `${usedOfBudget(b)}; ${b.onExhausted === 'stop' ? 'new and stopped jobs wait' : 'new jobs wait'} for the next period, from ${b.periodEnd.toISOString()}`,
   }));
+  const stops = exhausted
+    .filter((b) => b.onExhausted === 'stop')
+    .map((b) => ({ team: b.team, period: b.period, unit: b.unit, until: b.periodEnd.getTime(), message: usedOfBudget(b) }));
+  return { blocks, stops };
 }

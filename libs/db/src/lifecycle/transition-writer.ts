@@ -1,4 +1,4 @@
-import { HOLDING_STATES, JOB_STATES, TERMINAL_STATES, TRANSITIONS, type JobState } from '#core';
+import { HOLDING_STATES, JOB_STATES, TERMINAL_STATES, TRANSITIONS, type JobState, type PendingCode } from '#core';
 import type { Pool, PoolClient } from 'pg';
 import { OUTBOX_DEDUPE_SQL, OUTBOX_KINDS, type OutboxEffect, type OutboxKind } from './outbox-kinds.js';
 
@@ -57,8 +57,11 @@ export interface JobMove {
   event?: { kind?: JobEventKind; message?: string; data?: Record<string, unknown> };
   /** Required when `to` is ADMITTED: what was admitted, where. */
   admission?: { flavor: string; replicas: number; preempts: readonly string[]; placement: readonly Placement[] };
-  /** When `to` is PENDING: when it may be considered again (default now), why it waits, who preempted it. */
-  requeue?: { queuedAt?: Date; pendingMessage?: string; estimatedStartAt?: Date | null; preemptedBy?: string };
+  /**
+   * When `to` is PENDING: when it may be considered again (default now), why it waits (a pending code, e.g.
+   * BUDGET_EXHAUSTED for a job a budget stopped; none by default: the next cycle gives one), who preempted it.
+   */
+  requeue?: { queuedAt?: Date; pendingCode?: PendingCode; pendingMessage?: string; estimatedStartAt?: Date | null; preemptedBy?: string };
   /** Outbox entries to write with the move. Default: `delete` when it ends (terminal) while holding an allocation, else none. */
   effects?: readonly OutboxEffect[];
   /**
@@ -124,7 +127,7 @@ const COLUMNS = `
                     WHEN l.to_state = 'ADMITTED' OR l.to_state IN ${RELEASE} THEN NULL ELSE j.started_at END,
   finished_at = CASE WHEN l.to_state IN ${TERMINAL} THEN l.at WHEN l.to_state = 'ADMITTED' THEN NULL ELSE j.finished_at END,
   queued_at = CASE WHEN l.to_state = 'PENDING' THEN COALESCE(l.queued_at, l.at) ELSE j.queued_at END,
-  pending_code = NULL,
+  pending_code = CASE WHEN l.to_state = 'PENDING' THEN l.pending_code ELSE NULL END,
   pending_message = CASE WHEN l.to_state = 'PENDING' THEN COALESCE(l.pending_message, l.reason) ELSE NULL END,
   pending_position = NULL,
   pending_estimated_start_at = CASE WHEN l.to_state = 'PENDING' THEN l.estimated_start_at ELSE NULL END,
@@ -144,7 +147,7 @@ WITH input AS (
   FROM jsonb_to_recordset($1::jsonb) AS i(
     n int, id uuid, to_state job_state, via job_state, from_states job_state[], version int, reason text, via_reason text,
     event_kind text, event_message text, event_data jsonb, flavor text, replicas int, preempts uuid[],
-    queued_at timestamptz, pending_message text, estimated_start_at timestamptz, preempted_by uuid, outbox jsonb,
+    queued_at timestamptz, pending_code pending_code, pending_message text, estimated_start_at timestamptz, preempted_by uuid, outbox jsonb,
     requires_id uuid, requires_state job_state, requires_version int, lost_since timestamptz)
 ),
 locked AS (
@@ -260,6 +263,7 @@ export function moveJobsStatement(moves: readonly JobMove[], options: MoveJobsOp
     set('replicas', m.admission?.replicas);
     set('preempts', m.admission?.preempts);
     set('queued_at', m.requeue?.queuedAt?.toISOString());
+    set('pending_code', m.requeue?.pendingCode);
     set('pending_message', m.requeue?.pendingMessage);
     set('estimated_start_at', m.requeue?.estimatedStartAt?.toISOString());
     set('preempted_by', m.requeue?.preemptedBy);

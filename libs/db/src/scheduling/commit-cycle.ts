@@ -1,4 +1,4 @@
-import type { Admission, CycleResult, Move, PendingReason, Preemption, Reservation } from '#core';
+import type { Admission, BudgetStop, BudgetedCycleResult, Move, PendingReason, Preemption, Reservation } from '#core';
 import type { PoolClient, QueryResult } from 'pg';
 import { moveJobsStatement, type JobMove, type MoveStatement } from '../lifecycle/transition-writer.js';
 import { OUTBOX_KINDS, type OutboxKind } from '../lifecycle/outbox-kinds.js';
@@ -8,7 +8,8 @@ import { literal, message, type Statement } from './sql-message.js';
 import { UUID } from '../uuid.js';
 
 export interface CommitCycleInput {
-  result: CycleResult;
+  /** The decisions, with the running jobs used-up `stop` budgets stop (budgetStops). */
+  result: BudgetedCycleResult;
   /** Epoch ms: the cycle's time (snapshot.now); stamps every row written. */
   now: number;
   /** The lease this process believes it holds, and its token. Checked first, under a row lock. */
@@ -36,6 +37,8 @@ export interface CommitCycleOutcome {
   preempted: string[];
   /** Jobs moved to a faster flavor (→ PREEMPTED → PENDING → ADMITTED on the new flavor). */
   moved: string[];
+  /** Running jobs stopped by a used-up `stop` budget (→ PREEMPTED → PENDING, BUDGET_EXHAUSTED). */
+  stopped: string[];
   /**
    * Decisions not written because their job moved on since the snapshot (cancelled, already admitted,
    * finished, version changed); the preemptions made for a skipped admission are skipped with it.
@@ -51,6 +54,11 @@ export interface CommitCycleOutcome {
  * cycle's size; see sql-message.ts), set-based (a fixed number of statements):
  *
  *   1. fencing   lock the lease row (FOR KEY SHARE); FencingError unless its token is ours — nothing written
+ *   1b. stop     running jobs a used-up `stop` budget stops (at their snapshot version): → PREEMPTED → PENDING
+ *                with BUDGET_EXHAUSTED until the budget's next period, allocations deleted, `evict` (with their
+ *                grace period) + `notify`; then one `budget.stopped` event per budget naming the jobs it
+ *                stopped. First, so that what they held is free for the admissions below (the core decided
+ *                them on the snapshot without these jobs), and so that no later step moves a stopped job
  *   2. admit     PENDING → ADMITTED (state and version checked), allocations inserted
  *   3. preempt   victims still holding → PREEMPTED → PENDING (preemptedBy, preemptionCount+1, queuedAt),
  *                their allocations deleted — only for a preemptor that step 2 admitted
@@ -105,6 +113,15 @@ export function cycleCommit(input: CommitCycleInput, extra: readonly string[] = 
   const actor = input.actor ?? 'scheduler';
   const statements: (Statement | string)[] = ['BEGIN', `SET LOCAL work_mem = '${COMMIT_WORK_MEM}'`, fencingStatement(fencing)];
   const push = (s: Statement | string): number => statements.push(s) - 1;
+
+  // 1b. stop (transition writer: requeue with BUDGET_EXHAUSTED, `evict` + `notify`), and the budgets' events
+  const stops = result.budgetStops ?? [];
+  let stop: { at: number; statement: MoveStatement } | null = null;
+  if (stops.length > 0) {
+    const statement = moveJobsStatement(stops.map((s) => budgetStopMove(s, cycleNumber, input.versions?.get(s.jobId))), { at, actor });
+    stop = { at: push(statement), statement };
+    push(budgetStoppedEventsStatement(stops, at, actor, cycleNumber));
+  }
 
   // 2. admit (transition writer: PENDING → ADMITTED at the snapshot version, allocations, events, `bind`)
   // A PENDING job holds nothing; clear leftovers so one stale row cannot abort the whole cycle.
@@ -172,6 +189,11 @@ export function cycleCommit(input: CommitCycleInput, extra: readonly string[] = 
     statements,
     read(results) {
       const skipped: { jobId: string; reason: string }[] = [];
+      const stopMoves = stop ? stop.statement.read(results[stop.at]!.rows) : { results: [], outbox: [] };
+      const stoppedSet = new Set(stopMoves.results.filter((r) => r.moved).map((r) => r.jobId));
+      for (const s of stops) {
+        if (!stoppedSet.has(s.jobId)) skipped.push({ jobId: s.jobId, reason: 'no longer holds an allocation at its snapshot version' });
+      }
       const admittedMoves = admit ? admit.statement.read(results[admit.at]!.rows) : { results: [], outbox: [] };
       const admittedSet = new Set(admittedMoves.results.filter((r) => r.moved).map((r) => r.jobId));
       for (const a of result.admissions) {
@@ -196,7 +218,7 @@ export function cycleCommit(input: CommitCycleInput, extra: readonly string[] = 
       }
       // The outbox entries written with the moves, evictions first (a preemptor's bind waits for its victims).
       const rank = (kind: OutboxKind): number => OUTBOX_KINDS.indexOf(kind);
-      const outbox = [...admittedMoves.outbox, ...preemptedMoves.outbox, ...outMoves.outbox, ...inMoves.outbox]
+      const outbox = [...stopMoves.outbox, ...admittedMoves.outbox, ...preemptedMoves.outbox, ...outMoves.outbox, ...inMoves.outbox]
         .map(({ id, kind }) => ({ id, kind }))
         .sort((x, y) => rank(x.kind) - rank(y.kind) || (BigInt(x.id) < BigInt(y.id) ? -1 : 1));
       return {
@@ -204,6 +226,7 @@ export function cycleCommit(input: CommitCycleInput, extra: readonly string[] = 
         admitted: result.admissions.filter((a) => admittedSet.has(a.jobId)).map((a) => a.jobId),
         preempted: result.preemptions.filter((p) => preemptedSet.has(p.victimJobId)).map((p) => p.victimJobId),
         moved: moves.filter((m) => movedIn.has(m.jobId)).map((m) => m.jobId),
+        stopped: stops.filter((s) => stoppedSet.has(s.jobId)).map((s) => s.jobId),
         skipped,
         cycleId: (results[cycleAt]!.rows[0] as { id: string }).id,
       };
@@ -293,6 +316,75 @@ function preemptionMove(p: Preemption, at: Date, cycleNumber: number, preemptorV
   };
 }
 
+/** A gang that holds an allocation (at its snapshot version, when known) back to the queue through PREEMPTED. */
+function holdingRequeue(jobId: string, version: number | undefined): Pick<JobMove, 'jobId' | 'to' | 'via' | 'from' | 'version'> {
+  return { jobId, to: 'PENDING', via: 'PREEMPTED', from: ['ADMITTED', 'BINDING', 'RUNNING'], ...(version === undefined ? {} : { version }) };
+}
+
+/**
+ * A running job a used-up `stop` budget stops: requeued as a preemption is — through PREEMPTED, evicted with
+ * its grace period, the work after its checkpoint lost — but by no preemptor (its preemption count and
+ * anti-thrash time stay), PENDING with BUDGET_EXHAUSTED until the budget's next period.
+ */
+function budgetStopMove(s: BudgetStop, cycleNumber: number, version: number | undefined): JobMove {
+  const until = new Date(s.until);
+  return {
+    ...holdingRequeue(s.jobId, version),
+    reason: `cycle ${cycleNumber}: ${s.message}`,
+    viaReason: `cycle ${cycleNumber}: requeued until the ${s.period} budget of team ${s.team} resets at ${until.toISOString()}`,
+    requeue: { pendingCode: 'BUDGET_EXHAUSTED', pendingMessage: s.message, estimatedStartAt: until },
+    event: {
+      kind: 'job.preempted',
+      message: s.message,
+      data: {
+        cycle: cycleNumber,
+        cause: 'budget',
+        budget: { team: s.team, period: s.period, until: until.toISOString() },
+        lostAcceleratorSeconds: s.lostAcceleratorSeconds,
+        lostSince: new Date(s.lostSince).toISOString(),
+        gracePeriodSeconds: s.gracePeriodSeconds,
+      },
+    },
+    effects: [{ kind: 'evict' }, { kind: 'notify', payload: { event: 'requeued' } }],
+    lostSince: new Date(s.lostSince),
+  };
+}
+
+/**
+ * One `budget.stopped` event per used-up budget that stopped jobs in this commit, naming them — only those the
+ * stop step did requeue (their PREEMPTED transition at the cycle's time), so a skipped stop is not named.
+ */
+function budgetStoppedEventsStatement(stops: readonly BudgetStop[], at: Date, actor: string, cycleNumber: number): Statement {
+  return {
+    text: `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[]) WITH ORDINALITY AS i(id, team, period, until, accelerators, n)
+     ), stopped AS (
+       SELECT i.*, j.name FROM input i
+       JOIN jobs j ON j.id = i.id
+       WHERE EXISTS (SELECT 1 FROM job_transitions t WHERE t.job_id = i.id AND t."to" = 'PREEMPTED' AND t.at = $6::timestamptz)
+     )
+     INSERT INTO events (at, kind, team, actor, message, data)
+     SELECT $6::timestamptz, 'budget.stopped', s.team, $7::text,
+            s.period || ' budget of team ' || s.team || ' used up: stopped ' || count(*) || ' running job(s) (' ||
+              string_agg(s.name, ', ' ORDER BY s.n) || '); they wait for the next period, from ' || s.until,
+            jsonb_build_object('cycle', $8::bigint, 'period', s.period, 'until', s.until, 'accelerators', sum(s.accelerators),
+                               'jobs', jsonb_agg(jsonb_build_object('jobId', s.id, 'name', s.name, 'accelerators', s.accelerators) ORDER BY s.n))
+     FROM stopped s
+     GROUP BY s.team, s.period, s.until
+     ORDER BY s.team, s.period`,
+    values: [
+      stops.map((s) => s.jobId),
+      stops.map((s) => s.team),
+      stops.map((s) => s.period),
+      stops.map((s) => new Date(s.until).toISOString()),
+      stops.map((s) => s.accelerators),
+      at,
+      actor,
+      cycleNumber,
+    ],
+  };
+}
+
 /** A move's first half: the job leaves its flavor as a preemption does (its grace period to checkpoint). */
 function moveOutMove(m: Move, cycleNumber: number, version: number | undefined): JobMove {
   const data = {
@@ -305,11 +397,7 @@ function moveOutMove(m: Move, cycleNumber: number, version: number | undefined):
     lostSince: new Date(m.lostSince).toISOString(),
   };
   return {
-    jobId: m.jobId,
-    to: 'PENDING',
-    via: 'PREEMPTED',
-    from: ['ADMITTED', 'BINDING', 'RUNNING'],
-    ...(version === undefined ? {} : { version }),
+    ...holdingRequeue(m.jobId, version),
     reason: `cycle ${cycleNumber}: ${m.message}`,
     viaReason: `cycle ${cycleNumber}: moving to ${m.to}`,
     requeue: { pendingMessage: m.message },
@@ -397,7 +485,7 @@ function queueStatement(
 }
 
 /** Rejects results no correct core produces, before anything is written. */
-function validate(result: CycleResult): void {
+function validate(result: BudgetedCycleResult): void {
   const seen = new Set<string>();
   for (const a of result.admissions) {
     if (!UUID.test(a.jobId)) throw new InvalidCycleResultError(`admission jobId ${JSON.stringify(a.jobId)} is not a uuid`);
@@ -437,6 +525,15 @@ function validate(result: CycleResult): void {
     if (!UUID.test(m.jobId)) throw new InvalidCycleResultError(`move jobId ${JSON.stringify(m.jobId)} is not a uuid`);
     if (seen.has(m.jobId) || victims.has(m.jobId)) throw new InvalidCycleResultError(`job ${m.jobId} is moved and also admitted or preempted`);
     if (m.placement.length !== m.replicas) throw new InvalidCycleResultError(`move of ${m.jobId}: ${m.placement.length} placements for ${m.replicas} replicas`);
+  }
+  const moved = new Set((result.moves ?? []).map((m) => m.jobId));
+  const stopped = new Set<string>();
+  for (const s of result.budgetStops ?? []) {
+    if (!UUID.test(s.jobId)) throw new InvalidCycleResultError(`budget stop jobId ${JSON.stringify(s.jobId)} is not a uuid`);
+    if (stopped.has(s.jobId)) throw new InvalidCycleResultError(`job ${s.jobId} is stopped twice`);
+    if (seen.has(s.jobId) || victims.has(s.jobId) || moved.has(s.jobId)) throw new InvalidCycleResultError(`job ${s.jobId} is stopped and also admitted, preempted or moved`);
+    if (!Number.isFinite(s.until)) throw new InvalidCycleResultError(`budget stop of ${s.jobId}: until must be a time, got ${s.until}`);
+    stopped.add(s.jobId);
   }
   for (const r of result.pending) {
     if (!UUID.test(r.jobId)) throw new InvalidCycleResultError(`pending jobId ${JSON.stringify(r.jobId)} is not a uuid`);

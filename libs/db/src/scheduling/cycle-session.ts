@@ -1,7 +1,7 @@
-import type { SchedulerOptions, Snapshot } from '#core';
+import type { BudgetedSnapshot, SchedulerOptions } from '#core';
 import type { Writable } from 'node:stream';
 import type { PoolClient, QueryResult } from 'pg';
-import { readBudgetBlocks } from '../accounting/budgets.js';
+import { readBudgetLimits } from '../accounting/budgets.js';
 import { cycleCommit, fencingErrorOf, runMessage, type CommitCycleInput, type CommitCycleOutcome } from './commit-cycle.js';
 import { CYCLE_LOCK_KEY } from './cycle-lock.js';
 import type { SnapshotWithVersions } from './load-snapshot.js';
@@ -60,7 +60,7 @@ export interface SnapshotCache {
  *   commit  ONE message: the cycle's commit transaction (commit-cycle.ts) followed by the unlock.
  *
  * An idle cycle (nothing to commit) ends with `close()`, which unlocks (a third message only then). A
- * team with a `block` budget adds the budget reads of readBudgetBlocks (one per period kind in use).
+ * team with a `block` or `stop` budget adds the budget reads of readBudgetLimits (one per period kind in use).
  */
 export class CycleSession {
   private locked = false;
@@ -102,7 +102,7 @@ export class CycleSession {
     const headAt = statements.push(
       `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
               (SELECT number::text FROM scheduler_cycles ORDER BY id DESC LIMIT 1) AS last_cycle,
-              EXISTS (SELECT 1 FROM budgets WHERE on_exhausted = 'block') AS budget_blocks,
+              EXISTS (SELECT 1 FROM budgets WHERE on_exhausted IN ('block', 'stop')) AS budget_blocks,
               ${since === null ? 'NULL' : `ARRAY(SELECT DISTINCT entity FROM snapshot_changes WHERE xid >= ${since})`} AS changed`,
     ) - 1;
     let deltaAt = -1;
@@ -175,11 +175,12 @@ export class CycleSession {
     }
 
     const { snapshot, versions } = state!.snapshot(now, options);
-    let out: Snapshot = snapshot;
+    let out: BudgetedSnapshot = snapshot;
     if (head.budget_blocks) {
-      // Teams whose `block` budget is used up for the current period (usage ledger).
-      const blocks = await readBudgetBlocks(this.client, new Date(now));
-      if (blocks.length > 0) out = { ...snapshot, budgetBlocks: blocks };
+      // Teams whose `block` or `stop` budget is used up for the current period (usage ledger).
+      const { blocks, stops } = await readBudgetLimits(this.client, new Date(now));
+      if (blocks.length > 0) out = { ...out, budgetBlocks: blocks };
+      if (stops.length > 0) out = { ...out, budgetStops: stops };
     }
     const cycleNumber = head.last_cycle === null ? 1 : Number(head.last_cycle) + 1;
     const read: CycleRead = { snapshot: out, versions, cycleNumber, kind, changed, ...(mismatches ? { mismatches } : {}) };

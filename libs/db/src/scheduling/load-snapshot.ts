@@ -1,6 +1,6 @@
-import type { SchedulerOptions, Snapshot } from '#core';
+import type { BudgetedSnapshot, SchedulerOptions, Snapshot } from '#core';
 import type { PoolClient } from 'pg';
-import { readBudgetBlocks } from '../accounting/budgets.js';
+import { readBudgetLimits } from '../accounting/budgets.js';
 import {
   allocationsSql,
   cohortOf,
@@ -30,14 +30,15 @@ import type { SqlHandle } from './sql-handle.js';
 
 /** A snapshot plus the `version` of every job in it, for commitCycle's optimistic checks. */
 export interface SnapshotWithVersions {
-  snapshot: Snapshot;
+  /** With the used-up `block`/`stop` budgets (budgetBlocks, budgetStops) when there are any. */
+  snapshot: BudgetedSnapshot;
   /** jobId → jobs.version as read. */
   versions: Map<string, number>;
 }
 
 /**
  * Builds the core's Snapshot from Postgres in 8 set-based queries (more per budget period kind in use
- * by a `block` budget) inside one REPEATABLE READ,
+ * by a `block` or `stop` budget) inside one REPEATABLE READ,
  * READ ONLY transaction, so every part (nodes, quotas, running jobs with their allocations, the
  * queue) is of the same instant. `now` (epoch ms) and `options` are passed through.
  *
@@ -47,7 +48,7 @@ export interface SnapshotWithVersions {
  * by team, flavor; running jobs by admission time, id; placements by replica; pending by submission
  * time, id.
  */
-export async function loadSnapshot(db: SqlHandle, now: number, options: SchedulerOptions): Promise<Snapshot> {
+export async function loadSnapshot(db: SqlHandle, now: number, options: SchedulerOptions): Promise<BudgetedSnapshot> {
   return (await loadSnapshotWithVersions(db, now, options)).snapshot;
 }
 
@@ -70,11 +71,12 @@ export async function loadSnapshotWithVersions(
       versions.set(r.id, r.version);
       return pendingJobOf(r);
     });
-    // Teams whose `block` budget is used up for the current period (usage ledger; none without budgets).
-    const budgetBlocks = await readBudgetBlocks(client, new Date(now));
+    // Teams whose `block` or `stop` budget is used up for the current period (usage ledger; none without budgets).
+    const limits = await readBudgetLimits(client, new Date(now));
     await client.query('COMMIT');
-    const snapshot: Snapshot = { now, flavors, nodes, cohorts, teams, quotas, running, pending, options };
-    if (budgetBlocks.length > 0) snapshot.budgetBlocks = budgetBlocks;
+    const snapshot: BudgetedSnapshot = { now, flavors, nodes, cohorts, teams, quotas, running, pending, options };
+    if (limits.blocks.length > 0) snapshot.budgetBlocks = limits.blocks;
+    if (limits.stops.length > 0) snapshot.budgetStops = limits.stops;
     return { snapshot, versions };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "budget_action" ADD VALUE 'stop';
