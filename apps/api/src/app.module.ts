@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AccountingModule } from './accounting/accounting.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
+import { TokenCache } from './auth/token-cache.js';
 import { ConsoleModule } from './console/console.module.js';
 import { CohortsController } from './cohorts/cohorts.controller.js';
 import { CohortsService } from './cohorts/cohorts.service.js';
@@ -45,6 +46,7 @@ export class ApiModule {
       ],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
+        TokenCache,
         JobsService,
         UsageService,
         TokensService,

@@ -137,7 +137,8 @@ describe('auth: tokens, whoami, 401 and 403', () => {
     expect((await h.request('DELETE', `/v1/tokens/${id}`)).status).toBe(204); // idempotent
     expect((await h.pg.query('SELECT revoked_at FROM api_tokens WHERE id = $1', [id])).rows[0].revoked_at).toEqual(first);
     expect((await h.request('GET', '/v1/tokens')).body.items.find((t: { id: string }) => t.id === id).revokedAt).toBe(first.toISOString());
-    expect(await h.counts()).toEqual(before);
+    // The revocation wrote its audit event (token.revoked); the repeat wrote nothing.
+    expect(await h.counts()).toEqual({ ...before, events: before.events! + 1 });
 
     for (const missing of ['00000000-0000-0000-0000-000000000000', 'not-a-uuid']) {
       const r = await h.request('DELETE', `/v1/tokens/${missing}`);
@@ -150,5 +151,56 @@ describe('auth: tokens, whoami, 401 and 403', () => {
     expect(self.status).toBe(409);
     expect(self.body.detail).toMatch(/another admin token/);
     expect((await h.request('GET', '/v1/whoami', { token: admin2.token })).status).toBe(200);
+  });
+
+  it('answers carrying a token secret, and every token answer, are never cached: Cache-Control: no-store, Pragma: no-cache', async () => {
+    const send = (method: string, path: string, body?: unknown): Promise<Response> =>
+      fetch(`${h.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const created = await send('POST', '/v1/tokens', { subject: 'carol', role: 'member', teams: ['vision'] });
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as { token: string }).token).toMatch(/^qm_/);
+    for (const r of [created, await send('GET', '/v1/tokens'), await send('GET', '/v1/whoami')]) {
+      expect(r.ok).toBe(true);
+      expect([r.url, r.headers.get('cache-control'), r.headers.get('pragma')]).toEqual([r.url, 'no-store', 'no-cache']);
+    }
+  });
+
+  it('creating and revoking a token are audited (token.created, token.revoked) with the actor, and no event holds the secret or its hash', async () => {
+    const ops = (await h.request('POST', '/v1/tokens', { body: { subject: 'ops-lead', role: 'admin' } })).body as { id: string; token: string };
+    const before = await h.counts();
+    const created = await h.request('POST', '/v1/tokens', { token: ops.token, body: { subject: 'dave', role: 'member', teams: ['vision', 'nlp'] } });
+    expect(created.status).toBe(201);
+    const { id, token } = created.body as { id: string; token: string };
+    expect((await h.request('DELETE', `/v1/tokens/${id}`)).status).toBe(204);
+    expect((await h.request('DELETE', `/v1/tokens/${id}`)).status).toBe(204); // idempotent: audited once
+    expect(await h.counts()).toEqual({ ...before, api_tokens: before.api_tokens! + 1, events: before.events! + 2 });
+
+    const audit = await h.request('GET', '/v1/audit?limit=2');
+    expect(audit.status).toBe(200);
+    expect(audit.body.items).toEqual([
+      { id: expect.any(String), at: expect.any(String), kind: 'token.revoked', team: null, actor: 'admin', message: expect.stringContaining(id), data: { token: id, subject: 'dave' } },
+      {
+        id: expect.any(String),
+        at: expect.any(String),
+        kind: 'token.created',
+        team: null,
+        actor: 'ops-lead',
+        message: expect.stringContaining(id),
+        data: { token: id, subject: 'dave', role: 'member', teams: ['vision', 'nlp'] },
+      },
+    ]);
+    // Admins only: a member of those teams does not see token events.
+    const member = await h.request('GET', '/v1/audit?limit=200', { token: alice });
+    expect(member.body.items.map((e: { kind: string }) => e.kind).filter((k: string) => k.startsWith('token.'))).toEqual([]);
+    // Neither the secret nor its hash is anywhere in the events table.
+    const hash = createHash('sha256').update(token).digest('hex');
+    for (const secret of [token, hash, ops.token]) {
+      const { rows } = await h.pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE position($1 in events::text) > 0`, [secret]);
+      expect(rows[0]!.n).toBe(0);
+    }
   });
 });

@@ -64,4 +64,40 @@ describe('request bodies must be JSON: anything else is 415 problem+json that sa
     const cancel = await raw(h.url, 'DELETE', `/v1/jobs/${created.body.id as string}`, { 'content-type': 'application/x-www-form-urlencoded' });
     expect(cancel.status).toBe(200);
   });
+
+  it('Content-Type: application/json with an empty body (Content-Length 0, or no body at all) is taken as no body; invalid JSON is still 400', async () => {
+    const json = { 'content-type': 'application/json' };
+    // Generic HTTP clients send the JSON header on every request, a DELETE included: the cancel goes through.
+    for (const [what, headers] of [
+      ['Content-Length: 0', { ...json, 'content-length': '0' }],
+      ['no body at all', json],
+    ] as const) {
+      const job = await raw(h.url, 'POST', '/v1/jobs', json, JSON.stringify(jobBody({ name: `bodiless-${what.length}` })));
+      expect(job.status).toBe(201);
+      const cancel = await raw(h.url, 'DELETE', `/v1/jobs/${job.body.id as string}`, headers);
+      expect({ what, status: cancel.status, state: cancel.body?.state }).toEqual({ what, status: 200, state: 'CANCELLED' });
+    }
+    // The same for a quota (an admin write), and for a POST that takes no body (curl -X POST -H 'Content-Type: application/json').
+    expect((await h.request('PUT', '/v1/teams/nlp/quotas/a100-80gb', { body: { nominal: 4, borrowingLimit: null, lendingLimit: null } })).status).toBe(201);
+    const quota = await raw(h.url, 'DELETE', '/v1/teams/nlp/quotas/a100-80gb', { ...json, 'content-length': '0' });
+    expect(quota.status).toBe(200);
+    expect(quota.body).toMatchObject({ before: { nominal: 4 }, after: null });
+    expect((await h.request('GET', '/v1/teams/nlp')).body.quotas.map((q: { flavor: string }) => q.flavor)).not.toContain('a100-80gb');
+    expect((await raw(h.url, 'POST', '/v1/scheduler/cycles', json)).status).toBe(200);
+
+    // Where a body is required, an empty one is a missing one: the usual 400 naming the required fields, nothing written.
+    const before = await h.counts();
+    const empty = await raw(h.url, 'POST', '/v1/jobs', { ...json, 'content-length': '0' });
+    expect(empty.status).toBe(400);
+    expect(empty.type).toContain('application/problem+json');
+    expect(empty.body).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    expect(empty.body.errors.map((e: { field: string }) => e.field)).toEqual(expect.arrayContaining(['name', 'team', 'replicas']));
+    // A body that is there but not JSON is refused as before, on a DELETE too.
+    for (const [method, path] of [['POST', '/v1/jobs'], ['DELETE', `/v1/jobs/00000000-0000-0000-0000-000000000000`]] as const) {
+      const broken = await raw(h.url, method, path, json, '{"name": ');
+      expect({ method, status: broken.status }).toEqual({ method, status: 400 });
+      expect(broken.type).toContain('application/problem+json');
+    }
+    expect(await h.counts()).toEqual(before);
+  });
 });

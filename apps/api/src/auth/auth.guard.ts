@@ -2,33 +2,25 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { Reflector } from '@nestjs/core';
 import { timingSafeEqual } from 'node:crypto';
 import { AppError, Config, sha256Hex } from '#common';
-import { TokenRepository } from '#db';
 import { ADMIN_ONLY, EXECUTOR_ALLOWED, PUBLIC_ROUTE, type RequestWithPrincipal } from './auth.decorators.js';
 import type { Principal } from './principal.js';
-
-interface CachedPrincipal {
-  principal: Principal;
-  expiresAt: number;
-}
-
-const MAX_CACHED = 10_000;
+import { TokenCache } from './token-cache.js';
 
 /**
  * Global guard: `Authorization: Bearer <token>` → a Principal. The token is hashed (sha256) and compared
- * with the QM_ADMIN_TOKEN hash, else looked up among stored token hashes (valid ones cached
- * for QM_TOKEN_CACHE_TTL_MS, so a burst of submissions costs no extra round trip). Missing/invalid → 401;
+ * with the QM_ADMIN_TOKEN hash, else looked up among stored token hashes through the TokenCache (valid and
+ * unknown ones remembered for QM_TOKEN_CACHE_TTL_MS, so a burst of submissions, or of requests with a wrong
+ * token, costs no extra round trip). Missing/invalid → 401;
  * a member on an @AdminOnly route → 403; an executor on any route not marked @ExecutorAllowed → 403.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly cache = new Map<string, CachedPrincipal>();
-  private readonly lookups = new Map<string, Promise<Principal | null>>();
   private readonly adminHash: Buffer;
 
   constructor(
     private readonly reflector: Reflector,
-    @Inject(Config) private readonly config: Config,
-    private readonly tokens: TokenRepository,
+    @Inject(Config) config: Config,
+    @Inject(TokenCache) private readonly tokens: TokenCache,
   ) {
     this.adminHash = Buffer.from(config.adminTokenHash, 'hex');
   }
@@ -58,31 +50,8 @@ export class AuthGuard implements CanActivate {
     if (timingSafeEqual(Buffer.from(hash, 'hex'), this.adminHash)) {
       return { subject: 'admin', role: 'admin', teams: [], tokenId: null };
     }
-    const principal = await this.lookup(hash);
+    const principal = await this.tokens.lookup(hash);
     if (!principal) throw new AppError('UNAUTHENTICATED', 'the token is not valid (unknown or revoked)');
-    return principal;
-  }
-
-  private async lookup(hash: string): Promise<Principal | null> {
-    const now = Date.now();
-    const hit = this.cache.get(hash);
-    if (hit && hit.expiresAt > now) return hit.principal;
-    // One read per token however many requests miss the cache at once (they all do when it expires).
-    let pending = this.lookups.get(hash);
-    if (pending === undefined) {
-      pending = this.read(hash, now).finally(() => this.lookups.delete(hash));
-      this.lookups.set(hash, pending);
-    }
-    return pending;
-  }
-
-  private async read(hash: string, now: number): Promise<Principal | null> {
-    const row = await this.tokens.findActiveByHash(hash);
-    const principal: Principal | null = row ? { subject: row.subject, role: row.role, teams: row.teams, tokenId: row.id } : null;
-    if (principal && this.config.tokenCacheTtlMs > 0) {
-      if (this.cache.size >= MAX_CACHED) this.cache.clear();
-      this.cache.set(hash, { principal, expiresAt: now + this.config.tokenCacheTtlMs });
-    }
     return principal;
   }
 }

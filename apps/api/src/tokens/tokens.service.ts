@@ -3,18 +3,20 @@ import { randomBytes } from 'node:crypto';
 import { AppError, sha256Hex, unknownReference } from '#common';
 import { TeamRepository, TokenRepository } from '#db';
 import type { Principal } from '../auth/principal.js';
+import { TokenCache } from '../auth/token-cache.js';
 import type { CreateTokenDto } from './token.dto.js';
 import type { CreatedTokenView, TokenView } from './token.view.js';
 
-/** API tokens: created with a fresh secret (kept only as its hash), listed, revoked. */
+/** API tokens: created with a fresh secret (kept only as its hash), listed, revoked; creations and revocations audited. */
 @Injectable()
 export class TokensService {
   constructor(
     @Inject(TokenRepository) private readonly tokens: TokenRepository,
     @Inject(TeamRepository) private readonly teams: TeamRepository,
+    @Inject(TokenCache) private readonly cache: TokenCache,
   ) {}
 
-  async create(dto: CreateTokenDto): Promise<CreatedTokenView> {
+  async create(dto: CreateTokenDto, caller: Principal): Promise<CreatedTokenView> {
     const teams = dto.teams ?? [];
     const article = dto.role === 'executor' ? 'an' : 'a';
     if (dto.role !== 'admin' && teams.length === 0) {
@@ -26,7 +28,9 @@ export class TokensService {
     const missing = await this.teams.missing(teams);
     if (missing.length > 0) throw unknownReference('teams', `unknown team${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`);
     const secret = `qm_${randomBytes(24).toString('base64url')}`;
-    const record = await this.tokens.create({ subject: dto.subject, role: dto.role, teams, tokenHash: sha256Hex(secret) });
+    const tokenHash = sha256Hex(secret);
+    const record = await this.tokens.create({ subject: dto.subject, role: dto.role, teams, tokenHash }, caller.subject);
+    this.cache.created(tokenHash);
     return { token: secret, id: record.id, subject: record.subject, role: record.role, teams: record.teams, createdAt: record.createdAt.toISOString() };
   }
 
@@ -46,6 +50,6 @@ export class TokensService {
     if (caller.tokenId !== null && caller.tokenId.toLowerCase() === id.toLowerCase()) {
       throw new AppError('CONFLICT', 'this request is authenticated with that token: revoke it with another admin token');
     }
-    if ((await this.tokens.revoke(id)) === 'missing') throw new AppError('NOT_FOUND', `no token ${id.slice(0, 80)}`);
+    if ((await this.tokens.revoke(id, caller.subject)) === 'missing') throw new AppError('NOT_FOUND', `no token ${id.slice(0, 80)}`);
   }
 }

@@ -24,6 +24,9 @@ export const AUDIT_KINDS = [
   'node.created',
   'node.updated',
   'node.deleted',
+  // API tokens created and revoked (who for, which role and teams, by whom; never the secret): no team, admins only.
+  'token.created',
+  'token.revoked',
 ] as const;
 
 export interface AuditFilter {
@@ -35,7 +38,7 @@ export interface AuditFilter {
   before?: string;
 }
 
-/** The audit trail of tenancy changes (quota and budget edits: who, when, before and after; deletions of teams, cohorts and nodes), newest first. */
+/** The audit trail of tenancy changes (quota and budget edits: who, when, before and after; deletions of teams, cohorts and nodes; tokens created and revoked), newest first. */
 export class AuditRepository {
   constructor(private readonly db: DbHandle) {}
 

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { TokenRepository } from '#db';
+import { type Harness, seedTenancy, startHarness } from './harness.js';
+
+// QM_TOKEN_CACHE_TTL_MS far longer than the test: nothing here depends on time passing.
+describe('unknown tokens are remembered for QM_TOKEN_CACHE_TTL_MS (a negative cache), created ones are usable at once', () => {
+  let h: Harness;
+  let reads: jest.Spied<TokenRepository['findActiveByHash']>;
+  beforeAll(async () => {
+    h = await startHarness('api_token_cache', { QM_TOKEN_CACHE_TTL_MS: '600000' });
+    await seedTenancy(h);
+    // Every token lookup of the API goes through this repository method: each call is one Postgres read.
+    reads = jest.spyOn(h.api.app.get(TokenRepository), 'findActiveByHash');
+  });
+  afterAll(async () => {
+    reads.mockRestore();
+    await h.close();
+  });
+
+  it('100 requests with the same unknown token read Postgres once; each is still 401', async () => {
+    reads.mockClear();
+    const unknown = 'qm_not-a-stored-token-at-all-0123456789';
+    for (let i = 0; i < 100; i++) {
+      const r = await h.request('GET', i % 2 === 0 ? '/v1/whoami' : '/v1/jobs', { token: unknown });
+      expect(r.status).toBe(401);
+      expect(r.body.code).toBe('UNAUTHENTICATED');
+    }
+    expect(reads).toHaveBeenCalledTimes(1);
+    // Another unknown token is its own read; the bootstrap admin token never reads.
+    expect((await h.request('GET', '/v1/whoami', { token: `${unknown}-2` })).status).toBe(401);
+    expect((await h.request('GET', '/v1/whoami')).status).toBe(200);
+    expect(reads).toHaveBeenCalledTimes(2);
+  });
+
+  it('a token created through this process works on the very next request, and is then served from the cache', async () => {
+    for (const role of ['member', 'executor'] as const) {
+      const created = await h.request('POST', '/v1/tokens', { body: { subject: `fresh-${role}`, role, teams: ['vision'] } });
+      expect(created.status).toBe(201);
+      reads.mockClear();
+      const who = await h.request('GET', '/v1/whoami', { token: created.body.token });
+      expect(who.status).toBe(200);
+      expect(who.body).toMatchObject({ subject: `fresh-${role}`, role, tokenId: created.body.id });
+      for (let i = 0; i < 10; i++) expect((await h.request('GET', '/v1/whoami', { token: created.body.token })).status).toBe(200);
+      expect(reads).toHaveBeenCalledTimes(1);
+    }
+  });
+});
