@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * List quota and budget changes, newest first
-         * @description The audit trail of quota and budget changes (who, when, before → after), newest first, `limit` (default 50) per page: pass the answer's `nextBefore` as `before` for the next page (null on the last). Admins see every team's entries, members their own teams' (403 when `team` names another).
+         * @description The audit trail of quota and budget changes (who, when, before → after), of the other tenancy changes and of API tokens created and revoked (token.created, token.revoked), newest first, `limit` (default 50) per page: pass the answer's `nextBefore` as `before` for the next page (null on the last). Admins see every team's entries and those of no team (flavors, cohorts, nodes, tokens), members their own teams' (403 when `team` names another).
          */
         get: operations["AuditController_list"];
         put?: never;
@@ -630,7 +630,7 @@ export interface paths {
         get: operations["BudgetsController_get"];
         /**
          * Set a team's budget for a period kind
-         * @description Admin only. Creates or replaces the team's day, week or month budget; the change is an audited event (who, when, before, after), like a quota's, and the answer carries `before` and the `eventId`. The budget is checked at once: one set at or below what the team already used this period records its budget.warning / budget.exhausted events now, not at the next periodic check. 201 when created, 200 when changed; 422 for an unknown team.
+         * @description Admin only. Creates or replaces the team's day, week or month budget; the change is an audited event (who, when, before, after), like a quota's, and the answer carries `before` and the `eventId`. The budget is checked at once: one set at or below what the team already used this period records its budget.warning / budget.exhausted events now, not at the next periodic check. What a used-up budget does to the team's running jobs is onExhausted's (whenExhausted in the answer): warn and block let them go on; stop requeues them at the next scheduling cycle. 201 when created, 200 when changed; 422 for an unknown team.
          */
         put: operations["BudgetsController_put"];
         post?: never;
@@ -683,7 +683,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description Admin only. Creates a token for an admin, a member (acts for its teams) or an executor (reads its teams' jobs and reports their state); the secret is in this 201 answer only (it is stored as a sha256 hash). 400 when a member or executor token lists no team or an admin token lists some; 422 naming unknown teams.
+         * @description Admin only. Creates a token for an admin, a member (acts for its teams) or an executor (reads its teams' jobs and reports their state); the secret is in this 201 answer only (it is stored as a sha256 hash; the answer is sent with Cache-Control: no-store). The creation is audited (event token.created: id, subject, role, teams; never the secret). 400 when a member or executor token lists no team or an admin token lists some; 422 naming unknown teams.
          */
         post: operations["TokensController_create"];
         delete?: never;
@@ -704,7 +704,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API token
-         * @description Admin only. 204, also when it was revoked already; every API replica refuses it within QM_TOKEN_CACHE_TTL_MS (5 s by default). The token of the request itself cannot be revoked (409), so an admin cannot lock themselves out by mistake; 404 for an unknown id (QM_ADMIN_TOKEN is not a stored token).
+         * @description Admin only. 204, also when it was revoked already (audited once: event token.revoked); every API replica refuses it within QM_TOKEN_CACHE_TTL_MS (5 s by default). The token of the request itself cannot be revoked (409), so an admin cannot lock themselves out by mistake; 404 for an unknown id (QM_ADMIN_TOKEN is not a stored token).
          */
         delete: operations["TokensController_revoke"];
         options?: never;
@@ -816,12 +816,31 @@ export interface components {
             /** @example vision */
             team: string;
         };
+        BudgetEffectView: {
+            /**
+             * @description The team's new jobs: admitted (warn), or kept PENDING with BUDGET_EXHAUSTED until the next period (block, stop).
+             * @enum {string}
+             */
+            newJobs: "admitted" | "wait";
+            /**
+             * @description The team's running jobs: they go on (warn, block — the team's use can pass the limit), or they are stopped within one scheduling cycle (stop): requeued to PENDING with BUDGET_EXHAUSTED after their checkpoint grace period, until the next period.
+             * @enum {string}
+             */
+            runningJobs: "continue" | "stop";
+            /** @example new jobs wait for the next period; running jobs go on, so the team can go over its limit */
+            summary: string;
+        };
         BudgetListView: {
             items: components["schemas"]["BudgetView"][];
         };
         BudgetPeriodView: {
             acceleratorHours: number;
             cost: number;
+            /**
+             * @description How far use is over the limit so far (used − limit, in the unit; 0 within it): with warn and block, the running jobs go on and this grows; with stop, it is what ran until the cycle that stopped them (and any grace period).
+             * @example 2
+             */
+            overshoot: number;
             /**
              * @description `2026-11`, `2026-W48` or `2026-11-30`.
              * @example 2026-11
@@ -848,7 +867,7 @@ export interface components {
             /** @example 5000 */
             limit: number;
             /** @enum {string} */
-            onExhausted: "warn" | "block";
+            onExhausted: "warn" | "block" | "stop";
             /** @enum {string} */
             period: "day" | "week" | "month";
             /** @example vision */
@@ -869,7 +888,7 @@ export interface components {
             /** @example 5000 */
             limit: number;
             /** @enum {string} */
-            onExhausted: "warn" | "block";
+            onExhausted: "warn" | "block" | "stop";
             /** @enum {string} */
             period: "day" | "week" | "month";
             /** @example vision */
@@ -881,6 +900,33 @@ export interface components {
              * @example 2026-12-02T11:25:00.000Z
              */
             updatedAt: string;
+            /** @description What onExhausted does once the budget is used up. */
+            whenExhausted: components["schemas"]["BudgetEffectView"];
+        };
+        BudgetStopView: {
+            /** @description Accelerators it held. */
+            accelerators: number;
+            /** @description Flavor it ran on. */
+            flavor: string;
+            /** @description Its checkpoint grace period to evict it with (0 when it does not checkpoint). */
+            gracePeriodSeconds: number;
+            /** Format: uuid */
+            jobId: string;
+            /** @description Accelerator-seconds of work since its last checkpoint (its admission without one), lost. */
+            lostAcceleratorSeconds: number;
+            message: string;
+            /**
+             * @description The budget that stopped it (its period kind).
+             * @enum {string}
+             */
+            period: "day" | "week" | "month";
+            team: string;
+            /**
+             * Format: date-time
+             * @description When that budget's next period begins: the job waits until then (or until the budget is raised).
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            until: string | null;
         };
         BudgetView: {
             /**
@@ -892,7 +938,7 @@ export interface components {
             /** @example 5000 */
             limit: number;
             /** @enum {string} */
-            onExhausted: "warn" | "block";
+            onExhausted: "warn" | "block" | "stop";
             /** @enum {string} */
             period: "day" | "week" | "month";
             /** @example vision */
@@ -904,6 +950,8 @@ export interface components {
              * @example 2026-12-02T11:25:00.000Z
              */
             updatedAt: string;
+            /** @description What onExhausted does once the budget is used up. */
+            whenExhausted: components["schemas"]["BudgetEffectView"];
         };
         CheckpointView: {
             /** @example 60 */
@@ -991,7 +1039,10 @@ export interface components {
             acceleratorsPerReplica: number;
             /** @description Addition: the job checkpoints; preemption then loses only the work since its last checkpoint. */
             checkpoint?: components["schemas"]["JobCheckpointDto"];
-            /** @example 7200 */
+            /**
+             * @description Expected runtime, for reservations, backfill and start estimates. Absent or null: the scheduler default (an hour) — except for kind `serving`, which then counts as never ending (no estimate expects its accelerators back).
+             * @example 7200
+             */
             expectedRuntimeSeconds?: number | null;
             /**
              * @description Acceptable flavors, most preferred first.
@@ -1011,7 +1062,7 @@ export interface components {
              * @default training
              * @enum {string}
              */
-            kind: "training" | "eval" | "batch-inference";
+            kind: "training" | "eval" | "batch-inference" | "serving";
             /**
              * @description Elastic gang: least replica count accepted (default replicas).
              * @example 2
@@ -1094,6 +1145,8 @@ export interface components {
         };
         CycleRunView: {
             admissions: components["schemas"]["AdmissionView"][];
+            /** @description Running jobs stopped by a used-up `stop` budget in this cycle. */
+            budgetStops: components["schemas"]["BudgetStopView"][];
             /** @description False for an idle cycle (no pending job, no decision): nothing was written. */
             committed: boolean;
             cycle: number;
@@ -1267,7 +1320,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "training" | "eval" | "batch-inference";
+            kind: "training" | "eval" | "batch-inference" | "serving";
             memoryMiBPerReplica: number;
             minReplicas: number;
             /** @example llama-ft-7 */
@@ -1475,7 +1528,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "training" | "eval" | "batch-inference";
+            kind: "training" | "eval" | "batch-inference" | "serving";
             memoryMiBPerReplica: number;
             minReplicas: number;
             /** @example llama-ft-7 */
@@ -1831,11 +1884,11 @@ export interface components {
              */
             limit: number;
             /**
-             * @description warn: events and metrics at 80% and 100%; block: also keeps new jobs pending (BUDGET_EXHAUSTED) until the next period.
+             * @description warn: events and metrics at 80% and 100% only. block: also keeps the team's new jobs pending (BUDGET_EXHAUSTED) until the next period; its running jobs go on, so its use can go over the limit (the overshoot shows in current.overshoot). stop: as block, and within one scheduling cycle of the budget being used up, the team's running and admitted jobs that count against it are stopped: requeued to PENDING (not failed) with BUDGET_EXHAUSTED until the next period, each evicted with its checkpoint grace period like a preemption, a job that checkpoints resuming from its checkpoint; raising the limit or deleting the budget lets them run again.
              * @example block
              * @enum {string}
              */
-            onExhausted: "warn" | "block";
+            onExhausted: "warn" | "block" | "stop";
             /**
              * @example accelerator-hours
              * @enum {string}
@@ -3272,8 +3325,10 @@ export interface operations {
             query?: {
                 /** @description Opaque cursor from the previous page (nextCursor). */
                 cursor?: string;
-                kind?: "training" | "eval" | "batch-inference";
+                kind?: "training" | "eval" | "batch-inference" | "serving";
                 limit?: number;
+                /** @description Only jobs of this name (exact), newest first — how `qm` finds a job by name, however many jobs came after it. */
+                name?: string;
                 state?: "PENDING" | "ADMITTED" | "BINDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED" | "PREEMPTED";
                 /** @description Only this team (members and executors: one of theirs). */
                 team?: string;

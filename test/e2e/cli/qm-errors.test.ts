@@ -99,7 +99,7 @@ describe('failures exit 1 with one line and write nothing', () => {
 
   it('unknown job, or a name no job has', async () => {
     oneLine(await runQm(['describe', '00000000-0000-4000-8000-000000000000'], { env }), 1, 'qm: job 00000000-0000-4000-8000-000000000000 does not exist');
-    oneLine(await runQm(['why', 'no-such-job'], { env }), 1, 'qm: no job named no-such-job among the 500 newest; use its id (qm ls shows ids)');
+    oneLine(await runQm(['why', 'no-such-job'], { env }), 1, 'qm: no job named no-such-job; use its id (qm ls shows ids)');
     oneLine(await runQm(['quota', 'ls', '--team', 'ghosts'], { env }), 1, 'qm: team ghosts does not exist');
   });
 
@@ -108,7 +108,7 @@ describe('failures exit 1 with one line and write nothing', () => {
     expect(r.code).toBe(1);
     expect(r.stderr.trimEnd().split('\n')).toEqual([
       'qm: 00000000-0000-4000-8000-000000000000: job 00000000-0000-4000-8000-000000000000 does not exist',
-      'qm: no-such-job: no job named no-such-job among the 500 newest; use its id (qm ls shows ids)',
+      'qm: no-such-job: no job named no-such-job; use its id (qm ls shows ids)',
     ]);
   });
 

@@ -236,6 +236,11 @@ export class ListJobsQuery {
   @OneOf(JOB_STATE_FILTERS)
   state?: (typeof JOB_STATE_FILTERS)[number];
 
+  @ApiPropertyOptional({ example: 'llama-ft-7', description: 'Only jobs of this name (exact), newest first — how `qm` finds a job by name, however many jobs came after it.' })
+  @Optional()
+  @IsName()
+  name?: string;
+
   @ApiPropertyOptional({ enum: JOB_KINDS })
   @Optional()
   @OneOf(JOB_KINDS)

@@ -70,6 +70,7 @@ export class JobsService {
       team: q.team,
       state: q.state,
       kind: q.kind,
+      name: q.name,
       limit: limit + 1,
       before: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
     });

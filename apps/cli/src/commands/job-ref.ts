@@ -4,20 +4,21 @@ import { CliFailure } from '../errors.js';
 import { seg } from './common.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** How far back a job name is looked up (newest first). */
-const NAME_SCAN = 500;
+/** How many jobs of one name are looked at (newest first). */
+const NAME_SCAN = 50;
 
 /**
- * A job by id, or by name among the newest jobs the caller may see (of `team` when given). A name that
+ * A job by id, or by name among the jobs the caller may see (of `team` when given; the API filters by name,
+ * so a job is found however many others came after it). A name that
  * matches several jobs means the one of them that has not finished (a job resubmitted after a cancel or a
  * failure); when none or several have not finished, it is refused with their ids, never guessed.
  */
 export async function resolveJob(client: ApiClient, ref: string, team: string | undefined): Promise<JobDetail> {
   if (UUID.test(ref)) return client.get<JobDetail>(`/v1/jobs/${seg(ref)}`);
-  const page = await client.get<List<Job>>('/v1/jobs', { team, limit: NAME_SCAN });
+  const page = await client.get<List<Job>>('/v1/jobs', { team, name: ref, limit: NAME_SCAN });
   const matches = page.items.filter((j) => j.name === ref);
   if (matches.length === 0) {
-    throw new CliFailure(`no job named ${ref}${team !== undefined ? ` in team ${team}` : ''} among the ${NAME_SCAN} newest; use its id (qm ls shows ids)`);
+    throw new CliFailure(`no job named ${ref}${team !== undefined ? ` in team ${team}` : ''}; use its id (qm ls shows ids)`);
   }
   const live = matches.filter((j) => !FINAL_STATES.has(j.state));
   if (matches.length > 1 && live.length === 1) return client.get<JobDetail>(`/v1/jobs/${seg(live[0]!.id)}`);

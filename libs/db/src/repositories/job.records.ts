@@ -132,6 +132,8 @@ export interface JobListFilter {
   team?: string;
   state?: JobState;
   kind?: JobKindName;
+  /** Only jobs of this exact name. */
+  name?: string;
   limit: number;
   /** Keyset: return jobs strictly older than this (submittedAt, id) pair. */
   before?: { submittedAt: Date; id: string };

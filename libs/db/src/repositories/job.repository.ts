@@ -53,6 +53,7 @@ export class JobRepository {
     if (f.team !== undefined) where.push({ team: f.team });
     if (f.state !== undefined) where.push({ state: f.state });
     if (f.kind !== undefined) where.push({ kind: jobKindToDb(f.kind) });
+    if (f.name !== undefined) where.push({ name: f.name });
     if (f.before !== undefined) {
       // (submittedAt, id) < before, with `submittedAt <= before` on its own so that the index on
       // (submitted_at DESC, id DESC) starts there instead of filtering every newer job.
