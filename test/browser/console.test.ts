@@ -278,12 +278,12 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     // The overview counts the member's teams only.
     await go(page, 'Overview');
     await page.getByText('your teams (vision)', { exact: false }).waitFor();
-    // A direct link to the other team's job: refused, in words.
+    // A direct link to the other team's job: answered as a missing job (its id is not confirmed), in words.
     await page.goto(`${s.url}/ui/jobs/${theirs.id}`);
     const alert = page.getByRole('alert');
     await alert.waitFor();
-    expect(await alert.textContent()).toContain('Error 403');
-    expect(await alert.textContent()).toContain('may not act for');
+    expect(await alert.textContent()).toContain('Error 404');
+    expect(await alert.textContent()).toContain(`job ${theirs.id} does not exist`);
     expect(await page.textContent('main')).not.toContain('nlp-secret-run');
     // The admin sees both.
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -399,6 +399,9 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     expect(await row.textContent()).toContain('of 1,000 accelerator-hours');
     expect(await row.textContent()).toMatch(/^vision\s*month.*\d\.\d\d accelerator-hours of/);
     expect(await row.locator('meter').getAttribute('max')).toBe('1000');
+    // What a used-up budget does to running jobs is said, not left to guess (block and warn: they go on).
+    expect(await row.locator('[data-running-jobs="continue"]').textContent()).toContain('warn: running jobs go on');
+    expect(await page.locator('#b-action option[value="stop"]').textContent()).toBe('stop: block new jobs and stop running ones');
     await page
       .locator('#audit-table tbody tr')
       .first()
