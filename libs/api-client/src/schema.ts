@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * List quota and budget changes, newest first
-         * @description The audit trail of quota and budget changes (who, when, before → after), of the other tenancy changes and of API tokens created and revoked (token.created, token.revoked), newest first, `limit` (default 50) per page: pass the answer's `nextBefore` as `before` for the next page (null on the last). Admins see every team's entries and those of no team (flavors, cohorts, nodes, tokens), members their own teams' (403 when `team` names another).
+         * @description The audit trail of quota and budget changes (who, when, before → after), of the other tenancy changes and of API tokens created and revoked (token.created, token.revoked), newest first, `limit` (default 50) per page: pass the answer's `nextBefore` as `before` for the next page (null on the last). Admins see every team's entries and those of no team (flavors, cohorts, nodes, priority classes, tokens), members their own teams' (403 when `team` names another).
          */
         get: operations["AuditController_list"];
         put?: never;

@@ -119,6 +119,12 @@ describe('priority classes owned by infra leads', () => {
     // The audit trail has the class changes.
     const { rows } = await h.pg.query("SELECT kind FROM events WHERE kind LIKE 'priorityClass.%' ORDER BY id");
     expect(rows.map((r: { kind: string }) => r.kind)).toEqual(expect.arrayContaining(['priorityClass.created', 'priorityClass.updated', 'priorityClass.deleted']));
+    // …and GET /v1/audit shows them to admins (they carry no team: members never see them).
+    const audit = await h.request('GET', '/v1/audit?limit=200');
+    const batch = audit.body.items.filter((e: { kind: string; data: { object?: string; name?: string } }) => e.kind.startsWith('priorityClass.') && JSON.stringify(e).includes('"batch"'));
+    expect(batch.map((e: { kind: string }) => e.kind).sort()).toEqual(expect.arrayContaining(['priorityClass.created', 'priorityClass.deleted', 'priorityClass.updated']));
+    const asMember = await h.request('GET', '/v1/audit?limit=200', { token: alice });
+    expect(asMember.body.items.filter((e: { kind: string }) => e.kind.startsWith('priorityClass.'))).toEqual([]);
   });
 
   it('bad class bodies are 400 naming the field and change nothing', async () => {

@@ -24,6 +24,10 @@ export const AUDIT_KINDS = [
   'node.created',
   'node.updated',
   'node.deleted',
+  // Priority classes (their values decide who may preempt whom): no team, admins only.
+  'priorityClass.created',
+  'priorityClass.updated',
+  'priorityClass.deleted',
   // API tokens created and revoked (who for, which role and teams, by whom; never the secret): no team, admins only.
   'token.created',
   'token.revoked',
