@@ -44,4 +44,13 @@ describe('unknown tokens are remembered for QM_TOKEN_CACHE_TTL_MS (a negative ca
       expect(reads).toHaveBeenCalledTimes(1);
     }
   });
+
+  it('a token revoked through this process is refused on the very next request, although it was cached', async () => {
+    const created = await h.request('POST', '/v1/tokens', { body: { subject: 'soon-gone', role: 'member', teams: ['vision'] } });
+    expect((await h.request('GET', '/v1/whoami', { token: created.body.token })).status).toBe(200); // now cached for 10 min
+    expect((await h.request('DELETE', `/v1/tokens/${created.body.id}`)).status).toBe(204);
+    const after = await h.request('GET', '/v1/whoami', { token: created.body.token });
+    expect(after.status).toBe(401);
+    expect(after.body.code).toBe('UNAUTHENTICATED');
+  });
 });

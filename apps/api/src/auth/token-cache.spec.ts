@@ -101,6 +101,33 @@ describe('TokenCache', () => {
     expect(s.reads).toHaveBeenCalledTimes(2);
   });
 
+  it('a token revoked through this process is read again at once; a read that began before the revocation is not kept', async () => {
+    const rows = store();
+    const cache = cacheOver(rows.repo);
+    rows.add('r1');
+    expect(await cache.lookup('r1')).toMatchObject({ tokenId: 'id-r1' });
+    rows.reads.mockClear();
+    // The store no longer has it (revoked): the cached principal goes with the revocation.
+    const revoke = (hash: string): void => {
+      (rows.repo.findActiveByHash as unknown as jest.Mock<(h: string) => Promise<null>>).mockImplementationOnce(async () => null);
+      cache.revoked(`id-${hash}`);
+    };
+    revoke('r1');
+    expect(await cache.lookup('r1')).toBeNull();
+    expect(rows.reads).toHaveBeenCalledTimes(1);
+
+    // A read that saw the token before its revocation answers its own waiters but is not cached.
+    rows.add('r2');
+    const release = rows.hold();
+    const early = cache.lookup('r2');
+    cache.revoked('id-r2');
+    release();
+    expect(await early).toMatchObject({ tokenId: 'id-r2' });
+    rows.reads.mockClear();
+    await cache.lookup('r2');
+    expect(rows.reads).toHaveBeenCalledTimes(1);
+  });
+
   it('concurrent lookups of one hash share one read', async () => {
     const s = store();
     s.add('h5');

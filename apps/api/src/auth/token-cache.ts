@@ -37,6 +37,11 @@ export class ExpiringLru<V> {
   delete(key: string): void {
     this.entries.delete(key);
   }
+
+  /** Drops every entry whose value `drop` says (a scan: for rare events). */
+  deleteWhere(drop: (value: V) => boolean): void {
+    for (const [key, entry] of this.entries) if (drop(entry.value)) this.entries.delete(key);
+  }
 }
 
 /**
@@ -49,7 +54,8 @@ export class ExpiringLru<V> {
  *
  * A token created through this process is usable at once here (its hash leaves the unknown cache); one
  * created through another API replica is usable here within the TTL at worst (only if this replica was
- * sent its secret before it existed). A revoked token is refused by every replica within the TTL.
+ * sent its secret before it existed). A token revoked through this process is refused here at once (and a
+ * read that began before the revocation is not kept); every other replica refuses it within the TTL.
  */
 @Injectable()
 export class TokenCache {
@@ -58,6 +64,8 @@ export class TokenCache {
   private readonly lookups = new Map<string, Promise<Principal | null>>();
   /** Bumped by every token created here: a read that began before it does not remember a hash as unknown. */
   private generation = 0;
+  /** Bumped by every token revoked here: a read that began before it does not remember a principal. */
+  private revocations = 0;
 
   constructor(
     @Inject(TokenRepository) private readonly tokens: TokenRepository,
@@ -89,13 +97,24 @@ export class TokenCache {
     this.lookups.delete(hash);
   }
 
+  /** The token with this id was revoked through this process: refused from the next request on. */
+  revoked(tokenId: string): void {
+    this.revocations += 1;
+    const id = tokenId.toLowerCase();
+    this.known.deleteWhere((p) => p.tokenId !== null && p.tokenId.toLowerCase() === id);
+    this.lookups.clear();
+  }
+
   private async read(hash: string, now: number): Promise<Principal | null> {
     const generation = this.generation;
+    const revocations = this.revocations;
     const row = await this.tokens.findActiveByHash(hash);
     const principal: Principal | null = row ? { subject: row.subject, role: row.role, teams: row.teams, tokenId: row.id } : null;
     const ttl = this.config.tokenCacheTtlMs;
     if (ttl > 0) {
-      if (principal !== null) this.known.set(hash, principal, now + ttl);
+      if (principal !== null) {
+        if (revocations === this.revocations) this.known.set(hash, principal, now + ttl);
+      }
       else if (generation === this.generation) this.unknown.set(hash, true, now + ttl);
     }
     return principal;

@@ -50,6 +50,8 @@ export class TokensService {
     if (caller.tokenId !== null && caller.tokenId.toLowerCase() === id.toLowerCase()) {
       throw new AppError('CONFLICT', 'this request is authenticated with that token: revoke it with another admin token');
     }
-    if ((await this.tokens.revoke(id, caller.subject)) === 'missing') throw new AppError('NOT_FOUND', `no token ${id.slice(0, 80)}`);
+    const outcome = await this.tokens.revoke(id, caller.subject);
+    if (outcome === 'missing') throw new AppError('NOT_FOUND', `no token ${id.slice(0, 80)}`);
+    this.cache.revoked(id);
   }
 }
