@@ -109,7 +109,7 @@ describe('TokenCache', () => {
     rows.reads.mockClear();
     // The store no longer has it (revoked): the cached principal goes with the revocation.
     const revoke = (hash: string): void => {
-      (rows.repo.findActiveByHash as unknown as jest.Mock<(h: string) => Promise<null>>).mockImplementationOnce(async () => null);
+      (rows.repo.findActiveByHash as unknown as jest.Mock<(h: string) => Promise<null>>).mockImplementationOnce(() => Promise.resolve(null));
       cache.revoked(`id-${hash}`);
     };
     revoke('r1');
