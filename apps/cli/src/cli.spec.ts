@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { runCycle } from '#core';
 import { buildProgram, runCli } from './cli.js';
@@ -32,6 +34,15 @@ describe('qm --help', () => {
     const x = io();
     expect(await runCli([...path, '--help'], x)).toBe(0);
     expect(x.out()).toMatch(/\nExamples?:\n {2}\$ qm /);
+  });
+});
+
+describe('qm --version', () => {
+  it.each([['--version'], ['-V']])('%s prints the package version and the API version, exit 0', async (flag) => {
+    const x = io();
+    expect(await runCli([flag], x)).toBe(0);
+    const { version } = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { version: string };
+    expect(x.out()).toBe(`qm ${version} (REST API v1)\n`);
   });
 });
 

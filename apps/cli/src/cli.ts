@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { registerAccounting } from './commands/accounting.js';
 import { registerAudit } from './commands/audit.js';
@@ -38,6 +40,15 @@ const nonNegativeInt = (v: string): number => {
 };
 const collect = (v: string, acc: string[] | undefined): string[] => [...(acc ?? []), v];
 
+/** The package's version (its package.json at `root`), or `unknown` for a copy without it. */
+function qmVersion(root: string): string {
+  try {
+    return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 export function buildProgram(io: QmIo, onExit: (code: number) => void): { program: Command; context: CommandContext } {
   const program = new Command('qm')
     .description('Quartermaster command-line client: submit and follow jobs, see quotas, usage and budgets, simulate policies')
@@ -49,6 +60,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
       outputError: (s, write) => write(`qm: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (run with --help for usage)\n`),
     })
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .version(`qm ${qmVersion(io.repoRoot)} (REST API v1)`, '-V, --version', 'print the version of qm and the API it speaks, and exit')
     .option('--server <url>', 'API URL (default: QM_SERVER, else the config file from qm login)')
     .option('--token <token>', 'bearer token (default: QM_TOKEN, else the config file)')
     .addHelpText(
