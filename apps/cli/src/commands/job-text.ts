@@ -1,4 +1,4 @@
-import { FINAL_STATES, type Job } from '#api-client';
+import { FINAL_STATES, type Job, type JobDetail } from '#api-client';
 import { clip } from '../output/render.js';
 import { age, durationWords, parseTime, startsIn, type TimeOptions } from '../output/time.js';
 
@@ -72,6 +72,9 @@ export function whyText(j: Job, now: number, time: TimeOptions): string {
     case 'CANCELLED': {
       const end = parseTime(j.finishedAt);
       lines.push(`${j.team}/${j.name} (${j.id}) ${j.state === 'CANCELLED' ? 'was CANCELLED' : j.state === 'FAILED' ? 'FAILED' : 'SUCCEEDED'}${end === null ? '' : ` ${age(end, now)} ago`}; it is not waiting.`);
+      // The reason its last transition gives (a job's detail carries its transitions; a list item does not).
+      const last = 'transitions' in j ? [...((j as JobDetail).transitions ?? [])].reverse().find((t) => t.to === j.state) : undefined;
+      if (last !== undefined && last.reason !== '') lines.push(`reason: ${last.reason}`);
       break;
     }
   }

@@ -206,7 +206,17 @@ function describeText(j: JobDetail, events: JobEvent[], now: number, time: { tim
   out += field('Replicas', `${replicasText(j)} × ${j.acceleratorsPerReplica} accelerator(s), ${j.cpuMillisPerReplica} mCPU, ${j.memoryMiBPerReplica} MiB each`);
   out += field('Flavors', `${j.flavors.join(', ')} (${j.flavorSelection})${j.flavor ? `; admitted on ${j.flavor}` : ''}`);
   out += field('Topology', j.topology.tpuShape ? `${j.topology.level}, TPU shape ${j.topology.tpuShape}` : j.topology.level);
-  out += field('Runtime', j.expectedRuntimeSeconds === null ? 'unknown (no expectedRuntimeSeconds)' : `expected ${durationWords(j.expectedRuntimeSeconds * 1000)}`);
+  out += field('Runtime', j.expectedRuntimeSeconds === null ? (j.kind === 'serving' ? 'no end (a serving job without expectedRuntimeSeconds)' : 'unknown (no expectedRuntimeSeconds)') : `expected ${durationWords(j.expectedRuntimeSeconds * 1000)}`);
+  out += field('Checkpoint', j.checkpoint === null ? 'none: a preempted run restarts from the start' : `every ${durationWords(j.checkpoint.intervalSeconds * 1000)}, ${j.checkpoint.gracePeriodSeconds} s to checkpoint when evicted`);
+  const done = j.progress.completedFraction;
+  const saved = parseTime(j.progress.lastCheckpointAt);
+  if (done !== null || saved !== null) {
+    const fraction = done === null ? 'progress' : `${Math.round(done * 1000) / 10}% done`;
+    out += field('Progress', `${fraction}${saved === null ? '' : ` at its last checkpoint, ${at(j.progress.lastCheckpointAt)}`}`);
+    if (done !== null && j.expectedRuntimeSeconds !== null && done < 1) {
+      out += field('Remaining', `about ${durationWords(j.expectedRuntimeSeconds * (1 - done) * 1000)} of its expected ${durationWords(j.expectedRuntimeSeconds * 1000)}, from that checkpoint`);
+    }
+  }
   const t = templateFacts(j.template);
   if (t.image) out += field('Image', t.image + (t.command.length > 0 ? `  ${t.command.join(' ')}` : ''));
   out += field('Submitted', `${at(j.submittedAt)} by ${j.createdBy}`);
