@@ -200,6 +200,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/fleet/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The fleet over time: capacity, allocation, demand and waits by flavor and team
+         * @description What the scheduler recorded once a minute (rolled up into hours and days): per flavor, and per team on it, the accelerators offered (schedulable nodes; the team's nominal quota), held, and asked by waiting jobs (on their first acceptable flavor), and how long those jobs had waited (median, 90th percentile, longest). `resolution` minute, hour (default) or day; oldest first; at most 10,000 rows (400 naming `from` beyond). Everyone reads the flavor rows; members the rows of their own teams (403 when `team` names another).
+         */
+        get: operations["FleetController_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/fleet/nodes": {
         parameters: {
             query?: never;
@@ -1241,6 +1261,53 @@ export interface components {
              * @example 2026-12-02T11:25:00.000Z
              */
             updatedAt: string;
+        };
+        FleetHistoryPointView: {
+            /** @description Accelerators held by admitted, binding and running jobs (average). */
+            allocated: number;
+            /**
+             * Format: date-time
+             * @description Start of the minute, hour or day (UTC).
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            at: string;
+            /** @description Accelerators offered: the flavor's schedulable nodes (flavor rows), the team's nominal quota (team rows). Averaged over the row's minutes. */
+            capacity: number;
+            /** @example h100-80gb */
+            flavor: string;
+            /** @description Accelerators those jobs ask (average). */
+            pendingAccelerators: number;
+            /** @description Jobs waiting with this flavor as their first choice (average). */
+            pendingJobs: number;
+            /** @description Minute samples the row averages (1 for a minute row). */
+            samples: number;
+            /**
+             * @description null: the whole flavor.
+             * @example vision
+             */
+            team: string | null;
+            /** @description The longest wait (seconds). */
+            waitMaxSeconds: number | null;
+            /** @description How long those jobs had waited: median (seconds; the largest of the minutes). null: none waited. */
+            waitP50Seconds: number | null;
+            /** @description 90th percentile of the waits (seconds; the largest of the minutes). */
+            waitP90Seconds: number | null;
+        };
+        FleetHistoryView: {
+            /**
+             * Format: date-time
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            from: string;
+            /** @description Oldest first, then by flavor and team (the flavor row first). */
+            items: components["schemas"]["FleetHistoryPointView"][];
+            /** @enum {string} */
+            resolution: "minute" | "hour" | "day";
+            /**
+             * Format: date-time
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            to: string;
         };
         FleetNodeListView: {
             items: components["schemas"]["FleetNodeView"][];
@@ -3188,6 +3255,91 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PriceListView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    FleetController_history: {
+        parameters: {
+            query?: {
+                /** @description Only this flavor. */
+                flavor?: string;
+                /** @description Start (inclusive): a date (UTC midnight) or an RFC 3339 time. Default: 2 h (minute), 7 days (hour) or 90 days (day) before `to`. */
+                from?: string;
+                /** @description One row per minute (kept 48 h by default), hour (90 days) or day (2 years). */
+                resolution?: "minute" | "hour" | "day";
+                /** @description Only this team (and the flavor rows). Members: one of theirs. */
+                team?: string;
+                /** @description End (exclusive). Default: now. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FleetHistoryView"];
                 };
             };
             /** @description Invalid fields: every offending field is listed in `errors` */

@@ -20,6 +20,7 @@ export {
 // Repositories over the Database for the API (owned by the API engineer).
 export * from './repositories/index.js';
 export * from './accounting/index.js';
+export * from './history/index.js';
 export * from './lifecycle/index.js';
 export type { SqlHandle } from './scheduling/sql-handle.js';
 export { FencingError, InvalidCycleResultError } from './scheduling/errors.js';

@@ -26,6 +26,8 @@ export interface ReconcileStore {
     fencing: { leaseName: string; token: bigint };
   }): Promise<RequeuedJob[]>;
   countJobs(): Promise<JobStateCount[]>;
+  /** The fleet history's sample of this minute (once a minute: later calls in it write nothing), its rollups and retention. */
+  recordHistory(now: Date): Promise<number>;
 }
 
 export interface ReconcileReport {
@@ -39,7 +41,8 @@ export interface ReconcileReport {
  * 1. every pending, due outbox entry is offered to the queue again (a flushed Redis loses nothing);
  * 2. allocations of jobs that ended are released;
  * 3. gangs admitted but not RUNNING within the gang timeout are requeued with exponential backoff;
- * 4. job gauges are refreshed.
+ * 4. job gauges are refreshed;
+ * 5. the fleet history gets its sample of the minute (libs/db fleet-history.ts).
  */
 export class Reconciler {
   constructor(
@@ -63,6 +66,10 @@ export class Reconciler {
     });
     if (requeued.length > 0) this.metrics?.requeues.inc({ reason: 'gang-timeout' }, requeued.length);
     if (this.metrics) this.metrics.setJobCounts(await this.store.countJobs());
+    // History is for people reading charts: a failure to record it is logged and never holds back the rest.
+    await this.store.recordHistory(now).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'could not record the fleet history sample; the next reconcile tries again');
+    });
     // Last, and on its own: Redis being down must not hold back the Postgres work above (it needs none).
     const outboxOffered = await this.relay.enqueueAllDue(now).catch((error: unknown) => {
       this.logger.warn({ err: error }, 'could not offer outbox entries to the queue (Redis); they stay pending in Postgres');

@@ -1,4 +1,5 @@
 import { DEFAULT_OPTIONS, type SchedulerOptions } from '#core';
+import type { HistoryRetention } from '#db';
 
 /**
  * Settings of the scheduler and worker processes (on top of #common's Config), validated once at start.
@@ -40,6 +41,10 @@ export interface SchedulerSettings {
    * the process is a standby), at most this long after the scheduler started; 0 = at once.
    */
   apiWaitsForFirstCycleMs: number;
+  /** How long the fleet history keeps its minute rows (hours), its hour rows and its day rows (days). */
+  historyMinutesKeepHours: number;
+  historyHoursKeepDays: number;
+  historyDaysKeepDays: number;
 }
 
 export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; default: string; min?: number; max?: number; choices?: readonly string[] }> = {
@@ -74,6 +79,11 @@ export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; defau
   // Loading the API's modules (NestJS, Fastify, Swagger, class-validator: seconds under load) beside a first
   // cycle's commit slowed the commit by a quarter (Postgres and the module loading share 2 cores).
   apiWaitsForFirstCycleMs: { env: 'QM_API_WAITS_FOR_FIRST_CYCLE_MS', default: '5000', min: 0, max: 600_000 },
+  // libs/db fleet-history.ts: a minute sample per flavor and team, rolled up into hours and days. A fleet of
+  // 200 teams on 4 flavors keeps ~2.3 M minute rows at the default 48 h.
+  historyMinutesKeepHours: { env: 'QM_HISTORY_MINUTES_KEEP_HOURS', default: '48', min: 1, max: 24 * 31 },
+  historyHoursKeepDays: { env: 'QM_HISTORY_HOURS_KEEP_DAYS', default: '90', min: 1, max: 3660 },
+  historyDaysKeepDays: { env: 'QM_HISTORY_DAYS_KEEP_DAYS', default: '730', min: 1, max: 36600 },
 };
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -108,6 +118,11 @@ export function schedulerSettingsFromEnv(env: Readonly<Record<string, string | u
     throw new SchedulerSettingsError('QM_SIDE_EFFECT_SLOW_RETRY_MAX_MS must be ≥ QM_SIDE_EFFECT_SLOW_RETRY_MS');
   }
   return settings;
+}
+
+/** How long each grain of the fleet history is kept. */
+export function historyRetentionOf(settings: Pick<SchedulerSettings, 'historyMinutesKeepHours' | 'historyHoursKeepDays' | 'historyDaysKeepDays'>): HistoryRetention {
+  return { minuteMs: settings.historyMinutesKeepHours * 3_600_000, hourMs: settings.historyHoursKeepDays * 86_400_000, dayMs: settings.historyDaysKeepDays * 86_400_000 };
 }
 
 /** The core's options for the scheduler's cycles (the defaults, with the queue order and the slower-flavor weight from the settings). */

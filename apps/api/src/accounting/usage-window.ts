@@ -13,7 +13,8 @@ export interface ParsedWindow {
   groupBy: UsageDimension[];
 }
 
-function time(field: string, raw: string, errors: FieldError[]): Date | undefined {
+/** A query parameter that is a date (UTC midnight) or an RFC 3339 time; a bad one is added to `errors`. */
+export function timeParam(field: string, raw: string, errors: FieldError[]): Date | undefined {
   const iso = DATE.test(raw) ? `${raw}T00:00:00Z` : RFC3339.test(raw) ? raw : null;
   const t = iso === null ? NaN : Date.parse(iso);
   if (Number.isNaN(t) || (DATE.test(raw) && new Date(t).toISOString().slice(0, 10) !== raw)) {
@@ -26,8 +27,8 @@ function time(field: string, raw: string, errors: FieldError[]): Date | undefine
 /** The window and grouping of GET /v1/usage, with every bad parameter named (400). */
 export function parseUsageWindow(q: UsageQuery, now: Date): ParsedWindow {
   const errors: FieldError[] = [];
-  const from = q.from === undefined ? periodOf('month', now).start : time('from', q.from, errors);
-  const to = q.to === undefined ? now : time('to', q.to, errors);
+  const from = q.from === undefined ? periodOf('month', now).start : timeParam('from', q.from, errors);
+  const to = q.to === undefined ? now : timeParam('to', q.to, errors);
   const groupBy: UsageDimension[] = [];
   for (const raw of (q.groupBy ?? 'team,flavor').split(',').map((s) => s.trim()).filter((s) => s !== '')) {
     if (!(USAGE_DIMENSIONS as readonly string[]).includes(raw)) errors.push({ field: 'groupBy', message: `'${raw.slice(0, 40)}' is not one of ${USAGE_DIMENSIONS.join(', ')}` });

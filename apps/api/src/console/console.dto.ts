@@ -1,7 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { Matches } from 'class-validator';
-import { IntIn, IsName, Optional } from '../validation/validators.js';
+import { HISTORY_RESOLUTIONS, type HistoryResolution } from '#db';
+import { IntIn, IsName, IsText, OneOf, Optional } from '../validation/validators.js';
 
 const QUEUE_STATES = /^(PENDING|(ADMITTED|BINDING|RUNNING)(,(ADMITTED|BINDING|RUNNING)){0,2})$/;
 
@@ -63,6 +64,34 @@ export class HistoryQuery {
   @Type(() => Number)
   @IntIn(1, 1440)
   stepMinutes?: number;
+}
+
+/** GET /v1/fleet/history */
+export class FleetHistoryQuery {
+  @ApiPropertyOptional({ enum: HISTORY_RESOLUTIONS, default: 'hour', description: 'One row per minute (kept 48 h by default), hour (90 days) or day (2 years).' })
+  @Optional()
+  @OneOf(HISTORY_RESOLUTIONS)
+  resolution?: HistoryResolution;
+
+  @ApiPropertyOptional({ example: '2026-12-01', description: 'Start (inclusive): a date (UTC midnight) or an RFC 3339 time. Default: 2 h (minute), 7 days (hour) or 90 days (day) before `to`.' })
+  @Optional()
+  @IsText(1, 64)
+  from?: string;
+
+  @ApiPropertyOptional({ example: '2026-12-07T12:00:00Z', description: 'End (exclusive). Default: now.' })
+  @Optional()
+  @IsText(1, 64)
+  to?: string;
+
+  @ApiPropertyOptional({ example: 'h100-80gb', description: 'Only this flavor.' })
+  @Optional()
+  @IsName()
+  flavor?: string;
+
+  @ApiPropertyOptional({ example: 'vision', description: 'Only this team (and the flavor rows). Members: one of theirs.' })
+  @Optional()
+  @IsName()
+  team?: string;
 }
 
 /** GET /v1/audit */

@@ -1,14 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { forbidden, notFound } from '#common';
+import { forbidden, notFound, type FieldError } from '#common';
 import { AuditRepository, CycleHistoryRepository, FleetRepository, JobRepository, QueueRepository, type ActiveState } from '#db';
 import { canActForTeam, type Principal } from '../auth/principal.js';
 import { eventView, jobView } from '../jobs/job.view.js';
 import { validationFailed } from '../validation/validation.pipe.js';
-import type { AuditQuery, HistoryQuery, QueueQuery } from './console.dto.js';
-import { fleetNodeView, type AuditView, type FleetNodeListView, type HistoryView, type OverviewView, type PlacementView, type QueueView } from './console.view.js';
+import type { HistoryResolution } from '#db';
+import { timeParam } from '../accounting/usage-window.js';
+import type { AuditQuery, FleetHistoryQuery, HistoryQuery, QueueQuery } from './console.dto.js';
+import {
+  fleetNodeView,
+  type AuditView,
+  type FleetHistoryView,
+  type FleetNodeListView,
+  type HistoryView,
+  type OverviewView,
+  type PlacementView,
+  type QueueView,
+} from './console.view.js';
 import { visibleTeams } from './scope.js';
 
 const MAX_BUCKETS = 500;
+
+
+/** Most rows one GET /v1/fleet/history answers. */
+export const MAX_HISTORY_POINTS = 10_000;
+const DEFAULT_HISTORY_SPAN_MS: Record<HistoryResolution, number> = { minute: 2 * 3_600_000, hour: 7 * 86_400_000, day: 90 * 86_400_000 };
 
 /**
  * The web console's read models (queue order, fleet allocation, cycle history, placement with topology,
@@ -63,6 +79,33 @@ export class ConsoleService {
       offset,
     });
     return { items: page.items.map((j) => jobView(j)), total: page.total, limit, offset };
+  }
+
+  /**
+   * The fleet history of a window (default: the last 2 h of minutes, 7 days of hours or 90 days of days):
+   * flavor rows for everyone, team rows for the caller's teams (all for admins). More than
+   * MAX_HISTORY_POINTS rows is a 400 naming `from`, with what to narrow.
+   */
+  async fleetHistory(q: FleetHistoryQuery, caller: Principal, now: Date): Promise<FleetHistoryView> {
+    const teams = visibleTeams(caller, q.team);
+    const resolution: HistoryResolution = q.resolution ?? 'hour';
+    const errors: FieldError[] = [];
+    const to = q.to === undefined ? now : timeParam('to', q.to, errors);
+    const from = q.from === undefined ? (to === undefined ? undefined : new Date(to.getTime() - DEFAULT_HISTORY_SPAN_MS[resolution])) : timeParam('from', q.from, errors);
+    if (from !== undefined && to !== undefined && from >= to) errors.push({ field: 'to', message: 'must be after from' });
+    if (errors.length > 0 || from === undefined || to === undefined) throw validationFailed(errors);
+    const rows = await this.fleet.history({ resolution, from, to, ...(q.flavor ? { flavor: q.flavor } : {}), ...(teams ? { teams } : {}), ...(q.team ? { team: q.team } : {}), limit: MAX_HISTORY_POINTS + 1 });
+    if (rows.length > MAX_HISTORY_POINTS) {
+      throw validationFailed([
+        { field: 'from', message: `the window holds more than ${MAX_HISTORY_POINTS} rows at resolution ${resolution}: start later, name a flavor or a team, or use a coarser resolution` },
+      ]);
+    }
+    return {
+      resolution,
+      from: from.toISOString(),
+      to: to.toISOString(),
+      items: rows.map((r) => ({ ...r, at: r.at.toISOString() })),
+    };
   }
 
   async fleetNodes(): Promise<FleetNodeListView> {

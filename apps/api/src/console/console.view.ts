@@ -65,6 +65,42 @@ export class HistoryView {
   buckets!: CycleBucketView[];
 }
 
+export class FleetHistoryPointView {
+  @TimeProperty({ description: 'Start of the minute, hour or day (UTC).' })
+  at!: string;
+  @ApiProperty({ example: 'h100-80gb' })
+  flavor!: string;
+  @ApiProperty({ type: String, nullable: true, example: 'vision', description: 'null: the whole flavor.' })
+  team!: string | null;
+  @ApiProperty({ description: "Accelerators offered: the flavor's schedulable nodes (flavor rows), the team's nominal quota (team rows). Averaged over the row's minutes." })
+  capacity!: number;
+  @ApiProperty({ description: 'Accelerators held by admitted, binding and running jobs (average).' })
+  allocated!: number;
+  @ApiProperty({ description: 'Jobs waiting with this flavor as their first choice (average).' })
+  pendingJobs!: number;
+  @ApiProperty({ description: 'Accelerators those jobs ask (average).' })
+  pendingAccelerators!: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'How long those jobs had waited: median (seconds; the largest of the minutes). null: none waited.' })
+  waitP50Seconds!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: '90th percentile of the waits (seconds; the largest of the minutes).' })
+  waitP90Seconds!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'The longest wait (seconds).' })
+  waitMaxSeconds!: number | null;
+  @ApiProperty({ description: 'Minute samples the row averages (1 for a minute row).' })
+  samples!: number;
+}
+
+export class FleetHistoryView {
+  @ApiProperty({ enum: ['minute', 'hour', 'day'] })
+  resolution!: string;
+  @TimeProperty()
+  from!: string;
+  @TimeProperty()
+  to!: string;
+  @ApiProperty({ type: [FleetHistoryPointView], description: 'Oldest first, then by flavor and team (the flavor row first).' })
+  items!: FleetHistoryPointView[];
+}
+
 export class QueueView {
   @ApiProperty({ type: [JobView] })
   items!: JobView[];

@@ -1,3 +1,4 @@
+import { readFleetHistory, type FleetHistoryQuery, type FleetHistoryRow } from '../history/fleet-history.js';
 import type { DbHandle } from './db-handle.js';
 
 /** One node with how much of it is taken: by our allocations, and by pods of other schedulers. */
@@ -56,6 +57,11 @@ const NODE_SELECT = `SELECT n.name, n.flavor, n.zone, n.block, n.domain, n.tpu_s
 /** Read-only aggregates of the fleet and the queue for dashboards (the console's Overview and Nodes pages). */
 export class FleetRepository {
   constructor(private readonly db: DbHandle) {}
+
+  /** The fleet history (history/fleet-history.ts) of a window, at one grain. */
+  history(q: FleetHistoryQuery): Promise<FleetHistoryRow[]> {
+    return readFleetHistory(this.db.pool, q);
+  }
 
   /** Every node with its allocation, grouped for display: flavor, zone, block, domain, name. */
   async nodes(names?: readonly string[]): Promise<FleetNode[]> {

@@ -1,4 +1,4 @@
-import { GANG_TIMEOUT_REASON, countActiveJobs, releaseEndedAllocations, requeueStuckAdmissions, type SqlHandle } from '#db';
+import { DEFAULT_HISTORY_RETENTION, GANG_TIMEOUT_REASON, countActiveJobs, recordFleetHistory, releaseEndedAllocations, requeueStuckAdmissions, type HistoryRetention, type SqlHandle } from '#db';
 import type { RequeuedJob, ReconcileStore } from '../reconciler.js';
 import type { JobStateCount } from '../scheduler-metrics.js';
 import type { PgCycleLock } from './pg-cycle-lock.js';
@@ -19,6 +19,7 @@ export class PgReconcileStore implements ReconcileStore {
   constructor(
     pool: SqlHandle['pool'],
     private readonly lock: PgCycleLock,
+    private readonly retention: HistoryRetention = DEFAULT_HISTORY_RETENTION,
   ) {
     this.db = { pool };
   }
@@ -33,5 +34,9 @@ export class PgReconcileStore implements ReconcileStore {
 
   countJobs(): Promise<JobStateCount[]> {
     return countActiveJobs(this.db);
+  }
+
+  recordHistory(now: Date): Promise<number> {
+    return recordFleetHistory(this.db.pool, now, this.retention);
   }
 }
