@@ -4,6 +4,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { registerAccounting } from './commands/accounting.js';
 import { registerAudit } from './commands/audit.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerHistory } from './commands/history.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerSession } from './commands/session.js';
 import { registerTenancy } from './commands/tenancy.js';
@@ -78,6 +79,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
   registerPriorityClasses(program, context);
   registerAccounting(program, context);
   registerAudit(program, context);
+  registerHistory(program, context);
 
   program
     .command('simulate')
