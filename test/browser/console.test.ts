@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { Database, recordFleetHistory } from '#db';
 import { collectPageErrors, launchBrowser, screenshot } from './browser.js';
 import {
   ADMIN_TOKEN,
@@ -421,6 +422,34 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
     ]);
   });
 
+  it('history: a chart per flavor of what it offered, held and was asked, the same figures as a table; a member sees their own team only', async () => {
+    // The scheduler's leader records this once a minute; here the same recorder, over the service's database.
+    const db = new Database(s.db.url, { poolSize: 1 });
+    try {
+      expect(await recordFleetHistory(db.pool, new Date())).toBeGreaterThan(0);
+    } finally {
+      await db.close();
+    }
+    const page = await open();
+    await signIn(page, ADMIN_TOKEN, '/ui/history');
+    await page.getByRole('heading', { name: 'History', level: 1 }).waitFor();
+    const table = page.locator('#history-table');
+    await table.locator('tbody tr').first().waitFor();
+    const rowTeams = (): Promise<string[]> => page.evaluate<string[]>(`[...document.querySelectorAll('#history-table tbody tr')].map((r) => r.dataset.team)`);
+    const teams = await rowTeams();
+    expect(new Set(teams)).toEqual(new Set(['', 'nlp', 'vision']));
+    const whole = table.locator('tbody tr[data-team=""]', { hasText: 'h100-80gb' });
+    expect(await whole.locator('td').allTextContents()).toEqual(expect.arrayContaining(['h100-80gb', 'all teams']));
+    await page.getByRole('heading', { name: 'h100-80gb: offered, held and asked' }).waitFor();
+    expect(await page.locator('main canvas').count()).toBeGreaterThan(0);
+    await screenshot(page, 'history-admin');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, alice, '/ui/history');
+    await table.locator('tbody tr').first().waitFor();
+    const mine = await rowTeams();
+    expect(new Set(mine)).toEqual(new Set(['', 'vision']));
+  });
+
   it('is readable on a phone: no sideways scrolling of the page, navigation reachable', async () => {
     const page = await open(PHONE);
     await signIn(page, alice);
@@ -432,6 +461,7 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
       ['Teams', 'teams-phone'],
       ['Nodes', 'nodes-phone'],
       ['Usage', 'usage-phone'],
+      ['History', 'history-phone'],
     ] as const) {
       await go(page, link);
       await page.waitForLoadState('networkidle');

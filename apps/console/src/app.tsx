@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { onUnauthorized } from './api';
 import { Link, navigate, RouterProvider, useLocation } from './router';
 import { type Identity, session } from './session';
+import { HistoryPage } from './pages/history';
 import { JobPage } from './pages/job';
 import { NodesPage } from './pages/nodes';
 import { OverviewPage } from './pages/overview';
@@ -16,6 +17,7 @@ const NAV = [
   { to: '/teams', label: 'Teams' },
   { to: '/nodes', label: 'Nodes' },
   { to: '/usage', label: 'Usage' },
+  { to: '/history', label: 'History' },
 ] as const;
 
 export function App() {
@@ -148,6 +150,8 @@ function Page({ path, identity }: { path: string; identity: Identity }) {
       return <NodesPage />;
     case 'usage':
       return <UsagePage identity={identity} />;
+    case 'history':
+      return <HistoryPage identity={identity} />;
     default:
       return (
         <section>

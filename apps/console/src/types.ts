@@ -7,6 +7,8 @@ export type {
   Budget,
   Flavor,
   FlavorCapacity,
+  FleetHistory,
+  FleetHistoryPoint,
   FleetNode,
   History,
   Job,
