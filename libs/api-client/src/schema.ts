@@ -3320,7 +3320,7 @@ export interface operations {
                 flavor?: string;
                 /** @description Start (inclusive): a date (UTC midnight) or an RFC 3339 time. Default: 2 h (minute), 7 days (hour) or 90 days (day) before `to`. */
                 from?: string;
-                /** @description One row per minute (kept 48 h by default), hour (90 days) or day (2 years). */
+                /** @description One row per minute (kept 24 h by default), hour (31 days) or day (2 years). */
                 resolution?: "minute" | "hour" | "day";
                 /** @description Only this team (and the flavor rows). Members: one of theirs. */
                 team?: string;

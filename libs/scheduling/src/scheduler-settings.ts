@@ -79,10 +79,11 @@ export const SCHEDULER_ENV: Record<keyof SchedulerSettings, { env: string; defau
   // Loading the API's modules (NestJS, Fastify, Swagger, class-validator: seconds under load) beside a first
   // cycle's commit slowed the commit by a quarter (Postgres and the module loading share 2 cores).
   apiWaitsForFirstCycleMs: { env: 'QM_API_WAITS_FOR_FIRST_CYCLE_MS', default: '5000', min: 0, max: 600_000 },
-  // libs/db fleet-history.ts: a minute sample per flavor and team, rolled up into hours and days. A fleet of
-  // 200 teams on 4 flavors keeps ~2.3 M minute rows at the default 48 h.
-  historyMinutesKeepHours: { env: 'QM_HISTORY_MINUTES_KEEP_HOURS', default: '48', min: 1, max: 24 * 31 },
-  historyHoursKeepDays: { env: 'QM_HISTORY_HOURS_KEEP_DAYS', default: '90', min: 1, max: 3660 },
+  // libs/db fleet-history.ts: a minute sample per flavor and team, rolled up into hours and days. 200 teams
+  // active on 4 flavors: 804 rows a minute, ~310 bytes each with the indexes (bench:history) — ~360 MB of
+  // minutes at 24 h, ~190 MB of hours at 31 days, ~180 MB of days at 2 years.
+  historyMinutesKeepHours: { env: 'QM_HISTORY_MINUTES_KEEP_HOURS', default: '24', min: 1, max: 24 * 31 },
+  historyHoursKeepDays: { env: 'QM_HISTORY_HOURS_KEEP_DAYS', default: '31', min: 1, max: 3660 },
   historyDaysKeepDays: { env: 'QM_HISTORY_DAYS_KEEP_DAYS', default: '730', min: 1, max: 36600 },
 };
 

@@ -68,7 +68,7 @@ export class HistoryQuery {
 
 /** GET /v1/fleet/history */
 export class FleetHistoryQuery {
-  @ApiPropertyOptional({ enum: HISTORY_RESOLUTIONS, default: 'hour', description: 'One row per minute (kept 48 h by default), hour (90 days) or day (2 years).' })
+  @ApiPropertyOptional({ enum: HISTORY_RESOLUTIONS, default: 'hour', description: 'One row per minute (kept 24 h by default), hour (31 days) or day (2 years).' })
   @Optional()
   @OneOf(HISTORY_RESOLUTIONS)
   resolution?: HistoryResolution;

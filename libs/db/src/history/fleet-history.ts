@@ -19,8 +19,8 @@ export interface HistoryRetention {
 }
 
 export const DEFAULT_HISTORY_RETENTION: HistoryRetention = {
-  minuteMs: 2 * 86_400_000,
-  hourMs: 90 * 86_400_000,
+  minuteMs: 86_400_000,
+  hourMs: 31 * 86_400_000,
   dayMs: 2 * 365 * 86_400_000,
 };
 
@@ -58,6 +58,9 @@ export interface FleetHistoryQuery {
  * rolls up the current hour and day and applies the retention. Returns the rows of the sample written.
  */
 export async function recordFleetHistory(sql: Queryable, now: Date, retention: HistoryRetention = DEFAULT_HISTORY_RETENTION): Promise<number> {
+  // Most calls (reconcile runs every few seconds) find the minute sampled: an index probe, not the sample's reads.
+  const seen = await sql.query(`SELECT 1 FROM fleet_history WHERE resolution = 'minute' AND at = date_trunc('minute', $1::timestamptz) LIMIT 1`, [now]);
+  if (seen.rows.length > 0) return 0;
   const { rows } = await sql.query<{ n: string }>(SAMPLE_SQL, [now]);
   const written = Number(rows[0]?.n ?? 0);
   if (written === 0) return 0;
