@@ -16,7 +16,13 @@ describe('fleet history recorded by the leader', () => {
     const { process, close } = inProcessScheduler({ holder: 'a', redisPrefix: prefix, urls: { lease: w.testDb.url, cycle: w.testDb.url }, timing: { ttlMs: 2000, renewMs: 500, reconcileEveryMs: 200 } });
     w.closers.push(close);
     await process.start();
-    // The leader admits both jobs (16 of 32 h100s) and samples the fleet; wait for a minute row that shows them held.
+    // The leader admits both jobs (16 of 32 h100s). Its first sample may have come before that (reconcile runs
+    // on election): once they are admitted, the minute's rows are dropped, and the next reconcile samples again.
+    await waitFor('both jobs admitted', async () => {
+      const { rows } = await w.direct.pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM jobs WHERE state = 'ADMITTED'`);
+      return rows[0]!.n === '2' ? true : undefined;
+    });
+    await w.direct.pool.query(`DELETE FROM fleet_history`);
     const row = await waitFor('a minute sample with the admitted jobs', async () => {
       const { rows } = await w.direct.pool.query<{ at: Date; allocated: number; capacity: number }>(
         `SELECT at, allocated, capacity FROM fleet_history WHERE resolution = 'minute' AND team = '' AND allocated = 16 ORDER BY at LIMIT 1`,
