@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { recordFleetHistory } from '../../libs/db/src/history/fleet-history.js';
+import { moveJobs } from '../../libs/db/src/lifecycle/transition-writer.js';
 import { createTestDatabase } from '../../libs/db/src/testing/test-database.js';
 
 const TEAMS = Number(process.env['TEAMS'] ?? 200);
@@ -30,16 +31,21 @@ async function seed(db: pg.Pool): Promise<void> {
        FROM generate_series(1, $1) g`,
     [PENDING, TEAMS, FLAVORS],
   );
-  // Running jobs, one per node (a fixture: the bench measures reads of the job and allocation tables).
-  await db.query(
-    `WITH j AS (
-       INSERT INTO jobs (name, team, kind, replicas, min_replicas, accelerators_per_replica, flavors, template, created_by, state, flavor, admitted_replicas, admitted_at)
-       SELECT 'r' || g, 't' || (1 + g % $2), 'training', 1, 1, 8, ARRAY['f' || (1 + g % $3)], '{}'::jsonb, 'bench', 'RUNNING', 'f' || (1 + g % $3), 1, now()
-         FROM generate_series(1, $1) g
-       RETURNING id, name, flavor)
-     INSERT INTO allocations (job_id, replica, node, flavor, accelerators, cpu_millis, memory_mib)
-     SELECT id, 0, 'n' || substr(name, 2), flavor, 8, 1000, 1024 FROM j`,
+  // Running jobs, one per node, admitted through the transition writer (the only writer of jobs.state).
+  const { rows } = await db.query<{ id: string; g: number }>(
+    `INSERT INTO jobs (name, team, kind, replicas, min_replicas, accelerators_per_replica, flavors, template, created_by)
+     SELECT 'r' || g, 't' || (1 + g % $2), 'training', 1, 1, 8, ARRAY['f' || (1 + g % $3)], '{}'::jsonb, 'bench'
+       FROM generate_series(1, $1) g
+     RETURNING id::text AS id, substr(name, 2)::int AS g`,
     [RUNNING, TEAMS, FLAVORS],
+  );
+  await moveJobs(
+    db,
+    rows.map((r) => {
+      const flavor = `f${1 + (r.g % FLAVORS)}`;
+      return { jobId: r.id, to: 'ADMITTED' as const, reason: 'bench', admission: { flavor, replicas: 1, preempts: [], placement: [{ replica: 0, node: `n${r.g}`, accelerators: 8, cpuMillis: 1000, memoryMiB: 1024 }] } };
+    }),
+    { actor: 'bench' },
   );
   await db.query('ANALYZE');
 }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { DEFAULT_OPTIONS, checkInvariants, runCycle, type CycleResult, type Snapshot } from '#core';
+import { DEFAULT_OPTIONS, checkInvariants, runCycle, type BudgetedCycleResult, type CycleResult, type Snapshot } from '#core';
 import {
   Database,
   FencingError,
@@ -141,6 +141,32 @@ describe('loadSnapshot', () => {
 });
 
 describe('commitCycle', () => {
+  it('a budget stop is carried out even when the job reported RUNNING after the snapshot: the admissions that use what it held never overcommit a node', async () => {
+    const token = await lead();
+    const { versions } = await loadSnapshotWithVersions(db, NOW, DEFAULT_OPTIONS);
+    // run-b (ADMITTED, 2 × 2 on gpu-b) starts between the snapshot and the commit: its version moves on.
+    const started = await moveJobs(db.pool, [{ jobId: ID.runB, to: 'RUNNING', reason: 'executor' }], { actor: 'test' });
+    expect(started.results[0]).toMatchObject({ moved: true });
+    const result: BudgetedCycleResult = {
+      admissions: [
+        { jobId: ID.pend1, team: 'vision', flavor: 'h100-80gb', replicas: 1, borrowed: 0, preempts: [],
+          placement: [{ replica: 0, node: 'gpu-b', accelerators: 4, cpuMillis: 8000, memoryMiB: 65536 }] },
+      ],
+      preemptions: [],
+      reservations: [],
+      pending: [],
+      stats: { considered: 1, admitted: 1, preempted: 0, reserved: 0 },
+      // The core decided the admission on the snapshot without run-b (its budget stops it).
+      budgetStops: [{ jobId: ID.runB, team: 'vision', flavor: 'h100-80gb', accelerators: 4, period: 'day', until: NOW + 3_600_000,
+        lostAcceleratorSeconds: 0, lostSince: NOW, gracePeriodSeconds: 0, message: 'stopped: budget used up' }],
+    };
+    const outcome = await commitCycle(db, { result, now: NOW, fencing: { leaseName: LEASE, token }, cycleNumber: 1, leader: 'sched-1', versions });
+    expect(outcome.stopped).toEqual([ID.runB]);
+    expect(outcome.admitted).toEqual([ID.pend1]);
+    expect(await rows(`SELECT state::text FROM jobs WHERE id = $1`, [ID.runB])).toEqual([{ state: 'PENDING' }]);
+    expect(await rows(`SELECT job_id::text, sum(accelerators)::int AS n FROM allocations WHERE node = 'gpu-b' GROUP BY 1`)).toEqual([{ job_id: ID.pend1, n: 4 }]);
+  });
+
   it('writes admissions, preemptions, queue state, transitions, events, outbox and the cycle in one go', async () => {
     const token = await lead();
     const outcome = await commitCycle(db, { result: RESULT, now: NOW, fencing: { leaseName: LEASE, token }, cycleNumber: 7, leader: 'sched-1', durationMs: 12 });

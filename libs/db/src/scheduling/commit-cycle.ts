@@ -54,7 +54,7 @@ export interface CommitCycleOutcome {
  * cycle's size; see sql-message.ts), set-based (a fixed number of statements):
  *
  *   1. fencing   lock the lease row (FOR KEY SHARE); FencingError unless its token is ours — nothing written
- *   1b. stop     running jobs a used-up `stop` budget stops (at their snapshot version): → PREEMPTED → PENDING
+ *   1b. stop     running jobs a used-up `stop` budget stops (whatever their version: see below): → PREEMPTED → PENDING
  *                with BUDGET_EXHAUSTED until the budget's next period, allocations deleted, `evict` (with their
  *                grace period) + `notify`; then one `budget.stopped` event per budget naming the jobs it
  *                stopped. First, so that what they held is free for the admissions below (the core decided
@@ -118,7 +118,10 @@ export function cycleCommit(input: CommitCycleInput, extra: readonly string[] = 
   const stops = result.budgetStops ?? [];
   let stop: { at: number; statement: MoveStatement } | null = null;
   if (stops.length > 0) {
-    const statement = moveJobsStatement(stops.map((s) => budgetStopMove(s, cycleNumber, input.versions?.get(s.jobId))), { at, actor });
+    // Not at the snapshot version (unlike a move): a job that reported RUNNING since still holds what the core
+    // gave away in this cycle's admissions, so it is stopped whatever its version. Skipped only when it holds
+    // nothing any more (it ended, or was requeued) — which frees the same capacity.
+    const statement = moveJobsStatement(stops.map((s) => budgetStopMove(s, cycleNumber)), { at, actor });
     stop = { at: push(statement), statement };
     push(budgetStoppedEventsStatement(stops, at, actor, cycleNumber));
   }
@@ -192,7 +195,7 @@ export function cycleCommit(input: CommitCycleInput, extra: readonly string[] = 
       const stopMoves = stop ? stop.statement.read(results[stop.at]!.rows) : { results: [], outbox: [] };
       const stoppedSet = new Set(stopMoves.results.filter((r) => r.moved).map((r) => r.jobId));
       for (const s of stops) {
-        if (!stoppedSet.has(s.jobId)) skipped.push({ jobId: s.jobId, reason: 'no longer holds an allocation at its snapshot version' });
+        if (!stoppedSet.has(s.jobId)) skipped.push({ jobId: s.jobId, reason: 'no longer holds an allocation' });
       }
       const admittedMoves = admit ? admit.statement.read(results[admit.at]!.rows) : { results: [], outbox: [] };
       const admittedSet = new Set(admittedMoves.results.filter((r) => r.moved).map((r) => r.jobId));
@@ -326,10 +329,10 @@ function holdingRequeue(jobId: string, version: number | undefined): Pick<JobMov
  * its grace period, the work after its checkpoint lost — but by no preemptor (its preemption count and
  * anti-thrash time stay), PENDING with BUDGET_EXHAUSTED until the budget's next period.
  */
-function budgetStopMove(s: BudgetStop, cycleNumber: number, version: number | undefined): JobMove {
+function budgetStopMove(s: BudgetStop, cycleNumber: number): JobMove {
   const until = new Date(s.until);
   return {
-    ...holdingRequeue(s.jobId, version),
+    ...holdingRequeue(s.jobId, undefined),
     reason: `cycle ${cycleNumber}: ${s.message}`,
     viaReason: `cycle ${cycleNumber}: requeued until the ${s.period} budget of team ${s.team} resets at ${until.toISOString()}`,
     requeue: { pendingCode: 'BUDGET_EXHAUSTED', pendingMessage: s.message, estimatedStartAt: until },
