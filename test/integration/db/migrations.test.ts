@@ -85,7 +85,7 @@ describe('migrations', () => {
     // Not vacuous: every model is a table, with its hot-path indexes.
     const tables = new Set(fromMigrations.columns.map((c) => c.split('.')[0]));
     expect([...tables].sort()).toEqual([
-      'allocations', 'api_tokens', 'budget_alerts', 'budgets', 'cohorts', 'events', 'flavor_prices', 'flavors', 'idempotency_keys',
+      'allocations', 'api_tokens', 'budget_alerts', 'budgets', 'cohorts', 'events', 'flavor_prices', 'flavors', 'fleet_history', 'idempotency_keys',
       'job_transitions', 'jobs', 'nodes', 'outbox', 'priority_classes', 'quotas', 'scheduler_cycles', 'scheduler_leases', 'snapshot_changes', 'teams',
       'usage_segments',
     ]);
