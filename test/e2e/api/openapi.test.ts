@@ -126,6 +126,7 @@ describe('OpenAPI document: a success schema for every operation, and answers th
       ['GET', '/v1/overview/history', '/v1/overview/history'],
       ['GET', '/v1/queue', '/v1/queue'],
       ['GET', '/v1/fleet/nodes', '/v1/fleet/nodes'],
+      ['GET', '/v1/fleet/history?resolution=minute', '/v1/fleet/history'],
       ['GET', '/v1/audit', '/v1/audit'],
       ['DELETE', `/v1/jobs/${id}`, '/v1/jobs/{id}'],
       ['DELETE', '/v1/teams/vision/quotas/h100-80gb', '/v1/teams/{team}/quotas/{flavor}'],

@@ -108,6 +108,7 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/v1/overview',
         '/v1/overview/history',
         '/v1/queue',
+        '/v1/fleet/history',
         '/v1/fleet/nodes',
         '/v1/jobs/{id}/placement',
         '/v1/audit',
