@@ -71,6 +71,11 @@ export function isEndless(job: JobSpec): boolean {
   return job.kind === 'serving' && job.expectedRuntimeSeconds === null;
 }
 
+/** When `job`, started at `start`, is expected to end (epoch ms): never for endless work, else expectedEnd. */
+export function jobEnd(job: JobSpec, start: number, runtimeSeconds: number | null, defaultSeconds: number, now: number): number {
+  return isEndless(job) ? Infinity : expectedEnd(start, runtimeSeconds, defaultSeconds, now);
+}
+
 /** Seconds → ms end time, from `start`; null runtime uses the default; never before `now`. */
 export function expectedEnd(start: number, runtimeSeconds: number | null, defaultSeconds: number, now: number): number {
   const rt = runtimeSeconds ?? defaultSeconds;
@@ -183,7 +188,7 @@ export class CycleState {
         accelerators,
         admittedAt: r.admittedAt,
         checkpointAt: lastCheckpoint(r, this.now),
-        end: isEndless(r) ? Infinity : expectedEnd(r.admittedAt, runtimeOn(r, r.flavor, this.flavors), defaultRuntime, this.now),
+        end: jobEnd(r, r.admittedAt, runtimeOn(r, r.flavor, this.flavors), defaultRuntime, this.now),
         admittedThisCycle: false,
         removed: false,
         // Every field set up front: one object shape for all holdings keeps property access fast.

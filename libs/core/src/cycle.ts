@@ -17,7 +17,7 @@
  *   4. move         — running jobs that checkpoint, to faster flavors left free (moves.ts)
  *   5. result
  */
-import { CycleState, type Holding, expectedEnd, isEndless } from './cycle-state.js';
+import { CycleState, type Holding, jobEnd } from './cycle-state.js';
 import { FifoGate } from './backfill.js';
 import { type FlavorAssignment, Heterogeneity, assignFlavors } from './flavor-assignment.js';
 import { runtimeOn } from './flavor-selection.js';
@@ -238,7 +238,7 @@ function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[],
     accelerators: a * nodes.length,
     admittedAt: st.now,
     checkpointAt: st.now,
-    end: isEndless(job) ? Infinity : expectedEnd(st.now, runtimeOn(job, flavor, st.flavors), st.snapshot.options.defaultExpectedRuntimeSeconds, st.now),
+    end: jobEnd(job, st.now, runtimeOn(job, flavor, st.flavors), st.snapshot.options.defaultExpectedRuntimeSeconds, st.now),
     admittedThisCycle: true,
     removed: true,
     preempted: undefined,

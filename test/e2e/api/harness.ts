@@ -37,6 +37,9 @@ export interface Harness {
   redisUrl: string;
   redisPrefix: string;
   request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  /** Like request (as admin, or as `token`), but throws unless the status is 2xx; the body. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
+  ok(method: string, path: string, body?: unknown, token?: string): Promise<any>;
   /** Row counts of the tables a request could write. */
   counts(): Promise<Record<string, number>>;
   close(): Promise<void>;
@@ -65,7 +68,7 @@ export async function startHarness(label: string, env: Record<string, string> = 
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
   // pool.end() resolves before its sockets close, so db.drop()'s FORCE can reach a closing client.
   pool.on('error', () => undefined);
-  return {
+  const harness: Harness = {
     url,
     api,
     db,
@@ -90,6 +93,11 @@ export async function startHarness(label: string, env: Record<string, string> = 
       }
       return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: parsed };
     },
+    async ok(method, path, body, token) {
+      const r = await harness.request(method, path, { ...(body === undefined ? {} : { body }), ...(token === undefined ? {} : { token }) });
+      if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body as unknown;
+    },
     async counts() {
       const out: Record<string, number> = {};
       for (const t of TABLES) {
@@ -105,6 +113,7 @@ export async function startHarness(label: string, env: Record<string, string> = 
       await flushPrefix(scheduler.redisPrefix, config.redisUrl);
     },
   };
+  return harness;
 }
 
 /** A small tenancy: cohort research; teams vision and nlp; flavors h100-80gb and a100-80gb; quotas; one node each. */

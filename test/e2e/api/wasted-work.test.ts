@@ -8,12 +8,7 @@ import { type Harness, jobBody, seedTenancy, startHarness } from './harness.js';
  */
 describe('wasted work in the ledger is what the preemption lost', () => {
   let h: Harness;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
-  const ok = async (method: string, path: string, body?: unknown): Promise<any> => {
-    const r = await h.request(method, path, body === undefined ? {} : { body });
-    if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
-    return r.body;
-  };
+  const ok = (method: string, path: string, body?: unknown) => h.ok(method, path, body);
 
   beforeAll(async () => {
     h = await startHarness('api_wasted_work');

@@ -23,12 +23,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back
-async function ok(method: string, path: string, body?: unknown): Promise<any> {
-  const r = await h.request(method, path, body === undefined ? {} : { body });
-  if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-}
+const ok = (method: string, path: string, body?: unknown) => h.ok(method, path, body);
 
 describe('qm shows progress and failure reasons in words', () => {
   it('qm describe: checkpoint policy, progress at the last checkpoint and the work left; qm why: why it failed', async () => {

@@ -27,7 +27,7 @@ export const positionCell = (j: Job): string => (j.state === 'PENDING' && j.pend
  * `qm why`: what the job waits for and when it is expected to start, or why there is no estimate; for
  * a job that is not pending, what it is doing. One short paragraph.
  */
-export function whyText(j: Job, now: number, time: TimeOptions): string {
+export function whyText(j: JobDetail, now: number, time: TimeOptions): string {
   const lines: string[] = [];
   const since = (iso: string | null): string => {
     const t = parseTime(iso);
@@ -72,8 +72,8 @@ export function whyText(j: Job, now: number, time: TimeOptions): string {
     case 'CANCELLED': {
       const end = parseTime(j.finishedAt);
       lines.push(`${j.team}/${j.name} (${j.id}) ${j.state === 'CANCELLED' ? 'was CANCELLED' : j.state === 'FAILED' ? 'FAILED' : 'SUCCEEDED'}${end === null ? '' : ` ${age(end, now)} ago`}; it is not waiting.`);
-      // The reason its last transition gives (a job's detail carries its transitions; a list item does not).
-      const last = 'transitions' in j ? [...((j as JobDetail).transitions ?? [])].reverse().find((t) => t.to === j.state) : undefined;
+      // The reason of the transition that ended it.
+      const last = [...j.transitions].reverse().find((t) => t.to === j.state);
       if (last !== undefined && last.reason !== '') lines.push(`reason: ${last.reason}`);
       break;
     }
