@@ -62,7 +62,8 @@ async function seed(service: Service, nodes: number): Promise<void> {
   const b = service.url;
   await mustCall(b, 'PUT', `/v1/flavors/${FLAVOR}`, TOKEN, { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 4 });
   await mustCall(b, 'PUT', '/v1/cohorts/bench', TOKEN, { description: 'bench' });
-  await mustCall(b, 'PUT', `/v1/teams/${TEAM}`, TOKEN, { cohort: 'bench', fairShareWeight: 1 });
+  // Limits set explicitly far above what the bench submits (the defaults would refuse its bursts).
+  await mustCall(b, 'PUT', `/v1/teams/${TEAM}`, TOKEN, { cohort: 'bench', fairShareWeight: 1, limits: { maxPendingJobs: 10_000_000, submissionsPerSecond: 1_000_000 } });
   await mustCall(b, 'PUT', `/v1/teams/${TEAM}/quotas/${FLAVOR}`, TOKEN, { nominal: nodes * 8, borrowingLimit: null, lendingLimit: null });
   await pool(nodes, 32, async (i) => {
     await mustCall(b, 'PUT', `/v1/nodes/node-${String(i).padStart(5, '0')}`, TOKEN, {

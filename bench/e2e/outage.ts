@@ -82,7 +82,7 @@ export async function outage(): Promise<OutageFigures> {
     const base = service.url;
     for (const [path, body] of [
       ['/v1/flavors/h100-80gb', { kind: 'nvidia-gpu', memoryGiB: 80, costPerHour: 4 }],
-      ['/v1/teams/bench', {}],
+      ['/v1/teams/bench', { limits: { maxPendingJobs: 10_000_000, submissionsPerSecond: 1_000_000 } }],
       ['/v1/teams/bench/quotas/h100-80gb', { nominal: 64, borrowingLimit: null, lendingLimit: null }],
       ...Array.from({ length: 8 }, (_, i) => [`/v1/nodes/gpu-${i}`, { flavor: 'h100-80gb', accelerators: 8, cpuMillis: 96000, memoryMiB: 1048576 }] as const),
     ] as const) {

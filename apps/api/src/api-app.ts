@@ -91,7 +91,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     options.cycles ?? new ManualCycle({ database, settings, redisUrl: config.redisUrl, logger, schedule: runBudgetedCycle });
   let app: NestFastifyApplication;
   try {
-    app = await buildNestApp(config, { config, logger, database, redis, cycles }, options.imports ?? [], options.consoleDir ?? defaultConsoleDir());
+    app = await buildNestApp(config, { config, logger, database, redis, redisPrefix: settings.redisPrefix, cycles }, options.imports ?? [], options.consoleDir ?? defaultConsoleDir());
   } catch (error) {
     if (ownsCycles) await cycles.close?.().catch(() => undefined);
     await release();

@@ -18,6 +18,8 @@ import { NodesService } from './nodes/nodes.service.js';
 import { PriorityClassesController } from './priority-classes/priority-classes.controller.js';
 import { PriorityClassesService } from './priority-classes/priority-classes.service.js';
 import { PriorityChoiceCache } from './jobs/priority-choices.js';
+import { SubmissionLimits, TeamLimitCache } from './jobs/submission-limits.js';
+import { TokenUsage } from './auth/token-usage.js';
 import { SchedulerController } from './scheduler/scheduler.controller.js';
 import { SchedulerService } from './scheduler/scheduler.service.js';
 import { TeamsController } from './teams/teams.controller.js';
@@ -54,6 +56,9 @@ export class ApiModule {
         CohortsService,
         PriorityClassesService,
         PriorityChoiceCache,
+        TeamLimitCache,
+        SubmissionLimits,
+        TokenUsage,
         TeamsService,
         NodesService,
         SchedulerService,

@@ -22,16 +22,22 @@ export class ProblemDoc {
   code!: string;
   @ApiProperty({ type: [FieldErrorDoc] })
   errors!: FieldErrorDoc[];
+  @ApiProperty({ required: false, example: 'maxPendingJobs', description: 'With 429 LIMIT_EXCEEDED: the per-team limit that refused the request (maxPendingJobs or submissionsPerSecond).' })
+  limit?: string;
 }
 
 const problem = (status: number, description: string): MethodDecorator & ClassDecorator =>
   ApiResponse({ status, description, type: ProblemDoc, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDoc' } } } });
 
+/** 429: a per-team limit refused the request (`limit` names it); the answer carries Retry-After. */
+export const ApiLimitProblems = (): MethodDecorator & ClassDecorator =>
+  problem(429, "A per-team limit (maxPendingJobs, submissionsPerSecond) refused it; `limit` names it, Retry-After says when to retry; nothing was created");
+
 /** The error answers every authenticated endpoint may give. */
 export const ApiProblems = (): MethodDecorator & ClassDecorator =>
   applyDecorators(
     problem(400, 'Invalid fields: every offending field is listed in `errors`'),
-    problem(401, 'Missing or invalid token'),
+    problem(401, 'Missing, invalid or expired token (TOKEN_EXPIRED)'),
     problem(403, 'Valid token, not allowed'),
     problem(404, 'No such object'),
     problem(409, 'Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change'),

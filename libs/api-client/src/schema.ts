@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a job
-         * @description Queues a gang of `replicas` replicas (at least `minReplicas` for an elastic gang) of `acceleratorsPerReplica` accelerators each, of one of the listed flavors; the scheduler admits the gang as a whole when quota and capacity allow. Admins, and members of the job's team (403 otherwise). 201 with the new job; with an Idempotency-Key (1 to 255 visible ASCII characters, scoped to the token), the same key and body again answer 200 with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly).
+         * @description Queues a gang of `replicas` replicas (at least `minReplicas` for an elastic gang) of `acceleratorsPerReplica` accelerators each, of one of the listed flavors; the scheduler admits the gang as a whole when quota and capacity allow. Admins, and members of the job's team (403 otherwise). 201 with the new job; with an Idempotency-Key (1 to 255 visible ASCII characters, scoped to the token), the same key and body again answer 200 with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly). 429 (with Retry-After; nothing created) when the team already has its `limits.maxPendingJobs` pending jobs or submits faster than its `limits.submissionsPerSecond`.
          */
         post: operations["JobsController_submit"];
         delete?: never;
@@ -799,6 +799,11 @@ export interface components {
             /** @example gpu-1 */
             node: string;
             replica: number;
+            /**
+             * @description The replica's role (null for a job of one role).
+             * @example worker
+             */
+            role: string | null;
         };
         AuditEntryView: {
             actor: string;
@@ -1036,6 +1041,12 @@ export interface components {
              * @example 2026-12-02T11:25:00.000Z
              */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description From then on it is refused (401 TOKEN_EXPIRED); null: it never expires.
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            expiresAt: string | null;
             /** Format: uuid */
             id: string;
             /** @enum {string} */
@@ -1055,8 +1066,11 @@ export interface components {
             token: string;
         };
         CreateJobDto: {
-            /** @example 8 */
-            acceleratorsPerReplica: number;
+            /**
+             * @description Accelerators per replica of a job of one role (required unless `roles` is given; not with `roles`).
+             * @example 8
+             */
+            acceleratorsPerReplica?: number;
             /** @description Addition: the job checkpoints; preemption then loses only the work since its last checkpoint. */
             checkpoint?: components["schemas"]["JobCheckpointDto"];
             /**
@@ -1102,8 +1116,13 @@ export interface components {
              * @example high
              */
             priorityClass?: string;
-            /** @example 4 */
-            replicas: number;
+            /**
+             * @description Replicas of a job of one role (required unless `roles` is given; not with `roles`).
+             * @example 4
+             */
+            replicas?: number;
+            /** @description Addition: a multi-role gang — each role with its own count, minimum and shape (a CPU-only driver and 8-GPU workers). Quota is charged per role; the gang starts only when every role reaches its minimum. Instead of replicas, minReplicas and acceleratorsPerReplica; every role runs the job's template (its pods get QM_ROLE and QM_ROLE_INDEX). */
+            roles?: components["schemas"]["JobRoleDto"][];
             /**
              * @description Addition: effective speed per listed flavor.
              * @example {
@@ -1120,6 +1139,17 @@ export interface components {
             topology?: components["schemas"]["JobTopologyDto"];
         };
         CreateTokenDto: {
+            /**
+             * Format: date-time
+             * @description When the token stops being accepted (RFC 3339, in the future); from then on it is refused 401 (TOKEN_EXPIRED). null or absent: QM_TOKEN_TTL_DAYS (90) days from now, unless `neverExpires` is true.
+             * @example 2027-03-01T00:00:00Z
+             */
+            expiresAt?: string | null;
+            /**
+             * @description true: the token never expires — only when asked for explicitly, and not together with `expiresAt`. null or absent: false.
+             * @default false
+             */
+            neverExpires: boolean | null;
             /**
              * @example member
              * @enum {string}
@@ -1411,6 +1441,8 @@ export interface components {
              */
             queuedAt: string;
             replicas: number;
+            /** @description A multi-role gang's roles (null for a job of one role); replicas, minReplicas and the per-replica figures above are then their sums and largest shape. */
+            roles: components["schemas"]["JobRoleView"][] | null;
             /**
              * @example {
              *       "h100-80gb": 2.1
@@ -1477,6 +1509,49 @@ export interface components {
              * @example 2026-12-02T08:00:00Z
              */
             lastCheckpointAt?: string;
+        };
+        JobRoleDto: {
+            /**
+             * @description Accelerators per replica of this role (0: a role without accelerators, never charged any).
+             * @example 8
+             */
+            acceleratorsPerReplica: number;
+            /**
+             * @description CPU millicores per replica of this role (default the template's cpuMillis).
+             * @example 8000
+             */
+            cpuMillis?: number;
+            /**
+             * @description Memory MiB per replica of this role (default the template's memoryMiB).
+             * @example 65536
+             */
+            memoryMiB?: number;
+            /**
+             * @description Elastic role: least replica count accepted (default replicas).
+             * @example 2
+             */
+            minReplicas?: number;
+            /**
+             * @description DNS label, unique within the job.
+             * @example worker
+             */
+            name: string;
+            /** @example 4 */
+            replicas: number;
+        };
+        JobRoleView: {
+            /** @example 8 */
+            acceleratorsPerReplica: number;
+            /** @example 8000 */
+            cpuMillisPerReplica: number;
+            /** @example 65536 */
+            memoryMiBPerReplica: number;
+            /** @example 4 */
+            minReplicas: number;
+            /** @example worker */
+            name: string;
+            /** @example 4 */
+            replicas: number;
         };
         JobStatusDto: {
             /** @example exit code 0 */
@@ -1619,6 +1694,8 @@ export interface components {
              */
             queuedAt: string;
             replicas: number;
+            /** @description A multi-role gang's roles (null for a job of one role); replicas, minReplicas and the per-replica figures above are then their sums and largest shape. */
+            roles: components["schemas"]["JobRoleView"][] | null;
             /**
              * @example {
              *       "h100-80gb": 2.1
@@ -1814,6 +1891,8 @@ export interface components {
              * @example 1
              */
             fairShareWeight: number | null;
+            /** @description Limits on its job submissions. A limit left out keeps its value (the default for a new team); null, or `limits: null`, restores the default. */
+            limits?: components["schemas"]["TeamLimitsDto"] | null;
             /**
              * @description The highest priority class the team's members may choose (GET /v1/priority-classes); null or absent = up to the default class.
              * @example high
@@ -1928,6 +2007,11 @@ export interface components {
             /** @example invalid field: template.cpuMillis */
             detail: string;
             errors: components["schemas"]["FieldErrorDoc"][];
+            /**
+             * @description With 429 LIMIT_EXCEEDED: the per-team limit that refused the request (maxPendingJobs or submissionsPerSecond).
+             * @example maxPendingJobs
+             */
+            limit?: string;
             /** @example 400 */
             status: number;
             /** @example The request has invalid fields */
@@ -2068,6 +2152,8 @@ export interface components {
              * @example 1
              */
             fairShareWeight: number | null;
+            /** @description Limits on its job submissions. A limit left out keeps its value (the default for a new team); null, or `limits: null`, restores the default. */
+            limits?: components["schemas"]["TeamLimitsDto"] | null;
             /**
              * @description The highest priority class the team's members may choose (GET /v1/priority-classes); null or absent = up to the default class.
              * @example high
@@ -2181,6 +2267,37 @@ export interface components {
             /** @example wandb-key */
             secretName: string;
         };
+        TeamLimitsDto: {
+            /**
+             * @description Most jobs the team may have PENDING at once; a submission beyond it is refused 429 (`limit: "maxPendingJobs"`). null: the default (QM_TEAM_MAX_PENDING_JOBS, 50,000).
+             * @example 50000
+             */
+            maxPendingJobs?: number | null;
+            /**
+             * @description Most job submissions per second, across every API replica (a burst of 5 seconds' worth is allowed at once); beyond it 429 (`limit: "submissionsPerSecond"`) with Retry-After. null: the default (QM_TEAM_SUBMISSIONS_PER_SECOND, 200).
+             * @example 200
+             */
+            submissionsPerSecond?: number | null;
+        };
+        TeamLimitsView: {
+            /**
+             * @description Which of the two are the configured defaults (QM_TEAM_MAX_PENDING_JOBS, QM_TEAM_SUBMISSIONS_PER_SECOND) rather than set for the team.
+             * @example [
+             *       "submissionsPerSecond"
+             *     ]
+             */
+            defaults: string[];
+            /**
+             * @description Most jobs it may have PENDING at once (429 `maxPendingJobs` beyond).
+             * @example 50000
+             */
+            maxPendingJobs: number;
+            /**
+             * @description Most job submissions per second across the API replicas (429 `submissionsPerSecond` beyond).
+             * @example 200
+             */
+            submissionsPerSecond: number;
+        };
         TeamListView: {
             items: components["schemas"]["TeamView"][];
         };
@@ -2194,6 +2311,7 @@ export interface components {
             createdAt: string;
             /** @example 1 */
             fairShareWeight: number;
+            limits: components["schemas"]["TeamLimitsView"];
             /**
              * @description The highest priority class its members may choose; null = up to the default class.
              * @example high
@@ -2218,8 +2336,20 @@ export interface components {
              * @example 2026-12-02T11:25:00.000Z
              */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description From then on it is refused (401 TOKEN_EXPIRED); null: it never expires.
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            expiresAt: string | null;
             /** Format: uuid */
             id: string;
+            /**
+             * Format: date-time
+             * @description Last time it authenticated a request (recorded at most once a minute); null: never used.
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            lastUsedAt: string | null;
             /**
              * Format: date-time
              * @example 2026-12-02T11:25:00.000Z
@@ -2492,7 +2622,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2566,7 +2696,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2640,7 +2770,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2716,7 +2846,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2805,7 +2935,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2878,7 +3008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2952,7 +3082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3028,7 +3158,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3117,7 +3247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3190,7 +3320,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3266,7 +3396,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3351,7 +3481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3425,7 +3555,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3509,7 +3639,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3599,7 +3729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3644,6 +3774,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
+            /** @description A per-team limit (maxPendingJobs, submissionsPerSecond) refused it; `limit` names it, Retry-After says when to retry; nothing was created */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
         };
     };
     JobsController_get: {
@@ -3675,7 +3814,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3751,7 +3890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3827,7 +3966,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3903,7 +4042,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3983,7 +4122,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4063,7 +4202,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4137,7 +4276,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4213,7 +4352,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4302,7 +4441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4375,7 +4514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4449,7 +4588,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4528,7 +4667,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4602,7 +4741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4678,7 +4817,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4767,7 +4906,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4840,7 +4979,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4923,7 +5062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4997,7 +5136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5071,7 +5210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5145,7 +5284,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5221,7 +5360,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5310,7 +5449,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5383,7 +5522,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5463,7 +5602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5539,7 +5678,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5617,7 +5756,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5708,7 +5847,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5786,7 +5925,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5876,7 +6015,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5953,7 +6092,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6027,7 +6166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6105,7 +6244,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6178,7 +6317,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6262,7 +6401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6336,7 +6475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProblemDoc"];
                 };
             };
-            /** @description Missing or invalid token */
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
             401: {
                 headers: {
                     [name: string]: unknown;

@@ -33,7 +33,13 @@ export const CONFIG_DEFAULTS = {
   QM_SUBMIT_GROUP_MAX: '128',
   QM_SUBMIT_IN_FLIGHT: '2',
   QM_BUDGET_CHECK_INTERVAL_MS: '30000',
+  QM_TEAM_MAX_PENDING_JOBS: '50000',
+  QM_TEAM_SUBMISSIONS_PER_SECOND: '200',
+  QM_TOKEN_TTL_DAYS: '90',
 } as const;
+
+/** The highest figure each per-team limit (and its default) may be set to. */
+export const TEAM_LIMIT_MAX = { maxPendingJobs: 10_000_000, submissionsPerSecond: 1_000_000 } as const;
 
 /** Removes the password from a connection URL, for messages and logs. */
 export function redactUrl(url: string): string {
@@ -88,6 +94,12 @@ export class Config {
   readonly submitInFlight: number;
   /** How often the API records budgets that reached 80% / 100% (an event each, once per period); 0 = never. */
   readonly budgetCheckIntervalMs: number;
+  /** Most PENDING jobs of a team whose `limits.maxPendingJobs` is not set (QM_TEAM_MAX_PENDING_JOBS). */
+  readonly teamMaxPendingJobs: number;
+  /** Most submissions per second of a team whose `limits.submissionsPerSecond` is not set (QM_TEAM_SUBMISSIONS_PER_SECOND). */
+  readonly teamSubmissionsPerSecond: number;
+  /** Days a stored token lives when created without `expiresAt` (and without `neverExpires: true`): QM_TOKEN_TTL_DAYS. */
+  readonly tokenTtlDays: number;
 
   private constructor(values: ConfigValues) {
     this.port = values.port;
@@ -106,6 +118,9 @@ export class Config {
     this.submitGroupMax = values.submitGroupMax;
     this.submitInFlight = values.submitInFlight;
     this.budgetCheckIntervalMs = values.budgetCheckIntervalMs;
+    this.teamMaxPendingJobs = values.teamMaxPendingJobs;
+    this.teamSubmissionsPerSecond = values.teamSubmissionsPerSecond;
+    this.tokenTtlDays = values.tokenTtlDays;
   }
 
   /** Reads and validates every setting; throws ConfigError (one line) on the first bad one. */
@@ -156,6 +171,9 @@ export class Config {
       submitGroupMax: int(read('QM_SUBMIT_GROUP_MAX'), 'QM_SUBMIT_GROUP_MAX', 1, 1000),
       submitInFlight: int(read('QM_SUBMIT_IN_FLIGHT'), 'QM_SUBMIT_IN_FLIGHT', 1, 64),
       budgetCheckIntervalMs: int(read('QM_BUDGET_CHECK_INTERVAL_MS'), 'QM_BUDGET_CHECK_INTERVAL_MS', 0, 86_400_000),
+      teamMaxPendingJobs: int(read('QM_TEAM_MAX_PENDING_JOBS'), 'QM_TEAM_MAX_PENDING_JOBS', 1, TEAM_LIMIT_MAX.maxPendingJobs),
+      teamSubmissionsPerSecond: int(read('QM_TEAM_SUBMISSIONS_PER_SECOND'), 'QM_TEAM_SUBMISSIONS_PER_SECOND', 1, TEAM_LIMIT_MAX.submissionsPerSecond),
+      tokenTtlDays: int(read('QM_TOKEN_TTL_DAYS'), 'QM_TOKEN_TTL_DAYS', 1, 36_500),
     });
   }
 

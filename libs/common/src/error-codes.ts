@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   'VALIDATION_FAILED',
   'MALFORMED_REQUEST',
   'UNAUTHENTICATED',
+  'TOKEN_EXPIRED',
   'FORBIDDEN',
   'NOT_FOUND',
   'IDEMPOTENCY_KEY_REUSED',
@@ -20,6 +21,7 @@ export const ERROR_CODES = [
   'HEADERS_TOO_LARGE',
   'REQUEST_TIMEOUT',
   'UNSUPPORTED_MEDIA_TYPE',
+  'LIMIT_EXCEEDED',
   'UNAVAILABLE',
   'DATABASE_UNAVAILABLE',
   'INTERNAL',
@@ -42,6 +44,21 @@ export class AppError extends Error {
   ) {
     super(detail);
     this.name = 'AppError';
+  }
+}
+
+/**
+ * A per-team limit refused the request (429): `limit` names it (an extension member of the problem, e.g.
+ * "maxPendingJobs"), and the answer carries `Retry-After: retryAfterSeconds`. Nothing was written.
+ */
+export class LimitExceededError extends AppError {
+  constructor(
+    readonly limit: string,
+    detail: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('LIMIT_EXCEEDED', detail);
+    this.name = 'LimitExceededError';
   }
 }
 

@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS, problemOf, toAppError } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, problemOf, retryAfterOf, toAppError } from './problem.js';
 
 /**
  * The one exception filter of every HTTP transport: whatever is thrown leaves as application/problem+json
@@ -23,7 +23,8 @@ export function sendProblem(exception: unknown, request: FastifyRequest, reply: 
   if (internal) logger.error({ err: exception, method: request.method, url: request.url }, 'request failed');
   else if (error.code === 'DATABASE_UNAVAILABLE') logger.warn({ method: request.method, url: request.url, reason: reasonOf(exception) }, 'request failed: Postgres unavailable');
   const problem = problemOf(error);
-  if (problem.status === 503) void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== null) void reply.header('retry-after', String(retryAfter));
   void reply.status(problem.status).header('content-type', PROBLEM_CONTENT_TYPE).send(problem);
 }
 

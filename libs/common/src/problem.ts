@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { isDatabaseUnavailable } from './database-unavailable.js';
-import { AppError, type ErrorCode, type FieldError } from './error-codes.js';
+import { AppError, LimitExceededError, type ErrorCode, type FieldError } from './error-codes.js';
 
 /** RFC 9457 problem details, as every error response of the API carries them. */
 export interface Problem {
@@ -11,6 +11,8 @@ export interface Problem {
   /** The machine-readable error code (an extension member). */
   code: ErrorCode;
   errors: FieldError[];
+  /** For LIMIT_EXCEEDED (429): which per-team limit refused the request, e.g. "maxPendingJobs". */
+  limit?: string;
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -25,6 +27,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'MALFORMED_REQUEST':
       return 400;
     case 'UNAUTHENTICATED':
+    case 'TOKEN_EXPIRED':
       return 401;
     case 'FORBIDDEN':
       return 403;
@@ -46,6 +49,8 @@ export function httpStatusOf(code: ErrorCode): number {
       return 408;
     case 'UNSUPPORTED_MEDIA_TYPE':
       return 415;
+    case 'LIMIT_EXCEEDED':
+      return 429;
     case 'UNKNOWN_REFERENCE':
       return 422;
     case 'UNAVAILABLE':
@@ -64,6 +69,7 @@ const TITLES: Record<ErrorCode, string> = {
   VALIDATION_FAILED: 'The request has invalid fields',
   MALFORMED_REQUEST: 'The request could not be read',
   UNAUTHENTICATED: 'Missing or invalid token',
+  TOKEN_EXPIRED: 'Token expired',
   FORBIDDEN: 'Not allowed',
   NOT_FOUND: 'Not found',
   IDEMPOTENCY_KEY_REUSED: 'Idempotency-Key reused with another request',
@@ -77,6 +83,7 @@ const TITLES: Record<ErrorCode, string> = {
   HEADERS_TOO_LARGE: 'Request headers too large',
   REQUEST_TIMEOUT: 'Request timed out',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
+  LIMIT_EXCEEDED: 'Team limit reached',
   UNAVAILABLE: 'Service unavailable',
   DATABASE_UNAVAILABLE: 'Database unavailable',
   INTERNAL: 'Internal error',
@@ -90,7 +97,14 @@ export function problemOf(error: AppError): Problem {
     detail: error.detail,
     code: error.code,
     errors: error.errors,
+    ...(error instanceof LimitExceededError ? { limit: error.limit } : {}),
   };
+}
+
+/** Seconds the client should wait before retrying (the Retry-After header), or null when it should not retry as is. */
+export function retryAfterOf(error: AppError): number | null {
+  if (error instanceof LimitExceededError) return Math.max(1, Math.ceil(error.retryAfterSeconds));
+  return httpStatusOf(error.code) === 503 ? RETRY_AFTER_SECONDS : null;
 }
 
 /** Fastify's own errors (body parsing, limits) carry a `code` like FST_ERR_CTP_BODY_TOO_LARGE and a statusCode. */

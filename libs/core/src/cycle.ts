@@ -22,10 +22,11 @@ import { FifoGate } from './backfill.js';
 import { type FlavorAssignment, Heterogeneity, assignFlavors } from './flavor-assignment.js';
 import { runtimeOn } from './flavor-selection.js';
 import { tryFlavor } from './fit.js';
-import type { Admission, BudgetBlock, CycleResult, PendingCode, PendingJob, Preemption, RunningJob, Snapshot } from './model.js';
+import type { Admission, BudgetBlock, CycleResult, JobRole, PendingCode, PendingJob, Preemption, RunningJob, Snapshot } from './model.js';
 import { JobQueue, type QueueOrdering } from './ordering.js';
 import { planPreemption } from './preemptor.js';
 import { borrowedOf } from './quota.js';
+import { isMultiRole, minAccelerators, rolesOf } from './roles.js';
 import {
   type FlavorFailure,
   admissionLimitMessage,
@@ -173,10 +174,10 @@ function fitWithoutPreemption(
   for (const f of open) {
     const r = tryFlavor(st, job, f);
     if (r.ok) {
-      if (plan === undefined) return { admission: admit(st, job, f, r.nodes, []), preemptions: [] };
-      if (f === plan.home) return { admission: admit(st, job, f, r.nodes, [], placedByValueMessage(f, plan, hetero.market)), preemptions: [] };
+      if (plan === undefined) return { admission: admit(st, job, f, r.nodes, [], undefined, r.roleOf), preemptions: [] };
+      if (f === plan.home) return { admission: admit(st, job, f, r.nodes, [], placedByValueMessage(f, plan, hetero.market), r.roleOf), preemptions: [] };
       const fs = finishesSooner(st, hetero.waits, plan, job, f, hetero.pendingByFlavors);
-      if (fs.sooner) return { admission: admit(st, job, f, r.nodes, [], soonerMessage(f, plan.home, fs.here, fs.home)), preemptions: [] };
+      if (fs.sooner) return { admission: admit(st, job, f, r.nodes, [], soonerMessage(f, plan.home, fs.here, fs.home), r.roleOf), preemptions: [] };
       declined.push({ flavor: f, ...fs });
       continue;
     }
@@ -193,7 +194,7 @@ function fitWithPreemption(cx: CycleContext, job: PendingJob, worth: readonly st
   for (const f of worth) {
     if (!CURABLE.has(tried.get(f)!.code)) continue;
     const pre = planPreemption(cx.st, job, f);
-    if (pre !== undefined) return { admission: admit(cx.st, job, f, pre.nodes, pre.victims.map((v) => v.job.id)), preemptions: pre.preemptions };
+    if (pre !== undefined) return { admission: admit(cx.st, job, f, pre.nodes, pre.victims.map((v) => v.job.id), undefined, pre.roleOf), preemptions: pre.preemptions };
   }
   return undefined;
 }
@@ -222,20 +223,28 @@ function reserve(cx: CycleContext, job: PendingJob, worth: readonly string[], tr
 function claimWait(cx: CycleContext, job: PendingJob, { open, plan }: FlavorAssignment, tried: ReadonlyMap<string, FlavorFailure>): void {
   const waitsFor = plan?.home ?? open[0];
   if (cx.hetero.inUse && waitsFor !== undefined && CURABLE.has(tried.get(waitsFor)?.code ?? 'INVALID')) {
-    cx.hetero.waits.claim(waitsFor, job.acceleratorsPerReplica * job.minReplicas, runtimeMs(cx.st, job, waitsFor));
+    cx.hetero.waits.claim(waitsFor, minAccelerators(job), runtimeMs(cx.st, job, waitsFor));
   }
 }
 
-/** Commits an admission to the state and describes it. Victims are already released. */
-function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[], preempts: string[], reason?: string): Admission {
+/**
+ * Commits an admission to the state and describes it. Victims are already released. `roleOf` (multi-role
+ * gangs): each replica's role index, so that each replica holds its own role's shape.
+ */
+function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[], preempts: string[], reason?: string, roleOf?: readonly number[]): Admission {
   const e = st.quota.get(job.team, flavor)!;
   const borrowedBefore = borrowedOf(e);
-  const a = job.acceleratorsPerReplica;
+  const roles = roleOf === undefined ? undefined : rolesOf(job);
+  const shapeOf = (k: number): JobRole | PendingJob => roles?.[roleOf![k]!] ?? job;
+  const replicas = nodes.map((node, k) => {
+    const r = shapeOf(k);
+    return { node, a: r.acceleratorsPerReplica, c: r.cpuMillisPerReplica, m: r.memoryMiBPerReplica };
+  });
   const h: Holding = {
     job,
     flavor,
-    replicas: nodes.map((node) => ({ node, a, c: job.cpuMillisPerReplica, m: job.memoryMiBPerReplica })),
-    accelerators: a * nodes.length,
+    replicas,
+    accelerators: replicas.reduce((sum, r) => sum + r.a, 0),
     admittedAt: st.now,
     checkpointAt: st.now,
     end: jobEnd(job, st.now, runtimeOn(job, flavor, st.flavors), st.snapshot.options.defaultExpectedRuntimeSeconds, st.now),
@@ -247,17 +256,19 @@ function admit(st: CycleState, job: PendingJob, flavor: string, nodes: number[],
     indexed: false,
   };
   st.hold(h);
+  const multi = roleOf !== undefined && isMultiRole(job);
   return {
     jobId: job.id,
     team: job.team,
     flavor,
     replicas: nodes.length,
-    placement: nodes.map((node, replica) => ({
+    placement: replicas.map((r, replica) => ({
       replica,
-      node: st.cluster.nodes[node]!.name,
-      accelerators: a,
-      cpuMillis: job.cpuMillisPerReplica,
-      memoryMiB: job.memoryMiBPerReplica,
+      ...(multi && roles !== undefined ? { role: roles[roleOf[replica]!]!.name } : {}),
+      node: st.cluster.nodes[r.node]!.name,
+      accelerators: r.a,
+      cpuMillis: r.c,
+      memoryMiB: r.m,
     })),
     borrowed: borrowedOf(e) - borrowedBefore,
     preempts,

@@ -9,7 +9,9 @@ import type { CycleState } from './cycle-state.js';
 import { type GangFit, type GangRequest, type ReplicaShape, placeGang } from './gang-placer.js';
 import type { PendingJob } from './model.js';
 import type { Accelerators } from './quantity.js';
-import { maxAddable, maxAddableFor, quotaCeiling, quotaCeilingFor } from './quota.js';
+import { type QuotaEntry, maxAddable, maxAddableFor, quotaCeiling, quotaCeilingFor } from './quota.js';
+import { type RoleFit, placeRoles } from './role-placer.js';
+import { isMultiRole, maxAccelerators, minAccelerators, rolesOf } from './roles.js';
 import { groupingLabelsHint, groupingOf, splitGrouping } from './topology.js';
 import {
   type FlavorFailure,
@@ -23,9 +25,11 @@ import {
   selectorMessage,
   quotaMessage,
   reservationBlockMessage,
+  roleCapacityMessage,
 } from './reasons.js';
 
-export type FitOutcome = { ok: true; flavor: string; nodes: number[] } | { ok: false; failure: FlavorFailure };
+/** `roleOf`: for a multi-role gang, the index of each replica's role (rolesOf), replicas in role order. */
+export type FitOutcome = { ok: true; flavor: string; nodes: number[]; roleOf?: number[] } | { ok: false; failure: FlavorFailure };
 
 export function shapeOf(job: PendingJob): ReplicaShape {
   return { a: job.acceleratorsPerReplica, c: job.cpuMillisPerReplica, m: job.memoryMiBPerReplica };
@@ -41,7 +45,7 @@ export function neverFits(st: CycleState, job: PendingJob, flavor: string): FitO
   const e = st.quota.get(job.team, flavor);
   if (e === undefined || e.implicit) return fail(flavor, 'NO_QUOTA', noQuotaMessage(job.team, flavor));
   const a = job.acceleratorsPerReplica;
-  const need = a * job.minReplicas;
+  const need = minAccelerators(job);
   const ceiling = quotaCeilingFor(e, job.preemptible);
   if (need > ceiling) {
     // A job that may not be preempted never borrows: its team's nominal is its ceiling.
@@ -50,7 +54,8 @@ export function neverFits(st: CycleState, job: PendingJob, flavor: string): FitO
   }
   const fl = st.cluster.flavor(flavor)!;
   if (a > fl.maxAllocatable || need > fl.totalAllocatable) {
-    return fail(flavor, 'UNSATISFIABLE', fleetMessage(flavor, job.minReplicas, a, fl.maxAllocatable, fl.totalAllocatable));
+    const unit = isMultiRole(job) ? rolesOf(job).find((r) => r.acceleratorsPerReplica === a)! : { minReplicas: job.minReplicas };
+    return fail(flavor, 'UNSATISFIABLE', fleetMessage(flavor, unit.minReplicas, a, fl.maxAllocatable, fl.totalAllocatable));
   }
   const grouping = groupingOf(job.topology);
   if (grouping !== 'none') {
@@ -76,6 +81,7 @@ export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitO
   const never = neverFits(st, job, flavor);
   if (never !== undefined) return never;
   const e = st.quota.get(job.team, flavor)!;
+  if (isMultiRole(job)) return tryRoles(st, job, flavor, e);
   const shape = shapeOf(job);
   const minK = job.minReplicas;
 
@@ -111,6 +117,45 @@ export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitO
   return capacityFailure(st, job, flavor, fit);
 }
 
+/**
+ * A multi-role gang (roles.ts): quota for the accelerators of every role, then the reservations it must not
+ * delay, then each role on nodes (role-placer.ts) — every role at its full count when quota and nodes allow,
+ * else every role at its minimum.
+ */
+function tryRoles(st: CycleState, job: PendingJob, flavor: string, e: QuotaEntry): FitOutcome {
+  const roles = rolesOf(job);
+  const need = minAccelerators(job);
+  let allowance = maxAddableFor(e, job.preemptible);
+  if (need > allowance) {
+    if (!job.preemptible && need <= maxAddable(e)) return fail(flavor, 'QUOTA_EXCEEDED', nonPreemptibleQuotaMessage(e, need));
+    const v = st.quota.check(job.team, flavor, need);
+    const code = v.ok ? 'QUOTA_EXCEEDED' : v.code === 'NO_QUOTA' ? 'QUOTA_EXCEEDED' : v.code;
+    return fail(flavor, code, quotaMessage(code, e, need));
+  }
+  const limits = backfillLimits(st, job, flavor);
+  if (limits.slack !== undefined) {
+    const slack: Accelerators = Math.max(0, limits.slack.quotaSlack);
+    if (slack < need) return blocked(job, flavor, limits.slack);
+    allowance = Math.min(allowance, slack);
+  }
+  const full = roles.map((r) => r.replicas);
+  const least = roles.map((r) => r.minReplicas);
+  const tries: number[][] = [];
+  if (maxAccelerators(job) <= allowance) tries.push(full);
+  if (least.some((k, i) => k !== full[i])) tries.push(least);
+  let fit: RoleFit | undefined;
+  for (const counts of tries) {
+    fit = placeRoles(st.cluster, job, flavor, counts, limits.caps);
+    if (fit.ok) return { ok: true, flavor, nodes: fit.nodes, roleOf: fit.roleOf };
+  }
+  if (limits.caps !== undefined && placeRoles(st.cluster, job, flavor, least).ok) return blocked(job, flavor, limits.firstOverlapping!);
+  const failed = fit as RoleFit & { ok: false };
+  const fl = st.cluster.flavor(flavor)!;
+  const grouped = splitGrouping(failed.fit.grouping).base !== 'none' && failed.role.acceleratorsPerReplica > 0;
+  const code = grouped && failed.short === 'accelerators' && need <= fl.totalFree ? 'TOPOLOGY_UNSATISFIABLE' : 'INSUFFICIENT_CAPACITY';
+  return fail(flavor, code, roleCapacityMessage(flavor, failed, fl.totalFree));
+}
+
 function blocked(job: PendingJob, flavor: string, r: { job: PendingJob; startAt: number }): FitOutcome {
   return fail(flavor, 'BLOCKED_BY_RESERVATION', reservationBlockMessage(job, r.job, flavor, r.startAt));
 }
@@ -119,7 +164,7 @@ function capacityFailure(st: CycleState, job: PendingJob, flavor: string, fit: G
   if (fit.ok) throw new Error('capacityFailure called with a fit');
   const fl = st.cluster.flavor(flavor)!;
   const code =
-    splitGrouping(fit.grouping).base === 'none' || job.acceleratorsPerReplica * job.minReplicas > fl.totalFree
+    splitGrouping(fit.grouping).base === 'none' || minAccelerators(job) > fl.totalFree
       ? 'INSUFFICIENT_CAPACITY'
       : 'TOPOLOGY_UNSATISFIABLE';
   const hint = groupingLabelsHint(fit.grouping, st.flavors.get(flavor)?.topologyLabels);

@@ -29,6 +29,7 @@ import type { CycleState } from './cycle-state.js';
 import type { JobSpec } from './model.js';
 import { FlavorMarket, normalisedSpeeds } from './flavor-prices.js';
 import { movable, moveOptions } from './moves.js';
+import { minAccelerators } from './roles.js';
 
 const MAX_ROUNDS = 25;
 const SETTLED = 1e-9;
@@ -76,14 +77,14 @@ export function buildMarket(st: CycleState): FlavorMarket {
   // only for the flavor they run on. The supply is each flavor's accelerators: a flavor is
   // oversubscribed when more accelerators want it than it has (Gavel's allocation view, at this instant).
   for (const j of st.snapshot.pending) {
-    const w = j.acceleratorsPerReplica * j.minReplicas;
+    const w = minAccelerators(j);
     if (!(w > 0)) continue;
     if (j.flavorSelection === 'fastest') add(j, w);
     else if (j.flavors.length > 0) add(j, w, j.flavors[0]);
   }
   const movesOn = moveOptions(st).maxPerCycle > 0;
   for (const r of st.snapshot.running) {
-    const w = r.acceleratorsPerReplica * r.placement.length;
+    const w = r.placement.reduce((sum, p) => sum + p.accelerators, 0);
     if (!(w > 0)) continue;
     if (movesOn && movable(st, r)) add(r, w);
     else add(r, w, r.flavor);

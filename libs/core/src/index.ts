@@ -4,6 +4,7 @@ export * from './topology-labels.js';
 export * from './lifecycle.js';
 export * from './invariants.js';
 export { runCycle } from './cycle.js';
+export { envelopeOf, isMultiRole, maxAccelerators, minAccelerators, rolesOf, rolesProblem } from './roles.js';
 export {
   checkBudgetedCycle,
   planBudgetStops,

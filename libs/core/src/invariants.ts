@@ -46,6 +46,7 @@ import type {
   Snapshot,
   Team,
 } from './model.js';
+import { isMultiRole, rolesOf } from './roles.js';
 
 export type InvariantRule = 1 | 2 | 3 | 4 | 5 | 7;
 
@@ -329,6 +330,16 @@ function checkAdmissionShape(ix: SnapshotIndex, a: Admission, out: Violation[]):
   if (a.replicas < job.minReplicas || a.replicas > job.replicas) {
     violation(out, 2, 'GANG_SIZE', `job ${id} admitted with ${a.replicas} replicas; it needs between ${job.minReplicas} and ${job.replicas}`, id);
   }
+  const roles = rolesOf(job);
+  const multi = isMultiRole(job);
+  if (multi) {
+    for (const role of roles) {
+      const k = a.placement.filter((p) => p.role === role.name).length;
+      if (k < role.minReplicas || k > role.replicas) {
+        violation(out, 2, 'GANG_SIZE', `job ${id} admitted with ${k} replicas of role ${role.name}; it needs between ${role.minReplicas} and ${role.replicas}`, id);
+      }
+    }
+  }
   if (a.placement.length !== a.replicas) {
     violation(out, 2, 'GANG_REPLICAS', `job ${id} admitted with ${a.replicas} replicas but ${a.placement.length} placements`, id);
   }
@@ -338,11 +349,14 @@ function checkAdmissionShape(ix: SnapshotIndex, a: Admission, out: Violation[]):
       violation(out, 2, 'GANG_REPLICAS', `job ${id}: replica index ${p.replica} is out of 0..${a.replicas - 1} or placed twice`, id);
     }
     seen.add(p.replica);
-    if (p.accelerators !== job.acceleratorsPerReplica || p.cpuMillis !== job.cpuMillisPerReplica || p.memoryMiB !== job.memoryMiBPerReplica) {
+    const role = multi ? roles.find((r) => r.name === p.role) : roles[0];
+    if (role === undefined) {
+      violation(out, 2, 'GANG_RESOURCES', `job ${id} replica ${p.replica} on ${p.node} names no role of the job (${String(p.role)})`, id);
+    } else if (p.accelerators !== role.acceleratorsPerReplica || p.cpuMillis !== role.cpuMillisPerReplica || p.memoryMiB !== role.memoryMiBPerReplica) {
       violation(
         out, 2, 'GANG_RESOURCES',
         `job ${id} replica ${p.replica} on ${p.node} gets ${p.accelerators} acc / ${p.cpuMillis}m / ${p.memoryMiB}Mi; ` +
-          `each replica needs ${job.acceleratorsPerReplica} / ${job.cpuMillisPerReplica}m / ${job.memoryMiBPerReplica}Mi`,
+          `each replica${multi ? ` of role ${role.name}` : ''} needs ${role.acceleratorsPerReplica} / ${role.cpuMillisPerReplica}m / ${role.memoryMiBPerReplica}Mi`,
         id,
       );
     }
@@ -373,8 +387,10 @@ function checkTopology(ix: SnapshotIndex, job: PendingJob, a: Admission, out: Vi
   }
   const effective = tpuShape !== undefined ? 'domain' : level;
   if (effective === 'none') return;
+  // A multi-role gang keeps its accelerator roles in one group; its roles without accelerators go anywhere (roles.ts).
+  const grouped = isMultiRole(job) && a.placement.some((p) => p.accelerators > 0) ? a.placement.filter((p) => p.accelerators > 0) : a.placement;
   let first: string | undefined;
-  for (const p of a.placement) {
+  for (const p of grouped) {
     const node = ix.nodes.get(p.node);
     if (!node) continue;
     const value = node.topology[effective];

@@ -128,6 +128,21 @@ export interface CheckpointPolicy {
   gracePeriodSeconds: number;
 }
 
+/**
+ * One role of a multi-role gang (Kueue's pod set): `replicas` pods of one shape, of which at least
+ * `minReplicas` for an elastic start. A driver, head, launcher or leader is a role of its own, often without
+ * accelerators; workers, actors and learners are others (roles.ts).
+ */
+export interface JobRole {
+  /** DNS label, unique within the job. */
+  name: string;
+  replicas: number;
+  minReplicas: number;
+  acceleratorsPerReplica: Accelerators;
+  cpuMillisPerReplica: CpuMillis;
+  memoryMiBPerReplica: MemoryMiB;
+}
+
 /** What every job (pending or running) carries. */
 export interface JobSpec {
   id: string;
@@ -137,6 +152,13 @@ export interface JobSpec {
   /** Larger is more important. */
   priority: number;
   preemptible: boolean;
+  /**
+   * The gang's roles, each with its own shape (roles.ts). Absent (or one role): every replica has the shape
+   * below. With several roles, the fields below are the envelope the estimates use — `replicas` and
+   * `minReplicas` the sums over roles, the per-replica figures the largest of any role — while admission,
+   * quota and placement charge each role its own shape.
+   */
+  roles?: JobRole[];
   /** Desired replica count. */
   replicas: number;
   /** Elastic gangs: the least replica count the job accepts (≤ replicas). Equal to `replicas` for rigid gangs. */
@@ -173,6 +195,8 @@ export interface PendingJob extends JobSpec {
 
 export interface ReplicaPlacement {
   replica: number;
+  /** The role the replica belongs to (multi-role gangs only; replicas are numbered role after role). */
+  role?: string;
   node: string;
   accelerators: Accelerators;
   cpuMillis: CpuMillis;

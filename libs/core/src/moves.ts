@@ -28,6 +28,7 @@ import type { JobSpec, Move, MoveOptions, PendingJob } from './model.js';
 import { borrowedOf } from './quota.js';
 import { moveMessage } from './reasons.js';
 import { placesByRelativeSpeed } from './relative-placement.js';
+import { isMultiRole } from './roles.js';
 
 export const DEFAULT_MOVE_OPTIONS: MoveOptions = { maxPerCycle: 4, minGainSeconds: 1800, minGainFraction: 0.2, restartSeconds: 300 };
 
@@ -60,7 +61,8 @@ export function resolveMoveOptions(o: Partial<MoveOptions> | undefined): MoveOpt
  */
 export function movable(st: CycleState, job: JobSpec): boolean {
   const cp = job.checkpoint;
-  if (cp === undefined || !(cp.intervalSeconds > 0) || !job.preemptible) return false;
+  // A multi-role gang is not moved (its roles would need their own shapes on the new flavor; ADR 0024).
+  if (cp === undefined || !(cp.intervalSeconds > 0) || !job.preemptible || isMultiRole(job)) return false;
   return job.expectedRuntimeSeconds !== null && placesByRelativeSpeed(st, job);
 }
 

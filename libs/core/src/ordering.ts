@@ -23,6 +23,7 @@
  * re-keyed (stale heap entries are skipped), so a cycle costs O(jobs · log teams).
  */
 import type { PendingJob } from './model.js';
+import { minAccelerators } from './roles.js';
 
 const cmpStr = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -40,7 +41,7 @@ export type QueueOrdering = { kind: 'fifo' } | { kind: 'shortest-first'; now: nu
  */
 export function agedWork(job: PendingJob, now: number, defaultRuntimeSeconds: number): number {
   const runtime = job.expectedRuntimeSeconds ?? defaultRuntimeSeconds;
-  const work = job.acceleratorsPerReplica * job.minReplicas * runtime;
+  const work = minAccelerators(job) * runtime;
   const waited = Math.max(0, (now - job.submittedAt) / 1000);
   if (!(work >= 0 && runtime >= 0 && Number.isFinite(work) && Number.isFinite(waited))) return Number.MAX_VALUE;
   return runtime + waited > 0 ? (work * runtime) / (runtime + waited) : 0;

@@ -33,12 +33,16 @@ import { maxAddableFor } from './quota.js';
 import { jobSeenBy } from './reasons.js';
 import { cheapestVictimSet } from './victim-search.js';
 import { groupingOf } from './topology.js';
+import { placeRoles } from './role-placer.js';
+import { isMultiRole, maxAccelerators, minAccelerators, preemptionGang, rolesOf } from './roles.js';
 
 export { RECENT_PREEMPTION_SECONDS, compareCandidates, reclaimAllows, withinTeamAllows } from './preemption-candidates.js';
 
 export interface PreemptionPlan {
   flavor: string;
   nodes: number[];
+  /** Multi-role gangs: each replica's role index (rolesOf). */
+  roleOf?: number[];
   victims: Holding[];
   preemptions: Preemption[];
 }
@@ -74,15 +78,17 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   }
   const victims = chosen.victims;
   if (!chosen.exact) putBackUnneeded(st, victims, fit);
+  // The search made room for a multi-role gang's envelope: keep only the victims its roles really need.
+  if (isMultiRole(job)) putBackUnneededByRoles(st, p, victims);
 
-  const nodes = placePreemptor(st, p, victims);
-  if (nodes === undefined) {
+  const placed = placePreemptor(st, p, victims);
+  if (placed === undefined) {
     undo(victims);
     return undefined;
   }
   const lent = lentBy(st, victims, job, flavor);
   for (const v of victims) st.evict(v);
-  return { flavor, nodes, victims, preemptions: victims.map((v) => explainPreemption(st, v, job, flavor, lent.get(v))) };
+  return { flavor, ...placed, victims, preemptions: victims.map((v) => explainPreemption(st, v, job, flavor, lent.get(v))) };
 }
 
 /** The attempt's request, or undefined when the team, its quota on the flavor, or the flavor is unknown. */
@@ -91,7 +97,8 @@ function preemptionRequest(st: CycleState, job: PendingJob, flavor: string): Pre
   const quota = st.quota.get(job.team, flavor);
   const nodes = st.cluster.flavor(flavor);
   if (team === undefined || quota === undefined || quota.implicit || nodes === undefined) return undefined;
-  const shape = shapeOf(job);
+  // A multi-role gang makes room for its accelerator roles as one uniform gang of their largest shape (roles.ts).
+  const { shape, minK } = isMultiRole(job) ? preemptionGang(job) : { shape: shapeOf(job), minK: job.minReplicas };
   return {
     job,
     team,
@@ -99,9 +106,9 @@ function preemptionRequest(st: CycleState, job: PendingJob, flavor: string): Pre
     quota,
     nodes,
     shape,
-    need: shape.a * job.minReplicas,
+    need: minAccelerators(job),
     grouping: groupingOf(job.topology),
-    gang: { flavor, shape, minK: job.minReplicas, maxK: job.minReplicas, topology: job.topology },
+    gang: { flavor, shape, minK, maxK: minK, topology: job.topology },
   };
 }
 
@@ -135,7 +142,7 @@ class FailedAttempts {
         shape.a >= f.a &&
         shape.c >= f.c &&
         shape.m >= f.m &&
-        job.minReplicas >= f.minK &&
+        this.p.gang.minK >= f.minK &&
         (f.priority > job.priority || (f.priority === job.priority && f.submittedAt <= job.submittedAt))
       ) {
         return true;
@@ -148,7 +155,7 @@ class FailedAttempts {
     const { st, p } = this;
     const epoch = st.epoch(p.flavor);
     const m = { epoch, failed: this.memo.epoch === epoch ? this.memo.failed : [] };
-    m.failed.push({ a: p.shape.a, c: p.shape.c, m: p.shape.m, minK: p.job.minReplicas, priority: p.job.priority, submittedAt: p.job.submittedAt });
+    m.failed.push({ a: p.shape.a, c: p.shape.c, m: p.shape.m, minK: p.gang.minK, priority: p.job.priority, submittedAt: p.job.submittedAt });
     if (m.failed.length > 16) m.failed.shift();
     st.failedPreemptions.set(this.key, m);
     return undefined;
@@ -191,13 +198,29 @@ function putBackUnneeded(st: CycleState, victims: Holding[], fit: VictimFit): vo
 }
 
 /**
+ * Step 3 for a multi-role gang: the victim set was chosen for its envelope (its accelerator roles as one uniform
+ * gang), which may ask for more than its roles do. Puts back every victim its roles, placed one by one, do not
+ * need — the one losing most work first.
+ */
+function putBackUnneededByRoles(st: CycleState, p: PreemptionRequest, victims: Holding[]): void {
+  const limits = backfillLimits(st, p.job, p.flavor);
+  for (const v of [...victims].sort((x, y) => lostWork(y, st.now) - lostWork(x, st.now))) {
+    st.hold(v);
+    const rest = victims.filter((x) => x !== v);
+    if (placeRolesAfter(st, p, rest, limits.caps) !== undefined) victims.splice(victims.indexOf(v), 1);
+    else st.release(v);
+  }
+}
+
+/**
  * Step 4: the job's nodes on what the victims left, at the largest elastic count quota and the
  * reservations allow. After a reclaim the team must stay within its nominal, so an elastic gang grows
  * no further than that.
  */
-function placePreemptor(st: CycleState, p: PreemptionRequest, victims: readonly Holding[]): number[] | undefined {
+function placePreemptor(st: CycleState, p: PreemptionRequest, victims: readonly Holding[]): { nodes: number[]; roleOf?: number[] } | undefined {
   const { job, flavor, shape, quota: e } = p;
   const limits = backfillLimits(st, job, flavor);
+  if (isMultiRole(job)) return placeRolesAfter(st, p, victims, limits.caps);
   let maxK = replicasWithin(maxAddableFor(e, job.preemptible), shape.a, job.replicas);
   if (victims.some((v) => v.job.team !== job.team)) {
     maxK = Math.min(maxK, replicasWithin(subAmount(e.nominal, e.used), shape.a, job.replicas));
@@ -208,7 +231,26 @@ function placePreemptor(st: CycleState, p: PreemptionRequest, victims: readonly 
   }
   const req = { flavor, shape, minK: job.minReplicas, maxK: Math.max(maxK, job.minReplicas), topology: job.topology, caps: limits.caps };
   const fit = placeGang(st.cluster, req);
-  return fit.ok ? fit.nodes : undefined;
+  return fit.ok ? { nodes: fit.nodes } : undefined;
+}
+
+/**
+ * A multi-role gang on what the victims left: every role at its full count when its team's quota allows it
+ * (after a reclaim, within its nominal), else every role at its minimum — which the victims made room for,
+ * unless its roles without accelerators find no room, and then there is no preemption.
+ */
+function placeRolesAfter(st: CycleState, p: PreemptionRequest, victims: readonly Holding[], caps: ReadonlyMap<number, number> | undefined): { nodes: number[]; roleOf: number[] } | undefined {
+  const { job, flavor, quota: e } = p;
+  let allowance = maxAddableFor(e, job.preemptible);
+  if (victims.some((v) => v.job.team !== job.team)) allowance = Math.min(allowance, subAmount(e.nominal, e.used));
+  if (minAccelerators(job) > allowance) return undefined;
+  const roles = rolesOf(job);
+  const tries = maxAccelerators(job) <= allowance ? [roles.map((r) => r.replicas), roles.map((r) => r.minReplicas)] : [roles.map((r) => r.minReplicas)];
+  for (const counts of tries) {
+    const fit = placeRoles(st.cluster, job, flavor, counts, caps);
+    if (fit.ok) return { nodes: fit.nodes, roleOf: fit.roleOf };
+  }
+  return undefined;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { formatAmount } from './amount.js';
 import type { Accelerators } from './quantity.js';
 import type { GangFit } from './gang-placer.js';
-import type { JobSpec, PendingCode } from './model.js';
+import type { JobRole, JobSpec, PendingCode } from './model.js';
 import type { QuotaEntry } from './quota.js';
 import { cohortIdle } from './quota.js';
 import { describeGrouping, describeSelector, splitGrouping } from './topology.js';
@@ -80,6 +80,14 @@ export function capacityMessage(flavor: string, replicas: number, perReplica: nu
   const level = describeGrouping(fit.grouping);
   if (fit.groups === 0) return `needs ${replicas} × ${perReplica} ${flavor} in one ${level}; no schedulable ${flavor} node has a ${level}${labelsHint}`;
   return `needs ${replicas} × ${perReplica} free ${flavor} in one ${level}; best ${level} has room for ${fit.best}`;
+}
+
+/** A multi-role gang's role that found no room, naming the role, its shape and the resource that is short. */
+export function roleCapacityMessage(flavor: string, failed: { role: JobRole; count: number; fit: GangFit & { ok: false }; short: string }, totalFree: number): string {
+  const r = failed.role;
+  const shape = `${failed.count} × (${r.acceleratorsPerReplica} ${flavor}, ${r.cpuMillisPerReplica}m CPU, ${r.memoryMiBPerReplica} MiB)`;
+  const where = failed.fit.grouping === 'none' || r.acceleratorsPerReplica === 0 ? '' : ` in one ${describeGrouping(failed.fit.grouping)}`;
+  return `role ${r.name} needs ${shape}${where}; room for ${failed.fit.best} now: short of ${failed.short}${failed.short === 'accelerators' ? ` (${totalFree} ${flavor} free in total)` : ''}`;
 }
 
 /**

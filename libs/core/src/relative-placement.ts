@@ -29,6 +29,7 @@ import type { CycleState } from './cycle-state.js';
 import { type FlavorMarket, normalisedSpeeds } from './flavor-prices.js';
 import { runtimeOn } from './flavor-selection.js';
 import type { JobSpec, PendingJob } from './model.js';
+import { minAccelerators } from './roles.js';
 
 /** Values closer than this (in normalised speed) count as indifferent. */
 export const NEAR = 0.05;
@@ -81,7 +82,7 @@ export function fasterHome(st: CycleState, waits: WaitBook, plan: RelativePlan, 
   let fastest = plan.home;
   for (const f of plan.order) if ((plan.speed.get(f) ?? 0) > (plan.speed.get(fastest) ?? 0)) fastest = f;
   if (fastest === plan.home) return plan;
-  const need = job.acceleratorsPerReplica * job.minReplicas;
+  const need = minAccelerators(job);
   const fastStart = waits.earliestStart(fastest, need);
   // Free now, the fastest flavor goes by value: its price is what the others waiting give up for it.
   if (fastStart <= st.now) return plan;
@@ -277,7 +278,7 @@ export function finishesSooner(
   /** The cycle's pending jobs by the flavors they accept, built once per cycle (Heterogeneity in cycle.ts). */
   pending: PendingByFlavors,
 ): SoonerVerdict {
-  const need = job.acceleratorsPerReplica * job.minReplicas;
+  const need = minAccelerators(job);
   const runHere = runtimeMs(st, job, flavor);
   const runHome = runtimeMs(st, job, plan.home);
   const here = st.now + runHere;

@@ -21,6 +21,7 @@ import { type GangRequest, shapeKey } from './gang-placer.js';
 import type { PendingJob } from './model.js';
 import type { ActiveReservation } from './reservation-book.js';
 import { quotaCeiling } from './quota.js';
+import { isMultiRole, preemptionGang } from './roles.js';
 
 /**
  * The earliest reservation of `k` replicas of `job` on `flavor`, or undefined when even the end of
@@ -35,7 +36,9 @@ export function computeReservation(st: CycleState, job: PendingJob, flavor: stri
   const e = st.quota.get(job.team, flavor);
   const fl = st.cluster.flavor(flavor);
   if (e === undefined || e.implicit || fl === undefined) return undefined;
-  const shape = { a: job.acceleratorsPerReplica, c: job.cpuMillisPerReplica, m: job.memoryMiBPerReplica };
+  // A multi-role gang reserves for its accelerator roles as one uniform gang (roles.ts `preemptionGang`).
+  let shape = { a: job.acceleratorsPerReplica, c: job.cpuMillisPerReplica, m: job.memoryMiBPerReplica };
+  if (isMultiRole(job)) ({ shape, minK: k } = preemptionGang(job));
   const need = shape.a * k;
   const req: GangRequest = { flavor, shape, minK: k, maxK: k, topology: job.topology };
   const failed = new FailedReservations(st, job.team, req);

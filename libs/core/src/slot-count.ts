@@ -29,7 +29,7 @@ export class SlotCount {
     private readonly st: CycleState,
     private readonly p: PreemptionRequest,
   ) {
-    this.k = p.job.minReplicas;
+    this.k = p.gang.minK;
     this.caps = backfillLimits(st, p.job, p.flavor).caps;
     // Build the grouping (and so the nodes' memberships) before asking nodes for their groups.
     if (p.grouping !== 'none') st.cluster.groups(p.flavor, p.grouping);

@@ -13,6 +13,7 @@
  */
 import type { Quota, Snapshot, Team } from './model.js';
 import { QuotaBook, type QuotaEntry, borrowedOf } from './quota.js';
+import { maxAccelerators } from './roles.js';
 
 export interface TeamFlavorUsage {
   team: string;
@@ -45,7 +46,7 @@ export function usageInputsOf(snapshot: Pick<Snapshot, 'teams' | 'quotas' | 'run
     teams: snapshot.teams,
     quotas: snapshot.quotas,
     held: snapshot.running.map((r) => ({ team: r.team, flavor: r.flavor, accelerators: r.placement.reduce((s, p) => s + p.accelerators, 0) })),
-    demand: snapshot.pending.map((j) => ({ team: j.team, flavors: j.flavors, accelerators: j.replicas * j.acceleratorsPerReplica })),
+    demand: snapshot.pending.map((j) => ({ team: j.team, flavors: j.flavors, accelerators: maxAccelerators(j) })),
   };
 }
 

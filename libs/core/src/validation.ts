@@ -5,6 +5,7 @@
 import { isQuantity } from './amount.js';
 import type { CycleState } from './cycle-state.js';
 import type { PendingJob } from './model.js';
+import { rolesProblem } from './roles.js';
 
 const isCount = (n: unknown): n is number => isQuantity(n) && n >= 1;
 const quantityReason = (field: string, v: unknown): string => `${field} must be a non-negative integer (got ${String(v)})`;
@@ -25,6 +26,10 @@ export function invalidReason(st: CycleState, job: PendingJob): string | null {
   if (!isQuantity(job.acceleratorsPerReplica)) return quantityReason('acceleratorsPerReplica', job.acceleratorsPerReplica);
   if (!isQuantity(job.cpuMillisPerReplica)) return quantityReason('cpuMillisPerReplica', job.cpuMillisPerReplica);
   if (!isQuantity(job.memoryMiBPerReplica)) return quantityReason('memoryMiBPerReplica', job.memoryMiBPerReplica);
+  if (job.roles !== undefined) {
+    const problem = rolesProblem(job.roles);
+    if (problem !== null) return `${problem.field} ${problem.message}`;
+  }
   if (!Number.isFinite(job.priority)) return `priority must be a finite number (got ${String(job.priority)})`;
   if (!Number.isFinite(job.submittedAt)) return `submittedAt must be a finite time (got ${String(job.submittedAt)})`;
   const rt = job.expectedRuntimeSeconds;

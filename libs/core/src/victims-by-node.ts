@@ -76,7 +76,7 @@ function fillGroup(st: CycleState, p: PreemptionRequest, g: NodeGroup, onNode: R
   let cost = 0;
   // Each node's offer, recomputed only when a purchase touched the node (or changed what a borrower may give).
   const offers = new Map<number, Offer | undefined>();
-  while (slots.slotsOf(g) < p.job.minReplicas) {
+  while (slots.slotsOf(g) < p.gang.minK) {
     let pick: Offer | undefined;
     for (const i of nodes) {
       if (!offers.has(i)) offers.set(i, offerOn(i, onNode.get(i)!, slots, chosen, borrowing));

@@ -16,6 +16,7 @@ import {
   type FlavorKind,
   type FlavorSelection,
   type JobKind,
+  type JobRole,
   type PendingJob,
   type Quota,
   type ReclaimPolicy,
@@ -26,6 +27,7 @@ import {
   type Team,
   type TopologyLevel,
   type WithinTeamPolicy,
+  envelopeOf,
 } from '#core';
 
 /** The default "now" of built snapshots: 2026-01-01T12:00:00Z. */
@@ -226,6 +228,21 @@ export class JobBuilder {
   minReplicas(n: number): this {
     return this.set({ minReplicas: n });
   }
+  /**
+   * A multi-role gang: `[name, replicas, accelerators, cpuMillis, memoryMiB, minReplicas?]` per role; the
+   * per-replica fields become the roles' envelope (roles.ts `envelopeOf`).
+   */
+  roles(...roles: [name: string, replicas: number, accelerators: number, cpuMillis: number, memoryMiB: number, minReplicas?: number][]): this {
+    const list: JobRole[] = roles.map(([name, replicas, a, c, m, min]) => ({
+      name,
+      replicas,
+      minReplicas: min ?? replicas,
+      acceleratorsPerReplica: a,
+      cpuMillisPerReplica: c,
+      memoryMiBPerReplica: m,
+    }));
+    return this.set({ roles: list, ...envelopeOf(list) });
+  }
   accelerators(n: number): this {
     return this.set({ acceleratorsPerReplica: n });
   }
@@ -291,13 +308,19 @@ export class JobBuilder {
   }
   buildRunning(): RunningJob {
     const j = this.build();
-    const placement: ReplicaPlacement[] = this.runNodes.map((node, replica) => ({
-      replica,
-      node,
-      accelerators: j.acceleratorsPerReplica,
-      cpuMillis: j.cpuMillisPerReplica,
-      memoryMiB: j.memoryMiBPerReplica,
-    }));
+    // A multi-role gang's replicas go role after role onto the listed nodes, each with its role's shape.
+    const shapes = j.roles !== undefined && j.roles.length > 1 ? j.roles.flatMap((r) => Array.from({ length: r.replicas }, () => r)) : undefined;
+    const placement: ReplicaPlacement[] = this.runNodes.map((node, replica) => {
+      const r = shapes?.[replica];
+      return {
+        replica,
+        ...(r === undefined ? {} : { role: r.name }),
+        node,
+        accelerators: r?.acceleratorsPerReplica ?? j.acceleratorsPerReplica,
+        cpuMillis: r?.cpuMillisPerReplica ?? j.cpuMillisPerReplica,
+        memoryMiB: r?.memoryMiBPerReplica ?? j.memoryMiBPerReplica,
+      };
+    });
     const running: RunningJob = { ...j, flavor: this.runFlavor ?? j.flavors[0]!, placement, admittedAt: this.admitted };
     if (this.lastCheckpoint !== undefined) running.lastCheckpointAt = this.lastCheckpoint;
     if (this.lastPreempted !== undefined) running.lastPreemptedAt = this.lastPreempted;

@@ -122,7 +122,7 @@ describe('auth: tokens, whoami, 401 and 403', () => {
     const { id, token } = created.body as { id: string; token: string };
     const list = await h.request('GET', '/v1/tokens');
     expect(list.status).toBe(200);
-    expect(list.body.items.find((t: { id: string }) => t.id === id)).toEqual({ id, subject: 'leaky', role: 'member', teams: ['vision'], createdAt: expect.any(String), revokedAt: null });
+    expect(list.body.items.find((t: { id: string }) => t.id === id)).toEqual({ id, subject: 'leaky', role: 'member', teams: ['vision'], createdAt: expect.any(String), revokedAt: null, expiresAt: expect.any(String), lastUsedAt: null });
     expect(JSON.stringify(list.body)).not.toMatch(/qm_|token_hash|tokenHash/);
     expect((await h.request('GET', '/v1/tokens', { token })).status).toBe(403);
     expect((await h.request('DELETE', `/v1/tokens/${id}`, { token: alice })).status).toBe(403);
@@ -190,7 +190,7 @@ describe('auth: tokens, whoami, 401 and 403', () => {
         team: null,
         actor: 'ops-lead',
         message: expect.stringContaining(id),
-        data: { token: id, subject: 'dave', role: 'member', teams: ['vision', 'nlp'] },
+        data: { token: id, subject: 'dave', role: 'member', teams: ['vision', 'nlp'], expiresAt: expect.any(String) },
       },
     ]);
     // Admins only: a member of those teams does not see token events.

@@ -57,11 +57,11 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
     'post /v1/jobs/{id}/status': () => ({ path: `/v1/jobs/${jobId}/status`, body: { state: 'RUNNING', reason: 'started' } }),
     'put /v1/nodes/{name}': () => ({ path: `/v1/nodes/${fresh('n')}`, body: { flavor: 'a100-80gb', accelerators: 8, cpuMillis: 96000, memoryMiB: 1048576, schedulable: true, labels: { a: 'b' }, topology: { zone: 'z9', block: 'b9' } } }),
     'put /v1/priority-classes/{name}': () => ({ path: `/v1/priority-classes/${fresh('p')}`, body: { value: 10, default: false, description: 'x' } }),
-    'patch /v1/teams/{name}': () => ({ path: '/v1/teams/nlp', body: { cohort: 'research', fairShareWeight: 2, maxPriorityClass: 'high', preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } } }),
-    'put /v1/teams/{name}': () => ({ path: `/v1/teams/${fresh('t')}`, body: { cohort: 'research', fairShareWeight: 1, maxPriorityClass: 'high', preemption: { withinTeam: 'Never', reclaimWithinCohort: 'LowerPriority' } } }),
+    'patch /v1/teams/{name}': () => ({ path: '/v1/teams/nlp', body: { cohort: 'research', fairShareWeight: 2, maxPriorityClass: 'high', preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, limits: { maxPendingJobs: 5000, submissionsPerSecond: 500 } } }),
+    'put /v1/teams/{name}': () => ({ path: `/v1/teams/${fresh('t')}`, body: { cohort: 'research', fairShareWeight: 1, maxPriorityClass: 'high', preemption: { withinTeam: 'Never', reclaimWithinCohort: 'LowerPriority' }, limits: { maxPendingJobs: 5000, submissionsPerSecond: 500 } } }),
     'put /v1/teams/{team}/budgets/{period}': () => ({ path: '/v1/teams/nlp/budgets/month', body: { limit: 500, unit: 'accelerator-hours', onExhausted: 'block' } }),
     'put /v1/teams/{team}/quotas/{flavor}': () => ({ path: '/v1/teams/nlp/quotas/a100-80gb', body: { nominal: 8, borrowingLimit: 4, lendingLimit: 2 } }),
-    'post /v1/tokens': () => ({ path: '/v1/tokens', body: { subject: fresh('s'), role: 'member', teams: ['vision'] } }),
+    'post /v1/tokens': () => ({ path: '/v1/tokens', body: { subject: fresh('s'), role: 'member', teams: ['vision'], expiresAt: '2099-01-01T00:00:00Z' } }),
   };
 
   beforeAll(async () => {

@@ -125,7 +125,9 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
       expect({ path, delete: Object.keys(doc.body.paths[path].delete?.responses ?? {}) }).toEqual({ path, delete: expect.arrayContaining(['204', '404', '409']) });
     }
     const createJob = doc.body.components.schemas.CreateJobDto;
-    expect(createJob.required).toEqual(expect.arrayContaining(['name', 'team', 'replicas', 'acceleratorsPerReplica', 'flavors', 'template']));
+    expect(createJob.required).toEqual(expect.arrayContaining(['name', 'team', 'flavors', 'template']));
+    // A job gives replicas and acceleratorsPerReplica, or roles (each with its own): neither is required alone.
+    expect(Object.keys(createJob.properties)).toEqual(expect.arrayContaining(['replicas', 'acceleratorsPerReplica', 'roles']));
     expect(Object.keys(createJob.properties)).toEqual(expect.arrayContaining(['minReplicas', 'flavorSelection', 'speeds', 'topology']));
     const submit = doc.body.paths['/v1/jobs'].post;
     expect(Object.keys(submit.responses)).toEqual(expect.arrayContaining(['400', '401', '403', '409', '422']));

@@ -5,12 +5,14 @@ import { AppError, Config, sha256Hex } from '#common';
 import { ADMIN_ONLY, EXECUTOR_ALLOWED, PUBLIC_ROUTE, type RequestWithPrincipal } from './auth.decorators.js';
 import type { Principal } from './principal.js';
 import { TokenCache } from './token-cache.js';
+import { TokenUsage } from './token-usage.js';
 
 /**
  * Global guard: `Authorization: Bearer <token>` → a Principal. The token is hashed (sha256) and compared
  * with the QM_ADMIN_TOKEN hash, else looked up among stored token hashes through the TokenCache (valid and
  * unknown ones remembered for QM_TOKEN_CACHE_TTL_MS, so a burst of submissions, or of requests with a wrong
- * token, costs no extra round trip). Missing/invalid → 401;
+ * token, costs no extra round trip). Missing/invalid → 401, expired → 401 TOKEN_EXPIRED (its use is then not
+ * recorded; a valid one's is, at most once a minute: TokenUsage);
  * a member on an @AdminOnly route → 403; an executor on any route not marked @ExecutorAllowed → 403.
  */
 @Injectable()
@@ -21,6 +23,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     @Inject(Config) config: Config,
     @Inject(TokenCache) private readonly tokens: TokenCache,
+    @Inject(TokenUsage) private readonly usage: TokenUsage,
   ) {
     this.adminHash = Buffer.from(config.adminTokenHash, 'hex');
   }
@@ -52,6 +55,10 @@ export class AuthGuard implements CanActivate {
     }
     const principal = await this.tokens.lookup(hash);
     if (!principal) throw new AppError('UNAUTHENTICATED', 'the token is not valid (unknown or revoked)');
+    if (principal.expiresAt != null && principal.expiresAt.getTime() <= Date.now()) {
+      throw new AppError('TOKEN_EXPIRED', `the token of ${principal.subject} expired at ${principal.expiresAt.toISOString()}: ask an admin for a new one`);
+    }
+    if (principal.tokenId !== null) this.usage.used(principal.tokenId);
     return principal;
   }
 }

@@ -9,6 +9,8 @@ export interface Principal {
   teams: readonly string[];
   /** Id of the stored token; null for the QM_ADMIN_TOKEN bootstrap admin. */
   tokenId: string | null;
+  /** When the stored token stops being accepted (401 TOKEN_EXPIRED from then on); null or absent: never. */
+  expiresAt?: Date | null;
 }
 
 export function isAdmin(p: Principal): boolean {

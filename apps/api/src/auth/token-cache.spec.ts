@@ -18,7 +18,7 @@ function store() {
     repo: { findActiveByHash } as unknown as TokenRepository,
     reads: findActiveByHash,
     add(hash: string, subject = 'alice'): void {
-      rows.set(hash, { id: `id-${hash}`, subject, role: 'member', teams: ['vision'], createdAt: new Date(0) });
+      rows.set(hash, { id: `id-${hash}`, subject, role: 'member', teams: ['vision'], createdAt: new Date(0), expiresAt: null, lastUsedAt: null });
     },
     hold(): () => void {
       let release!: () => void;

@@ -72,7 +72,7 @@ export class TokenCache {
     @Inject(Config) private readonly config: Config,
   ) {}
 
-  /** The principal of an active stored token with this hash, or null. */
+  /** The principal of an unrevoked stored token with this hash (with its expiry: the guard refuses an expired one), or null. */
   async lookup(hash: string): Promise<Principal | null> {
     const now = Date.now();
     const known = this.known.get(hash, now);
@@ -109,7 +109,7 @@ export class TokenCache {
     const generation = this.generation;
     const revocations = this.revocations;
     const row = await this.tokens.findActiveByHash(hash);
-    const principal: Principal | null = row ? { subject: row.subject, role: row.role, teams: row.teams, tokenId: row.id } : null;
+    const principal: Principal | null = row ? { subject: row.subject, role: row.role, teams: row.teams, tokenId: row.id, expiresAt: row.expiresAt } : null;
     const ttl = this.config.tokenCacheTtlMs;
     if (ttl > 0) {
       if (principal !== null) {

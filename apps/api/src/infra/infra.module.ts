@@ -16,7 +16,7 @@ import {
   UsageRepository,
 } from '#db';
 import type { CycleRunnerPort } from '../scheduler/cycle-runner.port.js';
-import { CYCLE_RUNNER, LOGGER, REDIS } from './tokens.js';
+import { CYCLE_RUNNER, LOGGER, REDIS, REDIS_PREFIX } from './tokens.js';
 
 /** Shared handles of one process: configuration, logger, database, Redis. */
 export interface Infrastructure {
@@ -24,6 +24,8 @@ export interface Infrastructure {
   logger: Logger;
   database: Database;
   redis: Redis;
+  /** Key prefix in Redis (QM_REDIS_PREFIX; default `qm`): state shared by the API replicas (submission rates) goes under it. */
+  redisPrefix?: string;
   /** One scheduling cycle on demand (POST /v1/scheduler/cycles). */
   cycles: CycleRunnerPort;
 }
@@ -54,7 +56,7 @@ export class InfraModule {
       Repo === JobRepository
         ? {
             provide: JobRepository,
-            useFactory: (db: Database) => new JobRepository(db, { maxGroup: infra.config.submitGroupMax, maxInFlight: infra.config.submitInFlight }),
+            useFactory: (db: Database) => new JobRepository(db, { maxGroup: infra.config.submitGroupMax, maxInFlight: infra.config.submitInFlight, defaultMaxPendingJobs: infra.config.teamMaxPendingJobs }),
             inject: [Database],
           }
         : { provide: Repo, useFactory: (db: Database) => new Repo(db), inject: [Database] },
@@ -64,6 +66,7 @@ export class InfraModule {
       { provide: LOGGER, useValue: infra.logger },
       { provide: Database, useValue: infra.database },
       { provide: REDIS, useValue: infra.redis },
+      { provide: REDIS_PREFIX, useValue: infra.redisPrefix ?? 'qm' },
       { provide: CYCLE_RUNNER, useValue: infra.cycles },
       ...repositories,
     ];

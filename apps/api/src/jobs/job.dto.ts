@@ -19,6 +19,7 @@ export const JOB_LIMITS = {
   expectedRuntimeSeconds: { min: 1, max: 365 * 24 * 3600 },
   cpuMillis: { min: 1, max: 10_000_000 },
   memoryMiB: { min: 1, max: 100_000_000 },
+  roles: { max: 16 },
 } as const;
 
 /** Per-replica defaults when the template does not say. */
@@ -120,6 +121,40 @@ export class JobCheckpointDto {
   gracePeriodSeconds?: number;
 }
 
+/** One role of a multi-role gang (a driver, head, launcher or leader; workers, actors, learners). */
+export class JobRoleDto {
+  @ApiProperty({ example: 'worker', description: 'DNS label, unique within the job.' })
+  @Required()
+  @IsName()
+  name!: string;
+
+  @ApiProperty({ example: 4 })
+  @Required()
+  @IntIn(JOB_LIMITS.replicas.min, JOB_LIMITS.replicas.max)
+  replicas!: number;
+
+  @ApiPropertyOptional({ example: 2, description: 'Elastic role: least replica count accepted (default replicas).' })
+  @Optional()
+  @IntIn(JOB_LIMITS.replicas.min, JOB_LIMITS.replicas.max)
+  @AtMost('replicas')
+  minReplicas?: number;
+
+  @ApiProperty({ example: 8, description: 'Accelerators per replica of this role (0: a role without accelerators, never charged any).' })
+  @Required()
+  @IntIn(JOB_LIMITS.acceleratorsPerReplica.min, JOB_LIMITS.acceleratorsPerReplica.max)
+  acceleratorsPerReplica!: number;
+
+  @ApiPropertyOptional({ example: 8000, description: "CPU millicores per replica of this role (default the template's cpuMillis)." })
+  @Optional()
+  @IntIn(JOB_LIMITS.cpuMillis.min, JOB_LIMITS.cpuMillis.max)
+  cpuMillis?: number;
+
+  @ApiPropertyOptional({ example: 65536, description: "Memory MiB per replica of this role (default the template's memoryMiB)." })
+  @Optional()
+  @IntIn(JOB_LIMITS.memoryMiB.min, JOB_LIMITS.memoryMiB.max)
+  memoryMiB?: number;
+}
+
 export class CreateJobDto {
   @ApiProperty({ example: 'llama-ft-7' })
   @Required()
@@ -159,7 +194,8 @@ export class CreateJobDto {
   @IsBool()
   preemptible?: boolean;
 
-  @ApiProperty({ example: 4 })
+  @ApiPropertyOptional({ example: 4, description: 'Replicas of a job of one role (required unless `roles` is given; not with `roles`).' })
+  @ValidateIf((o: CreateJobDto) => o.roles == null || o.replicas !== undefined)
   @Required()
   @IntIn(JOB_LIMITS.replicas.min, JOB_LIMITS.replicas.max)
   replicas!: number;
@@ -170,10 +206,25 @@ export class CreateJobDto {
   @AtMost('replicas')
   minReplicas?: number;
 
-  @ApiProperty({ example: 8 })
+  @ApiPropertyOptional({ example: 8, description: 'Accelerators per replica of a job of one role (required unless `roles` is given; not with `roles`).' })
+  @ValidateIf((o: CreateJobDto) => o.roles == null || o.acceleratorsPerReplica !== undefined)
   @Required()
   @IntIn(JOB_LIMITS.acceleratorsPerReplica.min, JOB_LIMITS.acceleratorsPerReplica.max)
   acceleratorsPerReplica!: number;
+
+  @ApiPropertyOptional({
+    type: () => [JobRoleDto],
+    description:
+      'Addition: a multi-role gang — each role with its own count, minimum and shape (a CPU-only driver and 8-GPU workers). ' +
+      'Quota is charged per role; the gang starts only when every role reaches its minimum. Instead of replicas, minReplicas and ' +
+      "acceleratorsPerReplica; every role runs the job's template (its pods get QM_ROLE and QM_ROLE_INDEX).",
+  })
+  @Optional()
+  @IsArray({ message: 'must be an array of roles' })
+  @ArrayMaxSize(JOB_LIMITS.roles.max, { message: `must have at most ${JOB_LIMITS.roles.max} roles` })
+  @ValidateNested({ each: true })
+  @Type(() => JobRoleDto)
+  roles?: JobRoleDto[];
 
   @ApiProperty({ type: [String], example: ['h100-80gb', 'a100-80gb'], description: 'Acceptable flavors, most preferred first.' })
   @Required()

@@ -38,9 +38,26 @@ export class PendingView {
   estimatedStartAt!: string | null;
 }
 
+export class JobRoleView {
+  @ApiProperty({ example: 'worker' })
+  name!: string;
+  @ApiProperty({ example: 4 })
+  replicas!: number;
+  @ApiProperty({ example: 4 })
+  minReplicas!: number;
+  @ApiProperty({ example: 8 })
+  acceleratorsPerReplica!: number;
+  @ApiProperty({ example: 8000 })
+  cpuMillisPerReplica!: number;
+  @ApiProperty({ example: 65536 })
+  memoryMiBPerReplica!: number;
+}
+
 export class AllocationView {
   @ApiProperty()
   replica!: number;
+  @ApiProperty({ type: String, nullable: true, example: 'worker', description: "The replica's role (null for a job of one role)." })
+  role!: string | null;
   @ApiProperty({ example: 'gpu-1' })
   node!: string;
   @ApiProperty()
@@ -102,6 +119,12 @@ export class JobView {
   cpuMillisPerReplica!: number;
   @ApiProperty()
   memoryMiBPerReplica!: number;
+  @ApiProperty({
+    type: () => [JobRoleView],
+    nullable: true,
+    description: 'A multi-role gang\'s roles (null for a job of one role); replicas, minReplicas and the per-replica figures above are then their sums and largest shape.',
+  })
+  roles!: JobRoleView[] | null;
   @ApiProperty({ type: [String], example: ['h100-80gb'] })
   flavors!: string[];
   @ApiProperty({ enum: ['preference', 'fastest'] })
@@ -203,6 +226,7 @@ export function jobView(j: JobRecord | JobDetail): JobView | JobDetailView {
     acceleratorsPerReplica: j.acceleratorsPerReplica,
     cpuMillisPerReplica: j.cpuMillisPerReplica,
     memoryMiBPerReplica: j.memoryMiBPerReplica,
+    roles: j.roles ?? null,
     flavors: j.flavors,
     flavorSelection: j.flavorSelection,
     speeds: j.speeds,

@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal.js';
 import { CreateJobDto, JobProgressDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
 import { JobDetailView, JobEventListView, JobListView, jobView } from './job.view.js';
 import { JobsService } from './jobs.service.js';
-import { ApiProblems } from '../problem.doc.js';
+import { ApiLimitProblems, ApiProblems } from '../problem.doc.js';
 import { Answers } from '../response.doc.js';
 
 @ApiTags('jobs')
@@ -23,8 +23,10 @@ export class JobsController {
       'Queues a gang of `replicas` replicas (at least `minReplicas` for an elastic gang) of `acceleratorsPerReplica` accelerators each, of one ' +
       "of the listed flavors; the scheduler admits the gang as a whole when quota and capacity allow. Admins, and members of the job's team (403 otherwise). " +
       '201 with the new job; with an Idempotency-Key (1 to 255 visible ASCII characters, scoped to the token), the same key and body again answer 200 ' +
-      'with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly).',
+      'with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly). ' +
+      "429 (with Retry-After; nothing created) when the team already has its `limits.maxPendingJobs` pending jobs or submits faster than its `limits.submissionsPerSecond`.",
   })
+  @ApiLimitProblems()
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body → 200 with the same job; same key, other body → 409.' })
   @Answers(JobDetailView, 201, 200)
   async submit(

@@ -1,16 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError, forbidden, notFound, type FieldError } from '#common';
-import { FlavorRepository, JobRepository, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
-import type { JobState } from '#core';
+import { FlavorRepository, JobRepository, PendingLimitError, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
+import { envelopeOf, rolesProblem, type JobRole, type JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { type CreateJobDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
+import { type CreateJobDto, JOB_LIMITS, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
 import { eventView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
 import { plainPodTemplate, podTemplateProblems } from './pod-template.dto.js';
 import { priorityFromClasses, priorityWithoutClasses } from './job-priority.js';
 import { PriorityChoiceCache } from './priority-choices.js';
+import { pendingLimitExceeded, SubmissionLimits } from './submission-limits.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -26,6 +27,7 @@ export class JobsService {
     @Inject(TeamRepository) private readonly teams: TeamRepository,
     @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
     @Inject(PriorityChoiceCache) private readonly priorities: PriorityChoiceCache,
+    @Inject(SubmissionLimits) private readonly limits: SubmissionLimits,
   ) {}
 
   /**
@@ -43,8 +45,11 @@ export class JobsService {
     const priority = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.priorities.choiceFor(dto.team));
     job.priority = priority.priority;
     job.priorityClass = priority.priorityClass;
+    // Per-team limits: the rate here (Redis, shared by the replicas); the pending-job cap with the insert (429 each).
+    await this.limits.admit(job.team);
     const result = await this.jobs.submit(job, caller.subject, idempotency).catch((error: unknown) => {
       if (error instanceof SubmissionQueueFullError) throw new AppError('UNAVAILABLE', `the API is overloaded (${error.message}); retry shortly`);
+      if (error instanceof PendingLimitError) throw pendingLimitExceeded(error);
       throw error;
     });
     switch (result.kind) {
@@ -186,6 +191,10 @@ export function normalize(dto: CreateJobDto): NewJob {
     }
     level = 'domain';
   }
+  const roles = rolesOfDto(dto, cpuMillis, memoryMiB);
+  const shape = roles === null
+    ? { replicas: dto.replicas, minReplicas: dto.minReplicas ?? dto.replicas, acceleratorsPerReplica: dto.acceleratorsPerReplica, cpuMillisPerReplica: cpuMillis, memoryMiBPerReplica: memoryMiB }
+    : envelopeOf(roles);
   return {
     name: dto.name,
     team: dto.team,
@@ -193,11 +202,8 @@ export function normalize(dto: CreateJobDto): NewJob {
     priority: dto.priority ?? 0,
     ...(dto.priorityClass != null ? { priorityClass: dto.priorityClass } : {}),
     preemptible: dto.preemptible ?? true,
-    replicas: dto.replicas,
-    minReplicas: dto.minReplicas ?? dto.replicas,
-    acceleratorsPerReplica: dto.acceleratorsPerReplica,
-    cpuMillisPerReplica: cpuMillis,
-    memoryMiBPerReplica: memoryMiB,
+    ...shape,
+    ...(roles === null ? {} : { roles }),
     flavors: dto.flavors,
     flavorSelection: dto.flavorSelection ?? 'preference',
     speeds: dto.speeds === undefined ? null : { ...dto.speeds },
@@ -207,6 +213,31 @@ export function normalize(dto: CreateJobDto): NewJob {
     checkpoint: dto.checkpoint == null ? null : { intervalSeconds: dto.checkpoint.intervalSeconds, gracePeriodSeconds: dto.checkpoint.gracePeriodSeconds ?? 0 },
     template,
   };
+}
+
+/**
+ * A multi-role gang's roles, each role's CPU and memory defaulting to the template's; null for a job of one role.
+ * `roles` replaces replicas, minReplicas and acceleratorsPerReplica (giving both is a 400 naming the field).
+ */
+function rolesOfDto(dto: CreateJobDto, cpuMillis: number, memoryMiB: number): JobRole[] | null {
+  if (dto.roles == null) return null;
+  const both = (['replicas', 'minReplicas', 'acceleratorsPerReplica'] as const).filter((f) => dto[f] !== undefined && dto[f] !== null);
+  if (both.length > 0) {
+    throw validationFailed(both.map((field) => ({ field, message: 'is not allowed together with roles: give each role its own' })));
+  }
+  const roles: JobRole[] = dto.roles.map((r) => ({
+    name: r.name,
+    replicas: r.replicas,
+    minReplicas: r.minReplicas ?? r.replicas,
+    acceleratorsPerReplica: r.acceleratorsPerReplica,
+    cpuMillisPerReplica: r.cpuMillis ?? cpuMillis,
+    memoryMiBPerReplica: r.memoryMiB ?? memoryMiB,
+  }));
+  const problem = rolesProblem(roles);
+  if (problem !== null) throw validationFailed([problem]);
+  const total = roles.reduce((sum, r) => sum + r.replicas, 0);
+  if (total > JOB_LIMITS.replicas.max) throw validationFailed([{ field: 'roles', message: `must have at most ${JOB_LIMITS.replicas.max} replicas in all (got ${total})` }]);
+  return roles;
 }
 
 /** Hash of the normalized request: the same job asked twice (defaults spelled out or not) hashes the same. */

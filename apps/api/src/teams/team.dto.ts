@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsObject, ValidateIf, ValidateNested } from 'class-validator';
+import { TEAM_LIMIT_MAX } from '#common';
 import { IntIn, IsName, OneOf, Optional, Required } from '../validation/validators.js';
 
 export const WITHIN_TEAM = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
@@ -16,6 +17,30 @@ export class PreemptionDto {
   @Optional()
   @OneOf(RECLAIM)
   reclaimWithinCohort?: (typeof RECLAIM)[number] | null;
+}
+
+/** Per-team limits on job submissions (admin-set); each null or absent: the API's configured default. */
+export class TeamLimitsDto {
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    example: 50000,
+    description: 'Most jobs the team may have PENDING at once; a submission beyond it is refused 429 (`limit: "maxPendingJobs"`). null: the default (QM_TEAM_MAX_PENDING_JOBS, 50,000).',
+  })
+  @Optional()
+  @IntIn(1, TEAM_LIMIT_MAX.maxPendingJobs)
+  maxPendingJobs?: number | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    example: 200,
+    description:
+      'Most job submissions per second, across every API replica (a burst of 5 seconds\' worth is allowed at once); beyond it 429 (`limit: "submissionsPerSecond"`) with Retry-After. null: the default (QM_TEAM_SUBMISSIONS_PER_SECOND, 200).',
+  })
+  @Optional()
+  @IntIn(1, TEAM_LIMIT_MAX.submissionsPerSecond)
+  submissionsPerSecond?: number | null;
 }
 
 export class PutTeamDto {
@@ -45,6 +70,17 @@ export class PutTeamDto {
   @ValidateIf((_o, v) => v !== null && v !== undefined)
   @IsName()
   maxPriorityClass?: string | null;
+
+  @ApiPropertyOptional({
+    type: () => TeamLimitsDto,
+    nullable: true,
+    description: 'Limits on its job submissions. A limit left out keeps its value (the default for a new team); null, or `limits: null`, restores the default.',
+  })
+  @Optional()
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested()
+  @Type(() => TeamLimitsDto)
+  limits?: TeamLimitsDto | null;
 }
 
 /** PATCH: the same fields, each optional; the ones sent replace the team's (null: the default, as in a JSON merge patch), the others stay. */

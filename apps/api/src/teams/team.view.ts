@@ -31,6 +31,20 @@ export class PreemptionView {
   reclaimWithinCohort!: (typeof RECLAIM)[number];
 }
 
+/** The limits that apply to the team's submissions: its own, or the configured defaults. */
+export class TeamLimitsView {
+  @ApiProperty({ example: 50000, description: 'Most jobs it may have PENDING at once (429 `maxPendingJobs` beyond).' })
+  maxPendingJobs!: number;
+  @ApiProperty({ example: 200, description: 'Most job submissions per second across the API replicas (429 `submissionsPerSecond` beyond).' })
+  submissionsPerSecond!: number;
+  @ApiProperty({
+    type: [String],
+    example: ['submissionsPerSecond'],
+    description: 'Which of the two are the configured defaults (QM_TEAM_MAX_PENDING_JOBS, QM_TEAM_SUBMISSIONS_PER_SECOND) rather than set for the team.',
+  })
+  defaults!: string[];
+}
+
 export class TeamView {
   @ApiProperty({ example: 'vision' })
   name!: string;
@@ -42,6 +56,8 @@ export class TeamView {
   preemption!: PreemptionView;
   @ApiProperty({ type: String, nullable: true, example: 'high', description: 'The highest priority class its members may choose; null = up to the default class.' })
   maxPriorityClass!: string | null;
+  @ApiProperty({ type: () => TeamLimitsView })
+  limits!: TeamLimitsView;
   @ApiProperty({ type: [QuotaUsageView] })
   quotas!: QuotaUsageView[];
   @TimeProperty()
@@ -101,12 +117,25 @@ export const usageView = (u: TeamFlavorUsage): QuotaUsageView => ({
   pendingDemand: u.pendingDemand,
 });
 
-export const teamView = (t: TeamRecord, usage: readonly TeamFlavorUsage[]): TeamView => ({
+/** The configured defaults of the per-team limits. */
+export interface LimitDefaults {
+  maxPendingJobs: number;
+  submissionsPerSecond: number;
+}
+
+export const limitsView = (t: Pick<TeamRecord, 'maxPendingJobs' | 'submissionsPerSecond'>, defaults: LimitDefaults): TeamLimitsView => ({
+  maxPendingJobs: t.maxPendingJobs ?? defaults.maxPendingJobs,
+  submissionsPerSecond: t.submissionsPerSecond ?? defaults.submissionsPerSecond,
+  defaults: [...(t.maxPendingJobs === null ? ['maxPendingJobs'] : []), ...(t.submissionsPerSecond === null ? ['submissionsPerSecond'] : [])],
+});
+
+export const teamView = (t: TeamRecord, usage: readonly TeamFlavorUsage[], defaults: LimitDefaults): TeamView => ({
   name: t.name,
   cohort: t.cohort,
   fairShareWeight: t.fairShareWeight,
   preemption: { withinTeam: t.withinTeam, reclaimWithinCohort: t.reclaimWithinCohort },
   maxPriorityClass: t.maxPriorityClass,
+  limits: limitsView(t, defaults),
   quotas: usage.map(usageView),
   createdAt: t.createdAt.toISOString(),
   updatedAt: t.updatedAt.toISOString(),

@@ -1,10 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError, notFound, unknownReference, type FieldError } from '#common';
-import { CohortRepository, FlavorRepository, MissingReferenceError, PriorityClassRepository, QuotaRepository, TeamRepository, type TeamUse } from '#db';
+import { AppError, Config, notFound, unknownReference, type FieldError } from '#common';
+import type { TeamFlavorUsage } from '#core';
+import { CohortRepository, FlavorRepository, MissingReferenceError, PriorityClassRepository, QuotaRepository, TeamRepository, type TeamRecord, type TeamUse } from '#db';
 import type { Principal } from '../auth/principal.js';
 import { PriorityChoiceCache } from '../jobs/priority-choices.js';
-import type { PatchTeamDto, PutQuotaDto, PutTeamDto } from './team.dto.js';
-import { quotaView, teamView, type QuotaDeletedView, type QuotaSetView, type TeamView } from './team.view.js';
+import { TeamLimitCache } from '../jobs/submission-limits.js';
+import type { PatchTeamDto, PutQuotaDto, PutTeamDto, TeamLimitsDto } from './team.dto.js';
+import { quotaView, teamView as viewOf, type LimitDefaults, type QuotaDeletedView, type QuotaSetView, type TeamView } from './team.view.js';
 import { UsageService } from './usage.service.js';
 
 /** Teams and their quotas: create, replace, merge, delete unless in use; every change audited. */
@@ -18,7 +20,17 @@ export class TeamsService {
     @Inject(UsageService) private readonly usage: UsageService,
     @Inject(PriorityClassRepository) private readonly classes: PriorityClassRepository,
     @Inject(PriorityChoiceCache) private readonly choices: PriorityChoiceCache,
-  ) {}
+    @Inject(TeamLimitCache) private readonly limits: TeamLimitCache,
+    @Inject(Config) config: Config,
+  ) {
+    this.limitDefaults = { maxPendingJobs: config.teamMaxPendingJobs, submissionsPerSecond: config.teamSubmissionsPerSecond };
+  }
+
+  private readonly limitDefaults: LimitDefaults;
+
+  private teamView(t: TeamRecord, usage: readonly TeamFlavorUsage[]): TeamView {
+    return viewOf(t, usage, this.limitDefaults);
+  }
 
   /**
    * Creates a team (absent fields take their defaults) or replaces one: replacing an existing team needs
@@ -45,10 +57,12 @@ export class TeamsService {
         withinTeam: dto.preemption?.withinTeam ?? TEAM_DEFAULTS.withinTeam,
         reclaimWithinCohort: dto.preemption?.reclaimWithinCohort ?? TEAM_DEFAULTS.reclaimWithinCohort,
         maxPriorityClass: dto.maxPriorityClass ?? null,
+        ...limitChanges(dto.limits),
       }, caller.subject)
       .catch(unknownTeamReference);
     this.choices.invalidate();
-    return { created, team: teamView(record, (await this.usage.byTeam()).get(name) ?? []) };
+    this.limits.invalidate();
+    return { created, team: this.teamView(record, (await this.usage.byTeam()).get(name) ?? []) };
   }
 
   /** Merge: changes the fields sent (`cohort: null` leaves the cohort; null elsewhere restores the default), keeps the others. 404 for an unknown team. */
@@ -63,11 +77,13 @@ export class TeamsService {
         ...(dto.preemption?.withinTeam !== undefined ? { withinTeam: dto.preemption.withinTeam ?? TEAM_DEFAULTS.withinTeam } : {}),
         ...(dto.preemption?.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: dto.preemption.reclaimWithinCohort ?? TEAM_DEFAULTS.reclaimWithinCohort } : {}),
         ...(dto.maxPriorityClass !== undefined ? { maxPriorityClass: dto.maxPriorityClass } : {}),
+        ...limitChanges(dto.limits),
       }, caller.subject)
       .catch(unknownTeamReference);
     this.choices.invalidate();
+    this.limits.invalidate();
     if (!record) throw notFound(`team ${name}`);
-    return teamView(record, (await this.usage.byTeam()).get(name) ?? []);
+    return this.teamView(record, (await this.usage.byTeam()).get(name) ?? []);
   }
 
   /**
@@ -82,13 +98,13 @@ export class TeamsService {
 
   async list(): Promise<TeamView[]> {
     const [teams, usage] = await Promise.all([this.teams.list(), this.usage.byTeam()]);
-    return teams.map((t) => teamView(t, usage.get(t.name) ?? []));
+    return teams.map((t) => this.teamView(t, usage.get(t.name) ?? []));
   }
 
   async get(name: string): Promise<TeamView> {
     const [team, usage] = await Promise.all([this.teams.get(name), this.usage.byTeam()]);
     if (!team) throw notFound(`team ${name}`);
-    return teamView(team, usage.get(name) ?? []);
+    return this.teamView(team, usage.get(name) ?? []);
   }
 
   /** Sets a quota; the change is recorded as an event (who, when, before, after). */
@@ -140,6 +156,19 @@ export class TeamsService {
 
 /** What a team gets for a field it is not given (or given as null). */
 const TEAM_DEFAULTS = { fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } as const;
+
+/**
+ * The limits a PUT or PATCH changes: each one sent (null: back to the default), none for `limits` absent,
+ * both back to their defaults for `limits: null`.
+ */
+function limitChanges(limits: TeamLimitsDto | null | undefined): { maxPendingJobs?: number | null; submissionsPerSecond?: number | null } {
+  if (limits === undefined) return {};
+  if (limits === null) return { maxPendingJobs: null, submissionsPerSecond: null };
+  return {
+    ...(limits.maxPendingJobs !== undefined ? { maxPendingJobs: limits.maxPendingJobs } : {}),
+    ...(limits.submissionsPerSecond !== undefined ? { submissionsPerSecond: limits.submissionsPerSecond } : {}),
+  };
+}
 
 /** The cohort was deleted between the check and the write: 422 as if the check had seen it. */
 function unknownTeamReference(error: unknown): never {

@@ -18,10 +18,14 @@ export class TokenView {
   createdAt!: string;
   @TimeProperty({ nullable: true })
   revokedAt!: string | null;
+  @TimeProperty({ nullable: true, description: 'From then on it is refused (401 TOKEN_EXPIRED); null: it never expires.' })
+  expiresAt!: string | null;
+  @TimeProperty({ nullable: true, description: 'Last time it authenticated a request (recorded at most once a minute); null: never used.' })
+  lastUsedAt!: string | null;
 }
 
-/** The answer to creating a token: the secret, shown this once, beside the stored token (never revoked yet). */
-export class CreatedTokenView extends OmitType(TokenView, ['revokedAt'] as const) {
+/** The answer to creating a token: the secret, shown this once, beside the stored token (never revoked or used yet). */
+export class CreatedTokenView extends OmitType(TokenView, ['revokedAt', 'lastUsedAt'] as const) {
   @ApiProperty({ example: 'qm_3q2…', description: 'The secret (stored only as its sha256 hash): keep it now.' })
   token!: string;
 }

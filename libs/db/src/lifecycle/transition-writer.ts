@@ -28,6 +28,8 @@ export type JobEventKind = `job.${Lowercase<JobState>}` | 'job.requeued' | 'job.
 
 export interface Placement {
   replica: number;
+  /** The role of a multi-role gang the replica belongs to. */
+  role?: string;
   node: string;
   accelerators: number;
   cpuMillis: number;
@@ -188,9 +190,9 @@ released AS (
   DELETE FROM allocations a USING u WHERE a.job_id = u.id AND u.to_state NOT IN ${HOLDING}
 ),
 placed AS (
-  INSERT INTO allocations (job_id, replica, node, flavor, accelerators, cpu_millis, memory_mib)
-  SELECT p.job_id, p.replica, p.node, p.flavor, p.accelerators, p.cpu_millis, p.memory_mib
-  FROM jsonb_to_recordset($2::jsonb) AS p(job_id uuid, replica int, node text, flavor text, accelerators int, cpu_millis int, memory_mib int)
+  INSERT INTO allocations (job_id, replica, role, node, flavor, accelerators, cpu_millis, memory_mib)
+  SELECT p.job_id, p.replica, p.role, p.node, p.flavor, p.accelerators, p.cpu_millis, p.memory_mib
+  FROM jsonb_to_recordset($2::jsonb) AS p(job_id uuid, replica int, role text, node text, flavor text, accelerators int, cpu_millis int, memory_mib int)
   JOIN u ON u.id = p.job_id AND u.to_state = 'ADMITTED'
 ),
 outbox_rows AS (
@@ -277,6 +279,7 @@ export function moveJobsStatement(moves: readonly JobMove[], options: MoveJobsOp
       placements.push({
         job_id: id,
         replica: p.replica,
+        ...(p.role === undefined ? {} : { role: p.role }),
         node: p.node,
         flavor: m.admission!.flavor,
         accelerators: p.accelerators,

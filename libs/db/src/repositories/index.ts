@@ -20,3 +20,4 @@ export * from './audit.repository.js';
 export * from './workload-job.repository.js';
 export * from './job-history.repository.js';
 export * from './priority-class.repository.js';
+export * from './pending-limit.js';

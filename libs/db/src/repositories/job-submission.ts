@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
 import { pgCode, PG_FOREIGN_KEY_VIOLATION, type DbHandle } from './db-handle.js';
 import type { JobDetail, JobRecord, NewJob, SubmitResult } from './job.records.js';
 import { GroupBatcher, type GroupBatcherOptions } from '../group-batcher.js';
+import { insertWithinPendingLimits, PendingLimitError, type PendingLimitOptions } from './pending-limit.js';
 
 /**
  * Job submission as one SQL statement for a whole group of submissions (group commit).
@@ -20,10 +22,10 @@ WITH input AS (
   SELECT i.*, ARRAY(SELECT jsonb_array_elements_text(i.flavors_json::jsonb)) AS flavors
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bool[], $7::int[], $8::int[], $9::int[],
               $10::int[], $11::int[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::int[],
-              $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[])
+              $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[])
        WITH ORDINALITY AS i(id, team, name, kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
                             cpu_millis, memory_mib, flavors_json, flavor_selection, speeds, topology_level, tpu_shape,
-                            expected_runtime_seconds, template, key, subject, request_hash, checkpoint, key_scope, priority_class, ord)
+                            expected_runtime_seconds, template, key, subject, request_hash, checkpoint, key_scope, priority_class, roles, ord)
 ), ok AS (
   SELECT input.*,
          EXISTS (SELECT 1 FROM teams t WHERE t.name = input.team) AS team_ok,
@@ -37,10 +39,10 @@ WITH input AS (
 ), j AS (
   INSERT INTO jobs (id, name, team, kind, priority, priority_class, preemptible, replicas, min_replicas, accelerators_per_replica,
     cpu_millis_per_replica, memory_mib_per_replica, flavors, flavor_selection, speeds, topology_level, tpu_shape,
-    expected_runtime_seconds, template, checkpoint, created_by, submitted_at, queued_at)
+    expected_runtime_seconds, template, checkpoint, roles, created_by, submitted_at, queued_at)
   SELECT id, name, team, kind::job_kind, priority, priority_class, preemptible, replicas, min_replicas, accelerators_per_replica,
     cpu_millis, memory_mib, flavors, flavor_selection::flavor_selection, speeds::jsonb, topology_level::topology_level,
-    tpu_shape, expected_runtime_seconds, template::jsonb, checkpoint::jsonb, subject, clock_timestamp(), clock_timestamp()
+    tpu_shape, expected_runtime_seconds, template::jsonb, checkpoint::jsonb, roles::jsonb, subject, clock_timestamp(), clock_timestamp()
   FROM ok WHERE team_ok AND flavors_ok AND (key IS NULL OR id IN (SELECT job_id FROM k))
   ORDER BY ord
   RETURNING id, submitted_at, queued_at
@@ -82,16 +84,18 @@ export class SubmissionQueueFullError extends Error {
 }
 
 /** maxQueued defaults to 20 × maxGroup here. */
-export type BatcherOptions = Pick<GroupBatcherOptions, 'maxGroup' | 'maxInFlight' | 'maxQueued'>;
+export type BatcherOptions = Pick<GroupBatcherOptions, 'maxGroup' | 'maxInFlight' | 'maxQueued'> & PendingLimitOptions;
 
 export class SubmissionBatcher {
-  private readonly groups: GroupBatcher<Submission, GroupRow>;
+  private readonly groups: GroupBatcher<Submission, GroupRow | PendingLimitError>;
+  private readonly defaultMaxPendingJobs: number | undefined;
 
   constructor(
     private readonly db: DbHandle,
     private readonly load: (id: string) => Promise<JobDetail | null>,
     options: BatcherOptions = { maxGroup: 128, maxInFlight: 4 },
   ) {
+    this.defaultMaxPendingJobs = options.defaultMaxPendingJobs;
     this.groups = new GroupBatcher((group) => this.insert(group), {
       maxGroup: options.maxGroup,
       maxInFlight: options.maxInFlight,
@@ -102,7 +106,7 @@ export class SubmissionBatcher {
 
   async submit(job: NewJob, actor: string, idempotency: Submission['idempotency']): Promise<SubmitResult> {
     const submission = { job, actor, idempotency };
-    let row: GroupRow;
+    let row: GroupRow | PendingLimitError;
     try {
       row = await this.groups.call(submission);
     } catch (error) {
@@ -111,13 +115,22 @@ export class SubmissionBatcher {
       if (pgCode(error) !== PG_FOREIGN_KEY_VIOLATION) throw error;
       row = await this.groups.call(submission);
     }
+    if (row instanceof PendingLimitError) throw row;
     return this.outcome(submission, row);
   }
 
-  private async insert(group: readonly Submission[]): Promise<GroupRow[]> {
+  /** With a pending-job limit, the group's statement runs within it (pending-limit.ts); else as is. */
+  private insert(group: readonly Submission[]): Promise<(GroupRow | PendingLimitError)[]> {
+    const defaultMax = this.defaultMaxPendingJobs;
+    if (defaultMax === undefined) return this.insertGroup(group, this.db.pool);
+    const keyOf = (s: Submission): { scope: string; key: string } | null => (s.idempotency === null ? null : { scope: keyScope(s)!, key: s.idempotency.key });
+    return insertWithinPendingLimits(this.db, group, { defaultMax, teamOf: (s) => s.job.team, keyOf }, (admitted, client) => this.insertGroup(admitted, client));
+  }
+
+  private async insertGroup(group: readonly Submission[], client: Pick<Pool, 'query'>): Promise<GroupRow[]> {
     const col = <T>(f: (s: Submission) => T): T[] => group.map(f);
     // A named statement: Postgres parses and plans the CTE once per connection, not per group.
-    const { rows } = await this.db.pool.query<GroupRow>({ name: 'qm_submit_jobs_v5', text: GROUP_SQL, values: [
+    const { rows } = await client.query<GroupRow>({ name: 'qm_submit_jobs_v6', text: GROUP_SQL, values: [
       col(() => randomUUID()),
       col((s) => s.job.team),
       col((s) => s.job.name),
@@ -142,6 +155,7 @@ export class SubmissionBatcher {
       col((s) => (s.job.checkpoint === undefined || s.job.checkpoint === null ? null : JSON.stringify(s.job.checkpoint))),
       col((s) => keyScope(s)),
       col((s) => s.job.priorityClass ?? null),
+      col((s) => (s.job.roles === undefined || s.job.roles === null ? null : JSON.stringify(s.job.roles))),
     ] });
     return rows;
   }
@@ -177,6 +191,7 @@ function newRecord(id: string, s: Submission, submittedAt: Date, queuedAt: Date)
   return {
     ...s.job,
     checkpoint: s.job.checkpoint ?? null,
+    roles: s.job.roles ?? null,
     priorityClass: s.job.priorityClass ?? null,
     id,
     state: 'PENDING',

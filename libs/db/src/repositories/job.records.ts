@@ -1,4 +1,4 @@
-import type { CheckpointPolicy, JobKind as CoreJobKind, JobState } from '#core';
+import type { CheckpointPolicy, JobKind as CoreJobKind, JobRole, JobState } from '#core';
 import type { Prisma } from '../generated/prisma/client.js';
 import { jobKindFromDb } from '../enums.js';
 
@@ -30,6 +30,7 @@ export const JOB_SELECT = {
   expectedRuntimeSeconds: true,
   template: true,
   checkpoint: true,
+  roles: true,
   state: true,
   flavor: true,
   admittedReplicas: true,
@@ -52,12 +53,14 @@ export const JOB_SELECT = {
 type JobPayload = Prisma.JobGetPayload<{ select: typeof JOB_SELECT }>;
 
 /** A stored job. `lastCheckpointAt` / `completedFraction`: progress its executor reported (POST /v1/jobs/{id}/progress). */
-export type JobRecord = Omit<JobPayload, 'kind' | 'speeds' | 'template' | 'checkpoint'> & {
+export type JobRecord = Omit<JobPayload, 'kind' | 'speeds' | 'template' | 'checkpoint' | 'roles'> & {
   kind: JobKindName;
   speeds: Record<string, number> | null;
   template: Record<string, unknown>;
   /** Declared checkpointing (core CheckpointPolicy); null = none. */
   checkpoint: CheckpointPolicy | null;
+  /** A multi-role gang's roles (core JobRole); null for a job of one role. */
+  roles: JobRole[] | null;
 };
 
 /** What a submission stores (validated and defaulted by the API); the rest of a JobRecord is the database's. */
@@ -80,9 +83,15 @@ export type NewJob = Pick<
   | 'tpuShape'
   | 'expectedRuntimeSeconds'
   | 'template'
-> & { checkpoint?: CheckpointPolicy | null; /** The class the priority came from (absent: none). */ priorityClass?: string | null };
+> & {
+  checkpoint?: CheckpointPolicy | null;
+  /** The class the priority came from (absent: none). */
+  priorityClass?: string | null;
+  /** A multi-role gang's roles; the per-replica fields then hold their envelope (core `envelopeOf`). */
+  roles?: JobRole[] | null;
+};
 
-export const ALLOCATION_SELECT = { replica: true, node: true, accelerators: true, cpuMillis: true, memoryMiB: true } as const satisfies Prisma.AllocationSelect;
+export const ALLOCATION_SELECT = { replica: true, role: true, node: true, accelerators: true, cpuMillis: true, memoryMiB: true } as const satisfies Prisma.AllocationSelect;
 export type AllocationRecord = Prisma.AllocationGetPayload<{ select: typeof ALLOCATION_SELECT }>;
 
 export const TRANSITION_SELECT = { from: true, to: true, at: true, reason: true } as const satisfies Prisma.JobTransitionSelect;
@@ -105,6 +114,7 @@ export function toJobRecord(row: JobPayload): JobRecord {
     speeds: row.speeds as JobRecord['speeds'],
     template: row.template as JobRecord['template'],
     checkpoint: row.checkpoint as JobRecord['checkpoint'],
+    roles: row.roles as JobRecord['roles'],
   };
 }
 

@@ -3,8 +3,15 @@ import { isForeignKeyViolation, lockTenancyRow, TX_OPTIONS, writeTenancyEvent, t
 import { MissingReferenceError, QUOTA_SELECT, TEAM_SELECT, type Deletion, type QuotaRecord, type TeamRecord, type Upserted } from './tenancy.records.js';
 import { auditUpsert, type Audited } from './tenancy-audit.js';
 
-/** A team's settings; a ceiling left out is null when the team is created and kept when it is replaced. */
-export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt' | 'maxPriorityClass'> & { maxPriorityClass?: string | null };
+/**
+ * A team's settings; a ceiling or limit left out is null (the default) when the team is created and kept
+ * when it is replaced.
+ */
+export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt' | 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond'> &
+  Partial<Pick<TeamRecord, 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond'>>;
+
+/** A team's own limits on submissions (null: the default of the API's configuration). */
+export type TeamLimitsRecord = Pick<TeamRecord, 'name' | 'maxPendingJobs' | 'submissionsPerSecond'>;
 
 /** What keeps a team from being deleted. */
 export interface TeamUse {
@@ -81,6 +88,11 @@ export class TeamRepository {
     return this.db.prisma.team.findMany({ ...(names ? { where: { name: { in: [...names] } } } : {}), select: TEAM_SELECT, orderBy: { name: 'asc' } });
   }
 
+  /** Every team's own submission limits (null where it has none: the configured default applies). */
+  async limits(): Promise<TeamLimitsRecord[]> {
+    return this.db.prisma.team.findMany({ select: { name: true, maxPendingJobs: true, submissionsPerSecond: true }, orderBy: { name: 'asc' } });
+  }
+
   async get(name: string): Promise<TeamRecord | null> {
     return this.db.prisma.team.findUnique({ where: { name }, select: TEAM_SELECT });
   }
@@ -148,8 +160,8 @@ export class TeamRepository {
 
 /** What a team's audit events record: its settings. */
 function audited(t: TeamRecord): Audited {
-  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass } = t;
-  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass };
+  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, maxPendingJobs, submissionsPerSecond } = t;
+  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, limits: { maxPendingJobs, submissionsPerSecond } };
 }
 
 /** Locks the team, changes the fields given and writes team.updated with the true before; null when there is no such team. */

@@ -14,6 +14,8 @@ export const TEAM_SELECT = {
   withinTeam: true,
   reclaimWithinCohort: true,
   maxPriorityClass: true,
+  maxPendingJobs: true,
+  submissionsPerSecond: true,
   createdAt: true,
   updatedAt: true,
 } as const satisfies Prisma.TeamSelect;

@@ -6,7 +6,7 @@ import { TX_OPTIONS, writeTenancyEvent } from './prisma-helpers.js';
 
 export type TokenRole = Role;
 
-const TOKEN_SELECT = { id: true, subject: true, role: true, teams: true, createdAt: true } as const satisfies Prisma.ApiTokenSelect;
+const TOKEN_SELECT = { id: true, subject: true, role: true, teams: true, createdAt: true, expiresAt: true, lastUsedAt: true } as const satisfies Prisma.ApiTokenSelect;
 export type TokenRecord = Prisma.ApiTokenGetPayload<{ select: typeof TOKEN_SELECT }>;
 
 /** API tokens, stored as sha256 hashes only (Prisma client); creations and revocations are audited events. */
@@ -14,23 +14,26 @@ export class TokenRepository {
   constructor(private readonly db: DbHandle) {}
 
   /**
-   * Stores a token and its audit event (token.created: id, subject, role, teams — never the secret or its
-   * hash) in one transaction. The events have no team: admins read them.
+   * Stores a token and its audit event (token.created: id, subject, role, teams, expiry — never the secret
+   * or its hash) in one transaction. The events have no team: admins read them. `expiresAt` null: it never expires.
    */
-  async create(input: { subject: string; role: TokenRole; teams: string[]; tokenHash: string }, actor: string): Promise<TokenRecord> {
+  async create(input: { subject: string; role: TokenRole; teams: string[]; tokenHash: string; expiresAt: Date | null }, actor: string): Promise<TokenRecord> {
     return this.db.prisma.$transaction(async (tx) => {
       const record = await tx.apiToken.create({ data: input, select: TOKEN_SELECT });
       const scope = record.teams.length > 0 ? ` for team(s) ${record.teams.join(', ')}` : '';
-      await writeTenancyEvent(tx, 'token.created', null, actor, `${record.role} token ${record.id} of ${record.subject}${scope} created by ${actor}`, {
+      const expiry = record.expiresAt === null ? ', never expiring,' : `, expiring at ${record.expiresAt.toISOString()},`;
+      await writeTenancyEvent(tx, 'token.created', null, actor, `${record.role} token ${record.id} of ${record.subject}${scope}${expiry} created by ${actor}`, {
         token: record.id,
         subject: record.subject,
         role: record.role,
         teams: record.teams,
+        expiresAt: record.expiresAt?.toISOString() ?? null,
       });
       return record;
     }, TX_OPTIONS);
   }
 
+  /** The unrevoked token with this hash, expired or not (the caller refuses an expired one, saying so). */
   async findActiveByHash(tokenHash: string): Promise<TokenRecord | null> {
     return this.db.prisma.apiToken.findFirst({ where: { tokenHash, revokedAt: null }, select: TOKEN_SELECT });
   }
@@ -54,6 +57,18 @@ export class TokenRepository {
       }
       return (await tx.apiToken.count({ where: { id } })) === 1 ? 'revoked' : 'missing';
     }, TX_OPTIONS);
+  }
+
+  /**
+   * Records that the token was used at `at`, unless a use within `minIntervalMs` before was recorded already
+   * (one conditional UPDATE, which writes nothing then): at most one write per token per interval, whichever
+   * replica sees its requests.
+   */
+  async touch(id: string, at: Date, minIntervalMs: number): Promise<void> {
+    await this.db.prisma.apiToken.updateMany({
+      where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(at.getTime() - minIntervalMs) } }] },
+      data: { lastUsedAt: at },
+    });
   }
 
   async count(): Promise<number> {

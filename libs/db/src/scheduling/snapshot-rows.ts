@@ -5,6 +5,7 @@ import type {
   FlavorKind,
   FlavorSelection,
   JobKind,
+  JobRole,
   JobSpec,
   PendingJob,
   Quota,
@@ -155,7 +156,7 @@ const JOB_COLUMNS = `j.id::text AS id, j.name, j.team, j.kind::text AS kind, j.p
   j.min_replicas, j.accelerators_per_replica, j.cpu_millis_per_replica, j.memory_mib_per_replica, j.flavors,
   j.flavor_selection::text AS flavor_selection, j.speeds, j.topology_level::text AS topology_level, j.tpu_shape,
   j.expected_runtime_seconds, ${epochMs('j.submitted_at')} AS submitted_at, ${epochMs('j.queued_at')} AS queued_at, j.version,
-  j.checkpoint, ${epochMs('j.last_checkpoint_at')} AS last_checkpoint_at, j.resume_fraction,
+  j.checkpoint, ${epochMs('j.last_checkpoint_at')} AS last_checkpoint_at, j.resume_fraction, j.roles,
   ${epochMs('j.last_preempted_at')} AS last_preempted_at,
   CASE WHEN jsonb_typeof(j.template -> 'nodeSelector') = 'object' THEN j.template -> 'nodeSelector' END AS node_selector`;
 
@@ -191,6 +192,8 @@ export interface JobRow {
   resume_fraction: number | null;
   /** The pod template's nodeSelector (validated by the API). */
   node_selector: Record<string, string> | null;
+  /** A multi-role gang's roles (validated by the API); null for a job of one role. */
+  roles: JobRole[] | null;
 }
 
 export interface RunningJobRow extends JobRow {
@@ -231,6 +234,7 @@ export const activeJobsSql = (where = 'TRUE'): string =>
 export interface AllocationRow {
   job_id: string;
   replica: number;
+  role: string | null;
   node: string;
   accelerators: number;
   cpu_millis: number;
@@ -239,7 +243,7 @@ export interface AllocationRow {
 
 /** Allocations of the jobs that hold accelerators; `where` may name `a` (allocations) and `j` (jobs). */
 export const allocationsSql = (where = 'TRUE'): string =>
-  `SELECT a.job_id::text AS job_id, a.replica, a.node, a.accelerators, a.cpu_millis, a.memory_mib
+  `SELECT a.job_id::text AS job_id, a.replica, a.role, a.node, a.accelerators, a.cpu_millis, a.memory_mib
    FROM allocations a JOIN jobs j ON j.id = a.job_id
    WHERE j.state IN ${HOLDING_SQL} AND ${where}
    ORDER BY a.job_id, a.replica`;
@@ -250,7 +254,9 @@ export function placementsOf(rows: readonly AllocationRow[]): Map<string, Replic
   for (const a of rows) {
     let list = placements.get(a.job_id);
     if (!list) placements.set(a.job_id, (list = []));
-    list.push({ replica: a.replica, node: a.node, accelerators: a.accelerators, cpuMillis: a.cpu_millis, memoryMiB: a.memory_mib });
+    const placement: ReplicaPlacement = { replica: a.replica, node: a.node, accelerators: a.accelerators, cpuMillis: a.cpu_millis, memoryMiB: a.memory_mib };
+    if (a.role !== null) placement.role = a.role;
+    list.push(placement);
   }
   return placements;
 }
@@ -277,6 +283,7 @@ function jobSpec(r: JobRow): JobSpec {
   if (r.speeds !== null) spec.speeds = r.speeds;
   if (r.checkpoint !== null) spec.checkpoint = r.checkpoint;
   if (r.node_selector !== null && Object.keys(r.node_selector).length > 0) spec.topology.nodeSelector = r.node_selector;
+  if (r.roles !== null && r.roles.length > 1) spec.roles = r.roles;
   return spec;
 }
 
