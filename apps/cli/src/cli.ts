@@ -12,17 +12,16 @@ import { registerTenancyAdmin } from './commands/tenancy-admin.js';
 import { registerPriorityClasses } from './commands/priority-classes.js';
 import { registerTokens } from './commands/tokens.js';
 import { CommandContext } from './context.js';
-import { CliFailure, UsageError } from './errors.js';
+import { CliFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from './errors.js';
 import type { QmIo } from './io.js';
 import type { SimulateFlags } from './simulate-command.js';
 
 /**
- * Exit codes: 0 ok; 1 failure (server error, unreachable, forbidden, not found, unreadable or invalid
- * input files, I/O); 2 bad usage (unknown command or flag, missing or malformed argument).
+ * Exit codes (errors.ts): 0 ok; 1 failure (server error, unreachable, forbidden, not found, unreadable
+ * files, I/O); 2 bad input (unknown command or flag, missing or malformed argument, a job file that is not a
+ * job, and every 400/422 of the API).
  */
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
+export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE };
 
 const nonNegative = (v: string): number => {
   const n = Number(v);
@@ -66,8 +65,11 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
     .option('--token <token>', 'bearer token (default: QM_TOKEN, else the config file)')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ qm login --server http://localhost:8080 --token qm_…\n  $ qm submit -f job.yaml --wait\n  $ qm ls\n  $ qm why llama-ft-7\n' +
-        '\nExit codes: 0 ok, 1 failure (server error, unreachable, forbidden, not found, bad input file), 2 bad usage.\n' +
+      '\nExamples:\n  $ qm login --server http://localhost:8080 --token qm_…\n  $ qm submit -f job.yaml --wait\n' +
+        '  $ qm submit --name llama-ft-8 --team vision --gpus 8 --image ghcr.io/acme/llama-ft:1.4 -- python train.py\n' +
+        '  $ qm ls -w\n  $ qm queue\n  $ qm why llama-ft-7\n' +
+        '\nExit codes: 0 ok; 1 failure (server error, unreachable, forbidden, not found, unreadable file);\n' +
+        '2 bad input (unknown command or flag, bad value, a job file that is not a job, the API\'s 400/422 naming a field).\n' +
         'Config: $XDG_CONFIG_HOME/quartermaster/config.yaml (mode 0600); QM_SERVER, QM_TOKEN, QM_TEAM override it.\n',
     );
   const context = new CommandContext(io, program);
@@ -126,6 +128,7 @@ export async function runCli(argv: string[], io: QmIo): Promise<number> {
   const { program, context } = buildProgram(io, (c) => {
     code = c;
   });
+  context.argv = argv;
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code !== EXIT_OK ? code : context.exitCode;
@@ -134,13 +137,9 @@ export async function runCli(argv: string[], io: QmIo): Promise<number> {
       // Commander already printed the message (help and version exit with 0).
       return e.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
-    if (e instanceof UsageError) {
+    if (e instanceof UsageError || e instanceof CliFailure) {
       io.stderr.write(`qm: ${e.message}\n`);
-      return EXIT_USAGE;
-    }
-    if (e instanceof CliFailure) {
-      io.stderr.write(`qm: ${e.message}\n`);
-      return EXIT_FAILURE;
+      return e.exitCode;
     }
     // Input errors of the simulator's loaders, or a bug: still one line.
     io.stderr.write(`qm: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);

@@ -5,6 +5,9 @@ import type { QmIo } from './io.js';
 /** What every API command gets: the I/O, the clock, and a lazily made connection. */
 export class CommandContext {
   private connection: Connection | undefined;
+  private interrupt: AbortSignal | undefined;
+  /** The arguments `qm` was run with (after the program name). */
+  argv: readonly string[] = [];
   /** The exit code a command asked for (0 unless it called exit). */
   exitCode = 0;
 
@@ -48,6 +51,11 @@ export class CommandContext {
   /** Ends with this exit code once the action returns (1: some of the work failed; each failure already printed). */
   exit(code: number): void {
     this.exitCode = code;
+  }
+
+  /** Aborted by Ctrl-C or SIGTERM (listened for from the first call on: only watches stop gracefully). */
+  interrupted(): AbortSignal {
+    return (this.interrupt ??= this.io.interrupts?.() ?? new AbortController().signal);
   }
 
   get isTTY(): boolean {

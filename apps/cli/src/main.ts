@@ -12,6 +12,15 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+// `--watch` stops on Ctrl-C or SIGTERM with exit 0; it listens only once a watch starts (other commands die as usual).
+let interrupted: AbortSignal | undefined;
+const interrupts = (): AbortSignal => {
+  if (interrupted !== undefined) return interrupted;
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+  return (interrupted = stop.signal);
+};
+
 process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
@@ -21,4 +30,7 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stdin: process.stdin,
   scheduler: runCycle,
   now: () => Date.now(),
+  interrupts,
 });
+// A watch that was stopped: end now rather than when the last idle connection closes.
+if (interrupted?.aborted === true) process.exit();

@@ -58,7 +58,7 @@ describe('qm usage', () => {
     expect(mine.items.map((i: { team: string }) => i.team)).toEqual(['vision']);
     expect(await runQm(['usage', '--team', 'nlp'], { env: member })).toMatchObject({ code: 1, stdout: '', stderr: 'qm: alice may not read the usage of team nlp\n' });
     expect(await runQm(['usage', '--from', 'last tuesday'], { env: admin })).toMatchObject({
-      code: 1,
+      code: 2,
       stderr: 'qm: invalid request: from: must be a date (2026-11-01, UTC midnight) or an RFC 3339 time (2026-11-01T09:00:00Z)\n',
     });
     expect(await runQm(['usage', '--month', '2026-13'], { env: admin })).toMatchObject({ code: 2, stderr: "qm: --month '2026-13': expected YYYY-MM, e.g. 2026-11\n" });

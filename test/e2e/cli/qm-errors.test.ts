@@ -9,7 +9,7 @@ import { buildQm, type QmResult, runQm } from './qm-process.js';
 /**
  * Bad input to the real `qm`: unknown flags, unreadable or invalid job files, jobs the API refuses, a
  * server that is down. Every error is one line on stderr, nothing on stdout, the documented exit code
- * (2 usage, 1 failure), and nothing is written.
+ * (2 bad input — ours or the API's 400/422 —, 1 failure), and nothing is written.
  */
 let h: Harness;
 let dir: string;
@@ -50,9 +50,9 @@ describe('usage errors exit 2', () => {
   it.each([
     [['ls', '--frobnicate'], "qm: unknown option '--frobnicate' (run with --help for usage)"],
     [['frobnicate'], "qm: unknown command 'frobnicate' (run with --help for usage)"],
-    [['submit'], "qm: required option '-f, --file <path>' not specified (run with --help for usage)"],
+    [['submit'], 'qm: give a job file with -f FILE, or the job as flags: --name, --gpus and --image (see qm submit --help)'],
     [['describe'], "qm: missing required argument 'job' (run with --help for usage)"],
-    [['ls', '-o', 'xml'], 'qm: -o xml: expected one of table, wide, json, yaml'],
+    [['ls', '-o', 'xml'], 'qm: -o xml: expected one of table, wide, name, json, yaml'],
     [['ls', '--state', 'sleeping'], "qm: --state 'sleeping': expected one of pending, admitted, binding, running, succeeded, failed, cancelled, preempted (comma-separated)"],
     [['ls', '--limit', '0'], "qm: --limit '0': expected a positive integer"],
     [['ls', '--team', 'vision', '--all-teams'], 'qm: use either --team or --all-teams'],
@@ -66,7 +66,7 @@ describe('usage errors exit 2', () => {
   });
 });
 
-describe('failures exit 1 with one line and write nothing', () => {
+describe('bad job files and jobs the API refuses (400/422) exit 2, other failures 1; one line, nothing written', () => {
   let before: Record<string, number>;
   beforeAll(async () => {
     before = await h.counts();
@@ -76,25 +76,35 @@ describe('failures exit 1 with one line and write nothing', () => {
   });
 
   it.each([
-    ['missing.yaml', 'qm: cannot read job file missing.yaml: no such file'],
-    ['a-directory', 'qm: cannot read job file a-directory: it is a directory'],
-    ['broken.yaml', /^qm: broken\.yaml: line 3, column 1: .+\n$/],
-    ['broken.json', 'qm: broken.json: line 1, column 14: Expected double-quoted property name'],
-    ['list.yaml', 'qm: list.yaml: expected a job (a mapping with name, team, replicas, …), got a list'],
-    ['two.yaml', 'qm: two.yaml holds 2 documents; qm submit takes one job per file'],
-    ['empty.yaml', 'qm: empty.yaml is empty: expected a job in YAML or JSON (see qm submit --help)'],
+    ['missing.yaml', 1, 'qm: cannot read job file missing.yaml: no such file'],
+    ['a-directory', 1, 'qm: cannot read job file a-directory: it is a directory'],
+    ['broken.yaml', 2, /^qm: broken\.yaml: line 3, column 1: .+\n$/],
+    ['broken.json', 2, 'qm: broken.json: line 1, column 14: Expected double-quoted property name'],
+    ['list.yaml', 2, 'qm: list.yaml: expected a job (a mapping with name, team, replicas, …), got a list'],
+    ['two.yaml', 2, 'qm: two.yaml holds 2 documents; qm submit takes one job per file'],
+    ['empty.yaml', 2, 'qm: empty.yaml is empty: expected a job in YAML or JSON (see qm submit --help)'],
     [
       'invalid.yaml',
+      2,
       "qm: invalid request: bogus: is not a known field; name: must be a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters); replicas: must be ≥ 1",
     ],
-    ['unknown-flavor.yaml', 'qm: flavors[0]: unknown flavor: tpu-v9'],
-    ['other-team.yaml', 'qm: alice may not submit jobs for team nlp'],
-  ])('qm submit -f %s', async (file, message) => {
-    oneLine(await runQm(['submit', '-f', file], { env, cwd: dir }), 1, message);
+    ['unknown-flavor.yaml', 2, 'qm: flavors[0]: unknown flavor: tpu-v9'],
+    ['other-team.yaml', 1, 'qm: alice may not submit jobs for team nlp'],
+  ])('qm submit -f %s exits %d', async (file, code, message) => {
+    oneLine(await runQm(['submit', '-f', file], { env, cwd: dir }), code, message);
   });
 
   it('empty stdin', async () => {
-    oneLine(await runQm(['submit', '-f', '-'], { env, stdin: '' }), 1, 'qm: stdin is empty: expected a job in YAML or JSON (see qm submit --help)');
+    oneLine(await runQm(['submit', '-f', '-'], { env, stdin: '' }), 2, 'qm: stdin is empty: expected a job in YAML or JSON (see qm submit --help)');
+  });
+
+  it('a 400 from a listing (a malformed name in a query) exits 2 too; cancel exits 2 only when every failure was bad input', async () => {
+    oneLine(await runQm(['why', 'Not_A_Name'], { env }), 2, /^qm: invalid request: name: must be a DNS-1123 label/);
+    const bad = await runQm(['cancel', 'Not_A_Name'], { env });
+    expect(bad.code).toBe(2);
+    const mixed = await runQm(['cancel', 'Not_A_Name', 'no-such-job'], { env });
+    expect(mixed.code).toBe(1);
+    expect(mixed.stderr.trimEnd().split('\n')).toHaveLength(2);
   });
 
   it('unknown job, or a name no job has', async () => {

@@ -43,9 +43,12 @@ export function runQm(args: string[], options: QmOptions = {}): Promise<QmResult
 /**
  * Starts the real `qm` as a child process: no TTY (pipes), TZ=UTC, and only the environment given (plus
  * PATH), so nothing of the machine's own configuration (HOME, QM_*) leaks in. Returns it running (for
- * --wait) with its output so far.
+ * --wait and --watch) with its output so far, and a way to signal it (Ctrl-C is SIGINT).
  */
-export function startQm(args: string[], options: QmOptions = {}): { result: Promise<QmResult>; output: () => string } {
+export function startQm(
+  args: string[],
+  options: QmOptions = {},
+): { result: Promise<QmResult>; output: () => string; errors: () => string; kill: (signal: NodeJS.Signals) => void } {
   let stdout = '';
   let stderr = '';
   const child = spawn(process.execPath, [QM_BIN, ...args], {
@@ -60,5 +63,5 @@ export function startQm(args: string[], options: QmOptions = {}): { result: Prom
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
-  return { result, output: () => stdout };
+  return { result, output: () => stdout, errors: () => stderr, kill: (signal) => void child.kill(signal) };
 }

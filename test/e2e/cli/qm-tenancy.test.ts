@@ -94,7 +94,7 @@ describe('qm flavor / cohort / team / node set: create, then change only what is
     const before = await h.counts();
     failed(await qm('flavor', 'set', 'v5p', '--topology-label', 'rack=example.com/rack'), 2, /^qm: --topology-label 'rack=example.com\/rack': expected level=key with level one of zone, block, domain, tpuShape/);
     failed(await qm('flavor', 'set', 'v5p', '--topology-label', 'domain='), 2, "--topology-label 'domain=': give a node label key, or default for the kind's");
-    failed(await qm('flavor', 'set', 'v5p', '--topology-label', 'domain=not a key!'), 1, /^qm: invalid request: topologyLabels\.domain: must be a Kubernetes label key/);
+    failed(await qm('flavor', 'set', 'v5p', '--topology-label', 'domain=not a key!'), 2, /^qm: invalid request: topologyLabels\.domain: must be a Kubernetes label key/);
     expect(await topologyOf()).toMatchObject({ domain: 'cloud.google.com/gke-nodepool' });
     expect(await h.counts()).toEqual(before);
     expect((await qm('flavor', 'rm', 'v5p')).code).toBe(0);
@@ -112,10 +112,10 @@ describe('qm flavor / cohort / team / node set: create, then change only what is
     failed(await qm('node', 'set', 'gpu-9', '--flavor', 'h100'), 2, 'node gpu-9 does not exist yet: --accelerators, --cpu-millis, --memory-mib required');
     failed(await qm('node', 'set', 'gpu-1', '--schedulable', 'maybe'), 2, "--schedulable 'maybe': expected yes or no");
     failed(await qm('team', 'rm'), 2, "missing required argument 'name' (run with --help for usage)");
-    // Refused by the API: exit 1 with its detail.
-    failed(await qm('team', 'set', 'vision', '--cohort', 'ghost'), 1, 'cohort: unknown cohort: ghost');
-    failed(await qm('node', 'set', 'gpu-9', '--flavor', 'ghost', '--accelerators', '8', '--cpu-millis', '1000', '--memory-mib', '1024'), 1, 'flavor: unknown flavor: ghost');
-    failed(await qm('team', 'set', 'vision', '--fair-share-weight', '5000'), 1, /^qm: invalid request: fairShareWeight: /);
+    // Refused by the API with a 400/422 naming the field: bad input too, exit 2 with its detail.
+    failed(await qm('team', 'set', 'vision', '--cohort', 'ghost'), 2, 'cohort: unknown cohort: ghost');
+    failed(await qm('node', 'set', 'gpu-9', '--flavor', 'ghost', '--accelerators', '8', '--cpu-millis', '1000', '--memory-mib', '1024'), 2, 'flavor: unknown flavor: ghost');
+    failed(await qm('team', 'set', 'vision', '--fair-share-weight', '5000'), 2, /^qm: invalid request: fairShareWeight: /);
     expect(await h.counts()).toEqual(before);
   });
 });
@@ -151,7 +151,7 @@ describe('qm token: an admin hands a researcher a token without curl', () => {
     failed(await qm('token', 'create', 'carol', '--role', 'root', '--teams', 'vision'), 2, "--role 'root': expected one of member, executor, admin");
     failed(await qm('token', 'create', 'carol', '--role', 'admin', '--teams', 'vision'), 2, 'an admin token acts for every team: leave out --teams');
     failed(await qm('token', 'create', 'carol', '--teams', 'vision', '-o', 'xml'), 2, '-o xml: expected one of token, json, yaml');
-    failed(await qm('token', 'create', 'carol', '--teams', 'ghost'), 1, 'teams: unknown team: ghost');
+    failed(await qm('token', 'create', 'carol', '--teams', 'ghost'), 2, 'teams: unknown team: ghost');
     const alice = await memberToken(h, 'alice-tokens', ['vision']);
     const counted = await h.counts();
     failed(await runQm(['token', 'create', 'mallory', '--teams', 'vision'], { env: { ...admin, QM_TOKEN: alice } }), 1, 'alice-tokens is a member; this needs an admin token');

@@ -1,4 +1,4 @@
-import { CliFailure } from '../errors.js';
+import { CliFailure, EXIT_FAILURE, EXIT_USAGE } from '../errors.js';
 
 /** One offending field of a 400 (problem+json `errors`). */
 export interface ProblemField {
@@ -16,6 +16,16 @@ export class ApiError extends CliFailure {
   ) {
     super(describeProblem(status, code, detail, errors));
   }
+
+  /** 400 and 422 (the request's fields are wrong: the answer names them) exit with 2 like a usage error; the rest with 1. */
+  override get exitCode(): number {
+    return this.status === 400 || this.status === 422 ? EXIT_USAGE : EXIT_FAILURE;
+  }
+
+  /** Worth asking again (a watch goes on): the server failed or is overloaded, not the request. */
+  get transient(): boolean {
+    return this.status >= 500 || this.status === 429 || this.status === 408;
+  }
 }
 
 export interface RequestOptions {
@@ -24,6 +34,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** `Accept` (default application/json); with text/*, the body is returned as a string. */
   accept?: string;
+  /** Aborts the request (a watch stopped by Ctrl-C or SIGTERM). */
+  signal?: AbortSignal;
 }
 
 export interface Reply<T> {
@@ -53,7 +65,8 @@ export class ApiClient {
     }
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+      const timeout = AbortSignal.timeout(this.timeoutMs);
+      res = await fetch(url, { method, headers, body, signal: options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]) });
     } catch (error) {
       throw new CliFailure(`cannot reach the Quartermaster API at ${this.server}: ${networkReason(error, this.timeoutMs)} (is it running? check --server, QM_SERVER or qm login)`);
     }
@@ -74,8 +87,8 @@ export class ApiClient {
     }
   }
 
-  get<T = unknown>(path: string, query?: RequestOptions['query']): Promise<T> {
-    return this.request<T>('GET', path, { query }).then((r) => r.body);
+  get<T = unknown>(path: string, query?: RequestOptions['query'], signal?: AbortSignal): Promise<T> {
+    return this.request<T>('GET', path, { query, ...(signal === undefined ? {} : { signal }) }).then((r) => r.body);
   }
 }
 

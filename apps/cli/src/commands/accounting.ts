@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';
 import { localTime, parseTime } from '../output/time.js';
 import { formatTable } from '../table.js';
-import { example, seg } from './common.js';
+import { example, noHeadersOption, seg } from './common.js';
 
 const listing = { align: 'left', rule: false } as const;
 const PERIODS = ['day', 'week', 'month'] as const;
@@ -29,7 +29,7 @@ function oneOf<T extends string>(flag: string, value: string, allowed: readonly 
 }
 
 export function registerAccounting(program: Command, ctx: CommandContext): void {
-  program
+  noHeadersOption(program
     .command('usage')
     .description('accelerator-hours, wasted hours, cost, jobs completed and share of nominal quota, per team, flavor and day or month (UTC)')
     .option('--from <date>', 'start, inclusive: 2026-11-01 (UTC midnight) or an RFC 3339 time (default: start of this month)')
@@ -38,9 +38,9 @@ export function registerAccounting(program: Command, ctx: CommandContext): void 
     .option('--by <dimensions>', 'team, flavor, and day or month, comma-separated', 'team,flavor')
     .option('--team <team>', 'only this team (default: QM_TEAM or the config\'s team, else every team you may see)')
     .option('--all-teams', 'every team you may see, ignoring the default team')
-    .option('-o, --output <format>', 'table | csv | json | yaml')
-    .addHelpText('after', example('qm usage --month 2026-11', 'qm usage --from 2026-11-01 --to 2026-12-01 --by team,flavor,day -o csv > november.csv', 'qm usage --by team -o json'))
-    .action(async (opts: { from?: string; to?: string; month?: string; by: string; team?: string; allTeams?: boolean; output?: string }) => {
+    .option('-o, --output <format>', 'table | csv | json | yaml'))
+    .addHelpText('after', example('qm usage --month 2026-11', 'qm usage --from 2026-11-01 --to 2026-12-01 --by team,flavor,day -o csv > november.csv', 'qm usage --by team -o json', 'qm usage --by team -o csv --no-headers'))
+    .action(async (opts: { from?: string; to?: string; month?: string; by: string; team?: string; allTeams?: boolean; output?: string; headers: boolean }) => {
       const format = outputFormat(opts.output, ['table', 'csv', 'json', 'yaml']);
       if (opts.month !== undefined && (opts.from !== undefined || opts.to !== undefined)) throw new UsageError('use either --month or --from/--to');
       if (opts.allTeams === true && opts.team !== undefined) throw new UsageError('use either --team or --all-teams');
@@ -49,13 +49,15 @@ export function registerAccounting(program: Command, ctx: CommandContext): void 
       const team = opts.allTeams === true ? undefined : (opts.team ?? defaultTeam);
       const query = { ...window, groupBy: opts.by, team };
       if (format === 'csv') {
-        ctx.out((await client.request<string>('GET', '/v1/usage', { query, accept: 'text/csv' })).body);
+        const csv = (await client.request<string>('GET', '/v1/usage', { query, accept: 'text/csv' })).body;
+        // --no-headers: the CSV without its header row.
+        ctx.out(opts.headers ? csv : csv.replace(/^[^\n]*\n?/, ''));
         return;
       }
       const report = await client.get<UsageReport>('/v1/usage', query);
       const m = machine(format, report);
       if (m !== undefined) return ctx.out(m);
-      ctx.out(usageTable(report, ctx.now(), ctx.timeZone));
+      ctx.out(usageTable(report, ctx.now(), ctx.timeZone, opts.headers));
     });
 
   const budget = program
@@ -110,7 +112,7 @@ export function registerAccounting(program: Command, ctx: CommandContext): void 
       ctx.out(`when used up: ${saved.whenExhausted.summary}\n`);
     });
 
-  const listBudgets = async (opts: { team?: string; output?: string }): Promise<void> => {
+  const listBudgets = async (opts: { team?: string; output?: string; headers: boolean }): Promise<void> => {
     const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
     const client = ctx.connect().client;
     const items = (await client.get<List<Budget>>(opts.team === undefined ? '/v1/budgets' : `/v1/teams/${seg(opts.team)}/budgets`)).items;
@@ -135,27 +137,27 @@ export function registerAccounting(program: Command, ctx: CommandContext): void 
           b.current.state,
           localTime(parseTime(b.current.periodEnd) ?? now, now, { timeZone: ctx.timeZone }),
         ]),
-        listing,
-      ) + RUNNING_JOBS_LEGEND,
+        { ...listing, headers: opts.headers },
+      ) + (opts.headers ? RUNNING_JOBS_LEGEND : ''),
     );
   };
   const LIST_DESCRIPTION =
     'budgets and their use in the current period: RUNNING-JOBS is what happens to the team\'s running jobs once a budget is used up, OVER how far its use is over the limit so far';
 
-  budget
+  noHeadersOption(budget
     .command('ls')
     .description(LIST_DESCRIPTION)
     .option('--team <team>', 'only this team')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm budget ls', 'qm budget ls --team vision -o json'))
+    .option('-o, --output <format>', 'table | json | yaml'))
+    .addHelpText('after', example('qm budget ls', 'qm budget ls --team vision -o json', 'qm budget ls --no-headers'))
     .action(listBudgets);
 
-  program
+  noHeadersOption(program
     .command('budgets')
     .description(`${LIST_DESCRIPTION} (the same as qm budget ls)`)
     .option('--team <team>', 'only this team')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm budgets', 'qm budgets --team vision'))
+    .option('-o, --output <format>', 'table | json | yaml'))
+    .addHelpText('after', example('qm budgets', 'qm budgets --team vision', 'qm budgets --no-headers'))
     .action(listBudgets);
 
   budget
@@ -183,7 +185,8 @@ const RUNNING_JOBS_LEGEND =
   '\nRUNNING-JOBS once a budget is used up: continue — they go on (warn; block holds only new jobs back), so OVER can grow;\n' +
   'stop — they are requeued within one scheduling cycle, after their checkpoint grace period, until the next period.\n';
 
-export function usageTable(r: UsageReport, now: number, timeZone: string | undefined): string {
+/** The usage report under a title line; `headers` false (`--no-headers`): the rows alone (the TOTAL row included). */
+export function usageTable(r: UsageReport, now: number, timeZone: string | undefined, headers = true): string {
   const dims: ('team' | 'flavor' | 'period')[] = [];
   if (r.groupBy.includes('team')) dims.push('team');
   if (r.groupBy.includes('flavor')) dims.push('flavor');
@@ -195,5 +198,7 @@ export function usageTable(r: UsageReport, now: number, timeZone: string | undef
   else rows.push(figures(r.total));
   const from = parseTime(r.from) ?? now;
   const to = parseTime(r.to) ?? now;
-  return `usage from ${localTime(from, now, { timeZone })} to ${localTime(to, now, { timeZone })}${r.teams ? ` (teams ${r.teams.join(', ')})` : ''}\n` + formatTable(head, rows, listing);
+  const table = formatTable(head, rows, { ...listing, headers });
+  if (!headers) return table;
+  return `usage from ${localTime(from, now, { timeZone })} to ${localTime(to, now, { timeZone })}${r.teams ? ` (teams ${r.teams.join(', ')})` : ''}\n` + table;
 }

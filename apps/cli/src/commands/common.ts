@@ -1,5 +1,8 @@
+import type { Command } from 'commander';
 import type { QmIo } from '../io.js';
 import { CliFailure, UsageError } from '../errors.js';
+import { asNames, machine, type ObjectKind, type OutputFormat } from '../output/render.js';
+import type { Frame } from './watch.js';
 
 /** The help text's example block (every command has one). */
 export function example(...lines: string[]): string {
@@ -35,3 +38,34 @@ export function limitValue(flag: string, text: string): number | null {
 
 /** Path segment of an API URL. */
 export const seg = (s: string): string => encodeURIComponent(s);
+
+/** `--no-headers` (kubectl's): every command that prints a table takes it. Commander gives `headers: false`. */
+export function noHeadersOption(cmd: Command): Command {
+  return cmd.option('--no-headers', 'print tables without their header line (nor a title or legend): the rows alone, for sort, awk, wc -l');
+}
+
+/**
+ * What a listing prints in `format`: json/yaml (the API's objects), name (`kind/name` lines), or the table
+ * (`table()`); `empty`, when given, is said on stderr instead of a table without rows. The key is the data.
+ */
+export function listingFrame<T extends { name: string }>(
+  format: OutputFormat,
+  items: readonly T[],
+  kind: ObjectKind,
+  table: () => string,
+  empty?: string,
+): Frame {
+  const key = JSON.stringify(items);
+  const m = machine(format, items);
+  if (m !== undefined) return { key, text: m };
+  if (items.length === 0 && empty !== undefined) return { key, text: '', note: empty };
+  if (format === 'name') return { key, text: asNames(kind, items) };
+  return { key, text: table() };
+}
+
+/** Prints one frame (outside a watch): its text on stdout, else its note on stderr; then its hint on stderr. */
+export function printFrame(io: { out(text: string): void; warn(line: string): void }, frame: Frame): void {
+  if (frame.text !== '') io.out(frame.text);
+  else if (frame.note !== undefined) io.warn(frame.note);
+  if (frame.hint !== undefined) io.warn(frame.hint);
+}

@@ -13,7 +13,9 @@ const NAME_SCAN = 50;
  * matches several jobs means the one of them that has not finished (a job resubmitted after a cancel or a
  * failure); when none or several have not finished, it is refused with their ids, never guessed.
  */
-export async function resolveJob(client: ApiClient, ref: string, team: string | undefined): Promise<JobDetail> {
+export async function resolveJob(client: ApiClient, given: string, team: string | undefined): Promise<JobDetail> {
+  // `job/NAME` (or `job/ID`), as `-o name` prints it: `qm ls -o name | xargs qm cancel`.
+  const ref = given.startsWith('job/') ? given.slice('job/'.length) : given;
   if (UUID.test(ref)) return client.get<JobDetail>(`/v1/jobs/${seg(ref)}`);
   const page = await client.get<List<Job>>('/v1/jobs', { team, name: ref, limit: NAME_SCAN });
   const matches = page.items.filter((j) => j.name === ref);

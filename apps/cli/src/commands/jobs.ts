@@ -1,13 +1,15 @@
 import { type Command, Option } from 'commander';
-import type { ApiClient } from '../client/api-client.js';
-import { FINAL_STATES, JOB_STATES, type Job, type JobDetail, type JobEvent, type JobState, type List } from '#api-client';
+import { ApiError, type ApiClient } from '../client/api-client.js';
+import { FINAL_STATES, JOB_STATES, type Flavor, type Job, type JobDetail, type JobEvent, type JobState, type List, type Queue, type Team } from '#api-client';
 import type { CommandContext } from '../context.js';
-import { CliFailure, UsageError } from '../errors.js';
-import { clip, machine, outputFormat } from '../output/render.js';
-import { age, durationWords, localDateTime, localTime, parseTime, startsIn } from '../output/time.js';
+import { CliFailure, UsageError, worstExitCode } from '../errors.js';
+import { asNames, clip, machine, type OutputFormat, outputFormat } from '../output/render.js';
+import { age, durationWords, localDateTime, localTime, parseTime, startCell, startsIn } from '../output/time.js';
 import { formatTable } from '../table.js';
-import { example, positiveInt, seg } from './common.js';
+import { example, listingFrame, noHeadersOption, positiveInt, printFrame, seg } from './common.js';
+import { checkName, flagName, INLINE_FLAGS, type InlineJobFlags, inlineJob } from './inline-job.js';
 import { readJobFile } from './job-file.js';
+import { type Frame, watch, type WatchFlags, watchInterval, watchOptions } from './watch.js';
 import { resolveJob } from './job-ref.js';
 import { accelerators, etaCell, flavorText, positionCell, replicasText, sourceText, stateLine, templateFacts, whyText } from './job-text.js';
 
@@ -21,6 +23,8 @@ export function parseDuration(flag: string, text: string): number {
   return Number(m[1]) * unit * 1000;
 }
 
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
 function states(text: string | undefined): JobState[] | undefined {
   if (text === undefined) return undefined;
   const out: JobState[] = [];
@@ -32,115 +36,233 @@ function states(text: string | undefined): JobState[] | undefined {
   return out;
 }
 
+type SubmitFlags = InlineJobFlags & { file?: string; team?: string; idempotencyKey?: string; wait?: boolean; waitTimeout?: string; output?: string; pollInterval: string };
+type ListFlags = WatchFlags & { team?: string; allTeams?: boolean; state?: string; kind?: string; limit: string; output?: string; headers: boolean };
+type QueueFlags = WatchFlags & { team?: string; flavor?: string; limit: string; output?: string; headers: boolean };
+
+/** Human formats get a time stamp per print in a watch (unless --no-headers); machine formats print bare. */
+const watchStyle = (format: OutputFormat, headers = true): { stamp: boolean; yaml: boolean } => ({
+  stamp: headers && (format === 'table' || format === 'wide' || format === 'text'),
+  yaml: format === 'yaml',
+});
+
+/** Runs `frame` once and prints it, or (with --watch) every `interval` ms until Ctrl-C. */
+async function showOrWatch(ctx: CommandContext, interval: number | undefined, style: { stamp: boolean; yaml: boolean }, frame: (signal?: AbortSignal) => Promise<Frame>): Promise<void> {
+  if (interval === undefined) return printFrame(ctx, await frame());
+  await watch(ctx, interval, frame, style);
+}
+
 export function registerJobs(program: Command, ctx: CommandContext): void {
   const submit = program
     .command('submit')
-    .description('submit a job from a YAML or JSON file in the API\'s job shape; prints its id')
-    .requiredOption('-f, --file <path>', "job file (YAML or JSON); '-' reads stdin")
+    .description("submit a job: from a YAML or JSON file in the API's job shape (-f), or from flags (--name, --gpus, --image); prints its id")
+    .argument('[command...]', 'without -f: the container command and its arguments, after -- (or use --command)')
+    .option('-f, --file <path>', "job file (YAML or JSON); '-' reads stdin")
+    .option('--name <name>', 'without -f: the job name (a DNS-1123 label)')
+    .option('--gpus <n>', 'without -f: accelerators per replica (GPUs, or the Trainium/Gaudi/TPU chips of the flavor); the job holds replicas × gpus')
+    .option('--image <image>', 'without -f: the container image')
+    .option('--replicas <n>', 'without -f: replicas of the gang (default 1)')
+    .option('--flavor <flavors>', "without -f: flavors it accepts, most preferred first, comma-separated or repeated (default: the team's quota flavors, fastest first)", collect)
+    .option('--command <cmd>', "without -f: the container command as one string, split like a shell does ('python train.py --lr 3e-4')")
+    .option('--kind <kind>', 'training | eval | batch-inference | serving (without -f; default training)')
+    .option('--priority-class <class>', 'without -f: a priority class (qm priority-classes)')
+    .option('--runtime <duration>', 'without -f: expected runtime, for start estimates and backfill (e.g. 2h, 90m)')
     .option('--team <team>', 'submit for this team (overrides the file; default: the file, QM_TEAM or the config)')
     .option('--idempotency-key <key>', 'retrying with the same key and file returns the same job instead of a second one')
     .option('--wait', 'follow the job until it runs, ends or fails, printing each state change (and while pending, its reason and estimated start)')
     .option('--wait-timeout <duration>', 'with --wait: give up after this long (e.g. 30m); the job stays queued')
-    .option('-o, --output <format>', 'id | json | yaml (default id: the job id alone, for scripts)')
+    .option('-o, --output <format>', 'id | name | json | yaml (default id: the job id alone, for scripts; name: job/NAME)')
     .addOption(new Option('--poll-interval <duration>', 'with --wait: how often to ask').default('1s').hideHelp())
     .addHelpText(
       'after',
-      example('qm submit -f job.yaml', 'qm submit -f job.yaml --wait', "cat job.json | qm submit -f - --idempotency-key llama-ft-7-try-1") +
+      example(
+        'qm submit -f job.yaml',
+        'qm submit -f job.yaml --wait',
+        "cat job.json | qm submit -f - --idempotency-key llama-ft-7-try-1",
+        'qm submit --name llama-ft-8 --team vision --gpus 8 --image ghcr.io/acme/llama-ft:1.4 --replicas 4 --flavor h100-80gb -- python train.py --lr 3e-4',
+        "qm submit --name eval-3 --gpus 1 --image busybox --command 'sh -c \"echo hi\"' --runtime 10m -o name",
+        'qm submit --name sweep-4 --gpus 4 --image ghcr.io/acme/sweep:2 --kind batch-inference --priority-class high',
+      ) +
         '\njob.yaml:\n' +
         '  name: llama-ft-7\n  team: vision\n  replicas: 4\n  acceleratorsPerReplica: 8\n  flavors: [h100-80gb, a100-80gb]\n' +
         '  expectedRuntimeSeconds: 7200\n  template: { image: ghcr.io/acme/llama-ft:1.4, command: [python, train.py] }\n' +
-        '\nWith --wait the exit code is 0 once the job runs or succeeds, 1 if it fails or is cancelled.\n',
+        '\nWithout -f, --name, --gpus (per replica) and --image are required; they are checked before anything is sent (exit 2 naming the flag).\n' +
+        'With --wait the exit code is 0 once the job runs or succeeds, 1 if it fails or is cancelled.\n',
     );
-  submit.action(async (opts: { file: string; team?: string; idempotencyKey?: string; wait?: boolean; waitTimeout?: string; output?: string; pollInterval: string }) => {
-    const format = outputFormat(opts.output, ['id', 'json', 'yaml'], 'id');
+  submit.action(async (words: string[], opts: SubmitFlags) => {
+    const format = outputFormat(opts.output, ['id', 'name', 'json', 'yaml'], 'id');
     const timeout = opts.waitTimeout === undefined ? undefined : parseDuration('--wait-timeout', opts.waitTimeout);
     if (timeout !== undefined && opts.wait !== true) throw new UsageError('--wait-timeout only applies with --wait');
     const poll = parseDuration('--poll-interval', opts.pollInterval);
-    const job = await readJobFile(ctx.io, opts.file);
+    const inline = INLINE_FLAGS.filter((k) => opts[k] !== undefined);
+    if (words.length > 0 && !ctx.argv.includes('--')) {
+      throw new UsageError(`unexpected argument '${words[0]}': give the job file with -f, and a command after -- (qm submit --name N --gpus 8 --image IMG -- python train.py)`);
+    }
+    let job: Record<string, unknown>;
+    if (opts.file !== undefined) {
+      if (inline.length > 0 || words.length > 0) {
+        throw new UsageError(`use either -f FILE or ${inline.length > 0 ? inline.map(flagName).join(', ') : 'a command after --'}, not both (the job file holds the whole job)`);
+      }
+      job = await readJobFile(ctx.io, opts.file);
+    } else if (inline.length === 0 && words.length === 0) {
+      throw new UsageError('give a job file with -f FILE, or the job as flags: --name, --gpus and --image (see qm submit --help)');
+    } else {
+      job = inlineJob(opts, words);
+    }
     const { client, defaultTeam } = ctx.connect();
     if (opts.team !== undefined) job.team = opts.team;
     else if (job.team === undefined && defaultTeam !== undefined) job.team = defaultTeam;
+    if (opts.file === undefined) {
+      if (job.team === undefined) throw new UsageError('--team is required for a job without a file (or set QM_TEAM, or qm login --team)');
+      job.team = checkName('--team', job.team as string);
+      job.flavors ??= await teamFlavors(client, job.team as string);
+    }
     const headers: Record<string, string> = opts.idempotencyKey === undefined ? {} : { 'idempotency-key': opts.idempotencyKey };
     const reply = await client.request<Job>('POST', '/v1/jobs', { body: job, headers });
     const created = reply.body;
     const m = machine(format, created);
     if (m !== undefined) ctx.out(m);
-    else ctx.out(`${created.id}\n`);
+    else ctx.out(format === 'name' ? asNames('job', [created]) : `${created.id}\n`);
     if (reply.status === 200) ctx.warn(`note: Idempotency-Key ${opts.idempotencyKey ?? ''} was used before with this job: nothing new was submitted`);
     if (opts.wait !== true) return;
     ctx.exit(await follow(ctx, created, poll, timeout));
   });
 
-  program
-    .command('ls')
-    .alias('jobs')
-    .description('list jobs, newest first: ID, NAME, TEAM, STATE, FLAVOR, REPLICAS, AGE, and for pending jobs POSITION and ETA')
-    .option('--team <team>', 'only this team (default: QM_TEAM or the config\'s team, else every team you may see)')
-    .option('--all-teams', 'every team you may see, ignoring the default team')
-    .option('--state <states>', 'only these states, comma-separated (pending,running,…)')
-    .option('--kind <kind>', 'training | eval | batch-inference | serving')
-    .option('--limit <n>', 'at most this many jobs', '50')
-    .option('-o, --output <format>', 'table | wide | json | yaml')
-    .addHelpText('after', example('qm ls', 'qm ls --state pending,running --team vision', 'qm jobs --all-teams -o wide', 'qm ls -o json | jq -r \'.[].id\''))
-    .action(async (opts: { team?: string; allTeams?: boolean; state?: string; kind?: string; limit: string; output?: string }) => {
-      const format = outputFormat(opts.output, ['table', 'wide', 'json', 'yaml']);
+  watchOptions(
+    noHeadersOption(
+      program
+        .command('ls')
+        .alias('jobs')
+        .description('list jobs, newest first: ID, NAME, TEAM, STATE, FLAVOR, REPLICAS, AGE, and for pending jobs POSITION and ETA')
+        .option('--team <team>', 'only this team (default: QM_TEAM or the config\'s team, else every team you may see)')
+        .option('--all-teams', 'every team you may see, ignoring the default team')
+        .option('--state <states>', 'only these states, comma-separated (pending,running,…)')
+        .option('--kind <kind>', 'training | eval | batch-inference | serving')
+        .option('--limit <n>', 'at most this many jobs', '50')
+        .option('-o, --output <format>', 'table | wide | name | json | yaml (name: job/NAME, one a line)'),
+    ),
+    'the table',
+  )
+    .addHelpText(
+      'after',
+      example(
+        'qm ls',
+        'qm ls --state pending,running --team vision',
+        'qm jobs --all-teams -o wide',
+        "qm ls -o json | jq -r '.[].id'",
+        'qm ls --state pending -o name',
+        'qm ls --no-headers | wc -l',
+        'qm ls --state pending,running -w --interval 5',
+      ) + WATCH_NOTE,
+    )
+    .action(async (opts: ListFlags) => {
+      const format = outputFormat(opts.output, ['table', 'wide', 'name', 'json', 'yaml']);
       if (opts.allTeams === true && opts.team !== undefined) throw new UsageError('use either --team or --all-teams');
       const limit = positiveInt('--limit', opts.limit);
       const wanted = states(opts.state);
+      const interval = watchInterval(opts);
       const { client, defaultTeam } = ctx.connect();
       const team = opts.allTeams === true ? undefined : (opts.team ?? defaultTeam);
-      const jobs = await listJobs(client, { team, states: wanted, kind: opts.kind, limit });
-      const m = machine(format, jobs);
-      if (m !== undefined) return ctx.out(m);
-      if (jobs.length === 0) {
-        ctx.warn(`no jobs${team !== undefined ? ` in team ${team}` : ''}${wanted ? ` in state ${wanted.join(', ').toLowerCase()}` : ''}`);
-        return;
-      }
-      ctx.out(jobsTable(jobs, ctx.now(), format === 'wide', { timeZone: ctx.timeZone }));
+      const empty = `no jobs${team !== undefined ? ` in team ${team}` : ''}${wanted ? ` in state ${wanted.join(', ').toLowerCase()}` : ''}`;
+      await showOrWatch(ctx, interval, watchStyle(format, opts.headers), async (signal) => {
+        const jobs = await listJobs(client, { team, states: wanted, kind: opts.kind, limit }, signal);
+        return listingFrame(format, jobs, 'job', () => jobsTable(jobs, ctx.now(), format === 'wide', { timeZone: ctx.timeZone }, opts.headers), empty);
+      });
     });
 
-  program
-    .command('describe')
-    .description('one job in full: spec, state, placement by node, pending reason and estimate, transitions and events')
-    .argument('<job>', 'job id (or a unique name)')
-    .option('--team <team>', 'look the name up in this team')
-    .option('-o, --output <format>', 'text | json | yaml (json: the job with its events)')
-    .addHelpText('after', example('qm describe 3f2a…-…', 'qm describe llama-ft-7 -o json'))
-    .action(async (ref: string, opts: { team?: string; output?: string }) => {
-      const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
-      const { client, defaultTeam } = ctx.connect();
-      const job = await resolveJob(client, ref, opts.team ?? defaultTeam);
-      const events = (await client.get<List<JobEvent>>(`/v1/jobs/${seg(job.id)}/events`)).items;
-      const m = machine(format, { ...job, events });
-      if (m !== undefined) return ctx.out(m);
-      ctx.out(describeText(job, events, ctx.now(), { timeZone: ctx.timeZone }));
+  watchOptions(
+    noHeadersOption(
+      program
+        .command('queue')
+        .description("pending jobs in the scheduler's order: position, job, team, priority, reason code, and the estimated start as local time and in how long")
+        .option('--team <team>', 'only this team (default: every team you may see; positions stay those of the whole queue)')
+        .option('--flavor <flavor>', 'only jobs that accept this flavor')
+        .option('--limit <n>', 'at most this many jobs, from the head of the queue', '100')
+        .option('-o, --output <format>', 'table | wide | name | json | yaml (wide adds ID, KIND, ACCELERATORS, FLAVORS, WAITING, MESSAGE)'),
+    ),
+    'the queue',
+  )
+    .addHelpText(
+      'after',
+      example('qm queue', 'qm queue --team vision --flavor h100-80gb', 'qm queue -o wide --limit 20', 'qm queue -o name | head -3', 'qm queue -w') +
+        "\nThe order is the scheduler's at its last cycle (GET /v1/queue); jobs it has not looked at yet come last, without a position.\n" +
+        'START is an estimate: only the jobs the scheduler reserves capacity for get one.\n' +
+        WATCH_NOTE,
+    )
+    .action(async (opts: QueueFlags) => {
+      const format = outputFormat(opts.output, ['table', 'wide', 'name', 'json', 'yaml']);
+      const limit = positiveInt('--limit', opts.limit);
+      const interval = watchInterval(opts);
+      const { client } = ctx.connect();
+      await showOrWatch(ctx, interval, watchStyle(format, opts.headers), async (signal) => {
+        const { items, total } = await queuePage(client, { team: opts.team, flavor: opts.flavor, limit }, signal);
+        const frame = listingFrame(format, items, 'job', () => queueTable(items, ctx.now(), format === 'wide', { timeZone: ctx.timeZone }, opts.headers), `no pending jobs${opts.team !== undefined ? ` in team ${opts.team}` : ''}${opts.flavor !== undefined ? ` for flavor ${opts.flavor}` : ''}`);
+        return total > items.length ? { ...frame, key: `${frame.key}/${total}`, hint: `showing the first ${items.length} of ${total} pending jobs (--limit ${total} for all)` } : frame;
+      });
     });
 
-  program
-    .command('why')
-    .description('why a job is pending: reason code and message, queue position, and when it is expected to start (or why there is no estimate)')
-    .argument('<job>', 'job id (or a unique name)')
-    .option('--team <team>', 'look the name up in this team')
-    .option('-o, --output <format>', 'text | json | yaml (json: the job\'s pending object, state and id)')
-    .addHelpText('after', example('qm why 3f2a…-…', 'qm why llama-ft-7'))
-    .action(async (ref: string, opts: { team?: string; output?: string }) => {
-      const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
+  watchOptions(
+    program
+      .command('describe')
+      .description('one job in full: spec, state, placement by node, pending reason and estimate, transitions and events')
+      .argument('<job>', 'job id (or a unique name, or job/NAME as -o name prints it)')
+      .option('--team <team>', 'look the name up in this team')
+      .option('-o, --output <format>', 'text | name | json | yaml (json: the job with its events)'),
+    'the description',
+  )
+    .addHelpText('after', example('qm describe 3f2a…-…', 'qm describe llama-ft-7 -o json', 'qm describe llama-ft-7 -o name', 'qm describe llama-ft-7 -w --interval 5') + WATCH_NOTE)
+    .action(async (ref: string, opts: WatchFlags & { team?: string; output?: string }) => {
+      const format = outputFormat(opts.output, ['text', 'name', 'json', 'yaml'], 'text');
+      const interval = watchInterval(opts);
       const { client, defaultTeam } = ctx.connect();
-      const job = await resolveJob(client, ref, opts.team ?? defaultTeam);
-      const m = machine(format, { id: job.id, name: job.name, team: job.team, state: job.state, pending: job.pending });
-      if (m !== undefined) return ctx.out(m);
-      ctx.out(whyText(job, ctx.now(), { timeZone: ctx.timeZone }));
+      const first = await resolveJob(client, ref, opts.team ?? defaultTeam);
+      let fetched: JobDetail | undefined = first;
+      await showOrWatch(ctx, interval, watchStyle(format), async (signal) => {
+        const job = fetched ?? (await client.get<JobDetail>(`/v1/jobs/${seg(first.id)}`, undefined, signal));
+        fetched = undefined;
+        const events = (await client.get<List<JobEvent>>(`/v1/jobs/${seg(job.id)}/events`, undefined, signal)).items;
+        const key = JSON.stringify([job, events]);
+        if (format === 'name') return { key, text: asNames('job', [job]) };
+        const m = machine(format, { ...job, events });
+        return { key, text: m ?? describeText(job, events, ctx.now(), { timeZone: ctx.timeZone }) };
+      });
+    });
+
+  watchOptions(
+    program
+      .command('why')
+      .description('why a job is pending: reason code and message, queue position, and when it is expected to start (or why there is no estimate)')
+      .argument('<job>', 'job id (or a unique name, or job/NAME)')
+      .option('--team <team>', 'look the name up in this team')
+      .option('-o, --output <format>', 'text | json | yaml (json: the job\'s pending object, state and id)'),
+    'the answer',
+  )
+    .addHelpText('after', example('qm why 3f2a…-…', 'qm why llama-ft-7', 'qm why llama-ft-7 --watch') + WATCH_NOTE)
+    .action(async (ref: string, opts: WatchFlags & { team?: string; output?: string }) => {
+      const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
+      const interval = watchInterval(opts);
+      const { client, defaultTeam } = ctx.connect();
+      const first = await resolveJob(client, ref, opts.team ?? defaultTeam);
+      let fetched: JobDetail | undefined = first;
+      await showOrWatch(ctx, interval, watchStyle(format), async (signal) => {
+        const job = fetched ?? (await client.get<JobDetail>(`/v1/jobs/${seg(first.id)}`, undefined, signal));
+        fetched = undefined;
+        const data = { id: job.id, name: job.name, team: job.team, state: job.state, pending: job.pending };
+        const m = machine(format, data);
+        // The answer changes with the state, the reason and the transitions (a failure's reason), not with the clock.
+        return { key: JSON.stringify([data, job.transitions.length, job.preemptionCount]), text: m ?? whyText(job, ctx.now(), { timeZone: ctx.timeZone }) };
+      });
     });
 
   program
     .command('cancel')
     .description('cancel jobs (their pods are deleted where bound); cancelling a cancelled job is a no-op')
-    .argument('<job...>', 'job ids (or unique names)')
+    .argument('<job...>', 'job ids (or unique names, or job/NAME)')
     .option('--team <team>', 'look names up in this team')
-    .addHelpText('after', example('qm cancel 3f2a…-…', 'qm cancel $(qm ls --state pending -o json | jq -r \'.[].id\')'))
+    .addHelpText('after', example('qm cancel 3f2a…-…', 'qm cancel $(qm ls --state pending -o json | jq -r \'.[].id\')', 'qm ls --state pending -o name | xargs qm cancel'))
     .action(async (refs: string[], opts: { team?: string }) => {
       const { client, defaultTeam } = ctx.connect();
-      let failed = 0;
+      const failures: CliFailure[] = [];
       for (const ref of refs) {
         try {
           const job = await resolveJob(client, ref, opts.team ?? defaultTeam);
@@ -149,23 +271,73 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
           ctx.out(was === 'CANCELLED' ? `${after.id} ${after.team}/${after.name}: already cancelled\n` : `${after.id} ${after.team}/${after.name}: cancelled (was ${was})\n`);
         } catch (error) {
           if (!(error instanceof CliFailure)) throw error;
-          failed++;
+          failures.push(error);
           ctx.warn(`qm: ${ref}: ${error.message}`);
         }
       }
-      if (failed > 0) ctx.exit(1);
+      // 2 when every failure was bad input (a name the API refuses), else 1.
+      if (failures.length > 0) ctx.exit(worstExitCode(failures));
     });
+}
+
+const WATCH_NOTE =
+  '\n--watch asks again every --interval seconds (default 2, at least 1) and prints again only when something changed, under a\n' +
+  '"# 14:32:05 UTC" line (json, yaml, name and --no-headers: the output alone); a server error is reported on stderr and retried;\n' +
+  'Ctrl-C or SIGTERM stops it with exit 0.\n';
+
+/** The team's quota flavors, fastest first (then by name): what an inline job accepts when no --flavor is given. */
+async function teamFlavors(client: ApiClient, team: string): Promise<string[]> {
+  let quotas: string[];
+  try {
+    quotas = (await client.get<Team>(`/v1/teams/${seg(team)}`)).quotas.map((q) => q.flavor);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) throw new UsageError(`--team '${team}': no such team (qm teams lists them)`);
+    throw error;
+  }
+  if (quotas.length === 0) throw new UsageError(`team ${team} has no quota on any flavor: name the flavors the job accepts with --flavor`);
+  const speed = new Map((await client.get<List<Flavor>>('/v1/flavors')).items.map((f) => [f.name, f.relativeSpeed]));
+  return [...new Set(quotas)].sort((a, b) => (speed.get(b) ?? 0) - (speed.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The head of the queue (GET /v1/queue, pending jobs in the scheduler's order), up to `limit` jobs, and how many there are. */
+export async function queuePage(client: ApiClient, f: { team?: string; flavor?: string; limit: number }, signal?: AbortSignal): Promise<{ items: Job[]; total: number }> {
+  const items: Job[] = [];
+  let total: number;
+  do {
+    const page = await client.get<Queue>('/v1/queue', { state: 'PENDING', team: f.team, flavor: f.flavor, limit: Math.min(500, f.limit - items.length), offset: items.length }, signal);
+    items.push(...page.items);
+    total = page.total;
+    if (page.items.length === 0) break;
+  } while (items.length < Math.min(f.limit, total));
+  return { items, total };
+}
+
+/** `qm queue`: POSITION JOB TEAM PRIORITY REASON START; wide adds ID KIND ACCELERATORS FLAVORS WAITING MESSAGE. */
+export function queueTable(jobs: Job[], now: number, wide: boolean, time: { timeZone?: string }, headers = true): string {
+  const head = ['POSITION', 'JOB', 'TEAM', 'PRIORITY', 'REASON', 'START'];
+  if (wide) head.push('ID', 'KIND', 'ACCELERATORS', 'FLAVORS', 'WAITING', 'MESSAGE');
+  const rows = jobs.map((j) => {
+    const eta = parseTime(j.pending?.estimatedStartAt);
+    const row = [j.pending?.position != null ? String(j.pending.position) : '-', j.name, j.team, String(j.priority), j.pending?.code ?? '-', eta === null ? '-' : startCell(eta, now, time)];
+    if (wide) {
+      const queued = parseTime(j.queuedAt) ?? parseTime(j.submittedAt) ?? now;
+      row.push(j.id, j.kind, String(accelerators(j)), j.flavors.join(','), age(queued, now), clip(j.pending?.message ?? '-', 120));
+    }
+    return row;
+  });
+  return formatTable(head, rows, { align: 'left', rule: false, headers });
 }
 
 export async function listJobs(
   client: ApiClient,
   f: { team?: string; states?: JobState[]; kind?: string; limit: number },
+  signal?: AbortSignal,
 ): Promise<Job[]> {
   const one = async (state: JobState | undefined): Promise<Job[]> => {
     const out: Job[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.get<List<Job>>('/v1/jobs', { team: f.team, state, kind: f.kind, limit: Math.min(500, f.limit - out.length), cursor });
+      const page = await client.get<List<Job>>('/v1/jobs', { team: f.team, state, kind: f.kind, limit: Math.min(500, f.limit - out.length), cursor }, signal);
       out.push(...page.items);
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined && out.length < f.limit);
@@ -177,7 +349,8 @@ export async function listJobs(
   return all.slice(0, f.limit);
 }
 
-export function jobsTable(jobs: Job[], now: number, wide: boolean, time: { timeZone?: string }): string {
+export function jobsTable(jobs: Job[], now: number, wide: boolean, time: { timeZone?: string }, headers = true): string {
+
   const head = ['ID', 'NAME', 'TEAM', 'STATE', 'FLAVOR', 'REPLICAS', 'AGE', 'POSITION', 'ETA'];
   if (wide) head.push('KIND', 'PRIORITY', 'ACCELERATORS', 'REASON', 'SUBMITTED', 'BY');
   const rows = jobs.map((j) => {
@@ -186,7 +359,7 @@ export function jobsTable(jobs: Job[], now: number, wide: boolean, time: { timeZ
     if (wide) row.push(j.kind, String(j.priority), String(accelerators(j)), j.pending?.code ?? '-', localTime(submitted, now, time), j.createdBy);
     return row;
   });
-  return formatTable(head, rows, { align: 'left', rule: false });
+  return formatTable(head, rows, { align: 'left', rule: false, headers });
 }
 
 function describeText(j: JobDetail, events: JobEvent[], now: number, time: { timeZone?: string }): string {

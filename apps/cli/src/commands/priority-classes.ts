@@ -4,23 +4,28 @@ import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';
 import { formatTable } from '../table.js';
-import { example, seg } from './common.js';
+import { example, noHeadersOption, seg } from './common.js';
 import { current } from './tenancy-admin.js';
 
 /** `qm priority-classes` (every token) and `qm priority-class set|rm` (admins): the classes members choose from. */
 export function registerPriorityClasses(program: Command, ctx: CommandContext): void {
-  program
-    .command('priority-classes')
-    .description('priority classes, highest first: what members choose with priorityClass in a job (up to their team\'s max-priority-class)')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm priority-classes', 'qm priority-classes -o json'))
-    .action(async (opts: { output?: string }) => {
+  noHeadersOption(
+    program
+      .command('priority-classes')
+      .description('priority classes, highest first: what members choose with priorityClass in a job (up to their team\'s max-priority-class)')
+      .option('-o, --output <format>', 'table | json | yaml'),
+  )
+    .addHelpText('after', example('qm priority-classes', 'qm priority-classes -o json', 'qm priority-classes --no-headers'))
+    .action(async (opts: { output?: string; headers: boolean }) => {
       const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
       const { items } = await ctx.connect().client.get<List<PriorityClass>>('/v1/priority-classes');
       const m = machine(format, items);
       if (m !== undefined) return ctx.out(m);
-      if (items.length === 0) return ctx.out('no priority classes: jobs run at priority 0 (an admin adds classes with qm priority-class set)\n');
-      ctx.out(formatTable(['NAME', 'VALUE', 'DEFAULT', 'DESCRIPTION'], items.map((c) => [c.name, String(c.value), c.default ? 'yes' : '-', c.description || '-']), { align: 'left', rule: false }));
+      if (items.length === 0) {
+        const note = 'no priority classes: jobs run at priority 0 (an admin adds classes with qm priority-class set)';
+        return opts.headers ? ctx.out(`${note}\n`) : ctx.warn(note);
+      }
+      ctx.out(formatTable(['NAME', 'VALUE', 'DEFAULT', 'DESCRIPTION'], items.map((c) => [c.name, String(c.value), c.default ? 'yes' : '-', c.description || '-']), { align: 'left', rule: false, headers: opts.headers }));
     });
 
   const pc = program.command('priority-class').description('create, change or delete a priority class (admin); list them with qm priority-classes');

@@ -5,7 +5,7 @@ import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';
 import { formatTable } from '../table.js';
-import { example, limitValue, positiveInt, seg } from './common.js';
+import { example, limitValue, listingFrame, noHeadersOption, positiveInt, printFrame, seg } from './common.js';
 
 const listing = { align: 'left', rule: false } as const;
 const KINDS = ['nvidia-gpu', 'aws-trainium', 'intel-gaudi', 'google-tpu'] as const;
@@ -169,23 +169,23 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
   registerRemove(flavor, ctx, 'flavor', '/v1/flavors', 'qm flavor rm v100', 'delete a flavor (admin); refused while nodes, quotas or unfinished jobs use it');
 
   // --- cohorts ---------------------------------------------------------------------------------------
-  program
-    .command('cohorts')
-    .description('cohorts (borrowing pools): members, and per flavor capacity (members\' nominal) and use')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm cohorts', 'qm cohorts -o json'))
-    .action(async (opts: { output?: string }) => {
-      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
+  noHeadersOption(
+    program
+      .command('cohorts')
+      .description('cohorts (borrowing pools): members, and per flavor capacity (members\' nominal) and use')
+      .option('-o, --output <format>', 'table | name | json | yaml (name: cohort/NAME, one a line)'),
+  )
+    .addHelpText('after', example('qm cohorts', 'qm cohorts -o json', 'qm cohorts -o name', 'qm cohorts --no-headers'))
+    .action(async (opts: { output?: string; headers: boolean }) => {
+      const format = outputFormat(opts.output, ['table', 'name', 'json', 'yaml']);
       const { items } = await ctx.connect().client.get<List<Cohort>>('/v1/cohorts');
-      const m = machine(format, items);
-      if (m !== undefined) return ctx.out(m);
-      ctx.out(
+      printFrame(ctx, listingFrame(format, items, 'cohort', () =>
         formatTable(
           ['NAME', 'MEMBERS', 'USED/CAPACITY', 'DESCRIPTION'],
           items.map((c) => [c.name, c.members.join(', ') || '-', c.flavors.map((f) => `${f.flavor} ${f.used}/${f.capacity}`).join(', ') || '-', c.description || '-']),
-          listing,
+          { ...listing, headers: opts.headers },
         ),
-      );
+      ));
     });
   const cohort = program.command('cohort').description('create, describe or delete a cohort, a pool teams borrow from (admin); list them with qm cohorts');
   cohort.addHelpText('after', example('qm cohort set research --description "research pool"', 'qm cohort rm research'));

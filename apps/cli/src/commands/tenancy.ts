@@ -4,42 +4,46 @@ import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { limitText, machine, outputFormat } from '../output/render.js';
 import { formatTable } from '../table.js';
-import { example, limitValue, seg } from './common.js';
+import { example, limitValue, listingFrame, noHeadersOption, printFrame, seg } from './common.js';
 
 const listing = { align: 'left', rule: false } as const;
+type ListFlags = { output?: string; headers: boolean };
 
 export function registerTenancy(program: Command, ctx: CommandContext): void {
-  program
-    .command('flavors')
-    .description('accelerator flavors: kind, extended resource, memory, relative speed, price per accelerator-hour')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm flavors', 'qm flavors -o json'))
-    .action(async (opts: { output?: string }) => {
-      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
+  noHeadersOption(
+    program
+      .command('flavors')
+      .description('accelerator flavors: kind, extended resource, memory, relative speed, price per accelerator-hour')
+      .option('-o, --output <format>', 'table | name | json | yaml (name: flavor/NAME, one a line)'),
+  )
+    .addHelpText('after', example('qm flavors', 'qm flavors -o json', 'qm flavors -o name', 'qm flavors --no-headers'))
+    .action(async (opts: ListFlags) => {
+      const format = outputFormat(opts.output, ['table', 'name', 'json', 'yaml']);
       const { items } = await ctx.connect().client.get<List<Flavor>>('/v1/flavors');
-      const m = machine(format, items);
-      if (m !== undefined) return ctx.out(m);
-      ctx.out(
-        formatTable(
-          ['NAME', 'KIND', 'RESOURCE', 'MEMORY', 'SPEED', 'COST/H'],
-          items.map((f) => [f.name, f.kind, f.resourceName, f.memoryGiB === null ? '-' : `${f.memoryGiB} GiB`, String(f.relativeSpeed), f.costPerHour.toFixed(2)]),
-          listing,
+      printFrame(
+        ctx,
+        listingFrame(format, items, 'flavor', () =>
+          formatTable(
+            ['NAME', 'KIND', 'RESOURCE', 'MEMORY', 'SPEED', 'COST/H'],
+            items.map((f) => [f.name, f.kind, f.resourceName, f.memoryGiB === null ? '-' : `${f.memoryGiB} GiB`, String(f.relativeSpeed), f.costPerHour.toFixed(2)]),
+            { ...listing, headers: opts.headers },
+          ),
         ),
       );
     });
 
-  program
-    .command('nodes')
-    .description('nodes: flavor, accelerators, CPU, memory, topology, whether they take new work')
-    .option('--flavor <flavor>', 'only nodes of this flavor')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm nodes', 'qm nodes --flavor h100-80gb -o json'))
-    .action(async (opts: { flavor?: string; output?: string }) => {
-      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
+  noHeadersOption(
+    program
+      .command('nodes')
+      .description('nodes: flavor, accelerators, CPU, memory, topology, whether they take new work')
+      .option('--flavor <flavor>', 'only nodes of this flavor')
+      .option('-o, --output <format>', 'table | name | json | yaml (name: node/NAME, one a line)'),
+  )
+    .addHelpText('after', example('qm nodes', 'qm nodes --flavor h100-80gb -o json', 'qm nodes --flavor h100-80gb -o name', 'qm nodes --no-headers'))
+    .action(async (opts: ListFlags & { flavor?: string }) => {
+      const format = outputFormat(opts.output, ['table', 'name', 'json', 'yaml']);
       const items = (await ctx.connect().client.get<List<ClusterNode>>('/v1/nodes')).items.filter((n) => opts.flavor === undefined || n.flavor === opts.flavor);
-      const m = machine(format, items);
-      if (m !== undefined) return ctx.out(m);
-      ctx.out(
+      printFrame(ctx, listingFrame(format, items, 'node', () =>
         formatTable(
           ['NAME', 'FLAVOR', 'ACCELERATORS', 'CPU', 'MEMORY', 'ZONE', 'BLOCK', 'DOMAIN', 'SCHEDULABLE', 'SOURCE'],
           items.map((n) => [
@@ -54,22 +58,22 @@ export function registerTenancy(program: Command, ctx: CommandContext): void {
             n.schedulable ? 'yes' : 'no',
             n.source,
           ]),
-          listing,
+          { ...listing, headers: opts.headers },
         ),
-      );
+      ));
     });
 
-  program
-    .command('teams')
-    .description('teams: cohort, fair-share weight, preemption policy, and per flavor used/nominal (borrowed)')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm teams', 'qm teams -o yaml'))
-    .action(async (opts: { output?: string }) => {
-      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
+  noHeadersOption(
+    program
+      .command('teams')
+      .description('teams: cohort, fair-share weight, preemption policy, and per flavor used/nominal (borrowed)')
+      .option('-o, --output <format>', 'table | name | json | yaml (name: team/NAME, one a line)'),
+  )
+    .addHelpText('after', example('qm teams', 'qm teams -o yaml', 'qm teams -o name', 'qm teams --no-headers'))
+    .action(async (opts: ListFlags) => {
+      const format = outputFormat(opts.output, ['table', 'name', 'json', 'yaml']);
       const { items } = await ctx.connect().client.get<List<Team>>('/v1/teams');
-      const m = machine(format, items);
-      if (m !== undefined) return ctx.out(m);
-      ctx.out(
+      printFrame(ctx, listingFrame(format, items, 'team', () =>
         formatTable(
           ['NAME', 'COHORT', 'WEIGHT', 'WITHIN-TEAM', 'RECLAIM', 'USED/NOMINAL'],
           items.map((t) => [
@@ -80,21 +84,23 @@ export function registerTenancy(program: Command, ctx: CommandContext): void {
             t.preemption.reclaimWithinCohort,
             t.quotas.map((q) => `${q.flavor} ${q.used}/${q.nominal}${q.borrowed > 0 ? ` (+${q.borrowed} borrowed)` : ''}`).join(', ') || '-',
           ]),
-          listing,
+          { ...listing, headers: opts.headers },
         ),
-      );
+      ));
     });
 
   const quota = program.command('quota').description('per-team quotas: list and set (admins set; every change is an audited event)');
   quota.addHelpText('after', example('qm quota ls', 'qm quota set vision h100-80gb --nominal 32 --borrowing-limit 16'));
 
-  quota
-    .command('ls')
-    .description('quotas and live usage per team and flavor: nominal, borrowing and lending limits, used, borrowed, lent, pending demand')
-    .option('--team <team>', 'only this team')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm quota ls', 'qm quota ls --team vision -o json'))
-    .action(async (opts: { team?: string; output?: string }) => {
+  noHeadersOption(
+    quota
+      .command('ls')
+      .description('quotas and live usage per team and flavor: nominal, borrowing and lending limits, used, borrowed, lent, pending demand')
+      .option('--team <team>', 'only this team')
+      .option('-o, --output <format>', 'table | json | yaml'),
+  )
+    .addHelpText('after', example('qm quota ls', 'qm quota ls --team vision -o json', 'qm quota ls --no-headers'))
+    .action(async (opts: ListFlags & { team?: string }) => {
       const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
       const client = ctx.connect().client;
       const teams = opts.team === undefined ? (await client.get<List<Team>>('/v1/teams')).items : [await client.get<Team>(`/v1/teams/${seg(opts.team)}`)];
@@ -106,7 +112,7 @@ export function registerTenancy(program: Command, ctx: CommandContext): void {
         formatTable(
           ['TEAM', 'FLAVOR', 'NOMINAL', 'BORROWING-LIMIT', 'LENDING-LIMIT', 'USED', 'BORROWED', 'LENT', 'PENDING'],
           rows.map((q) => [q.team, q.flavor, String(q.nominal), limitText(q.borrowingLimit), limitText(q.lendingLimit), String(q.used), String(q.borrowed), String(q.lent), String(q.pendingDemand)]),
-          listing,
+          { ...listing, headers: opts.headers },
         ),
       );
     });

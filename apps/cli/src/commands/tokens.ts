@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';
 import { localTime, parseTime } from '../output/time.js';
 import { formatTable } from '../table.js';
-import { example, seg } from './common.js';
+import { example, noHeadersOption, seg } from './common.js';
 
 const listing = { align: 'left', rule: false } as const;
 const ROLES = ['member', 'executor', 'admin'] as const;
@@ -56,12 +56,14 @@ export function registerTokens(program: Command, ctx: CommandContext): void {
       );
     });
 
-  token
-    .command('ls')
-    .description('every token without its secret: id, subject, role, teams, created, revoked')
-    .option('-o, --output <format>', 'table | json | yaml')
-    .addHelpText('after', example('qm token ls', 'qm token ls -o json'))
-    .action(async (opts: { output?: string }) => {
+  noHeadersOption(
+    token
+      .command('ls')
+      .description('every token without its secret: id, subject, role, teams, created, revoked')
+      .option('-o, --output <format>', 'table | json | yaml'),
+  )
+    .addHelpText('after', example('qm token ls', 'qm token ls -o json', 'qm token ls --no-headers'))
+    .action(async (opts: { output?: string; headers: boolean }) => {
       const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
       const { items } = await ctx.connect().client.get<List<TokenInfo>>('/v1/tokens');
       const m = machine(format, items);
@@ -76,7 +78,7 @@ export function registerTokens(program: Command, ctx: CommandContext): void {
         formatTable(
           ['ID', 'SUBJECT', 'ROLE', 'TEAMS', 'CREATED', 'REVOKED'],
           items.map((t) => [t.id, t.subject, t.role, t.teams.join(',') || '-', when(t.createdAt), when(t.revokedAt)]),
-          listing,
+          { ...listing, headers: opts.headers },
         ),
       );
     });

@@ -1,8 +1,17 @@
 import { stringify } from 'yaml';
 import { UsageError } from '../errors.js';
 
-/** `table`/`wide`/`text`/`id`/`csv` are for people and shells; `json`/`yaml` print the API's objects. */
-export type OutputFormat = 'table' | 'wide' | 'text' | 'id' | 'json' | 'yaml' | 'csv';
+/**
+ * `table`/`wide`/`text`/`id`/`csv` are for people and shells; `json`/`yaml` print the API's objects; `name`
+ * prints `kind/name` per object, one a line, as `kubectl get -o name` does.
+ */
+export type OutputFormat = 'table' | 'wide' | 'text' | 'id' | 'name' | 'json' | 'yaml' | 'csv';
+
+/** What `-o name` calls each kind of object: `job/llama-ft-7`, `team/vision`, `flavor/h100-80gb`, `node/gpu-1`, `cohort/research`. */
+export type ObjectKind = 'job' | 'team' | 'flavor' | 'node' | 'cohort';
+
+/** `-o name`: `kind/name`, one a line (nothing for no objects). */
+export const asNames = (kind: ObjectKind, items: readonly { name: string }[]): string => items.map((i) => `${kind}/${i.name}\n`).join('');
 
 /** Checks `-o`'s value against what a command offers. */
 export function outputFormat(value: string | undefined, allowed: readonly OutputFormat[], fallback: OutputFormat = 'table'): OutputFormat {

@@ -79,3 +79,13 @@ export const parseTime = (iso: string | null | undefined): number | null => {
   const t = Date.parse(iso);
   return Number.isNaN(t) ? null : t;
 };
+
+/** `in 13 min`, `in 2 h 10 min`, or `any moment now` when it is due (within a minute, or past). */
+export function inWords(ms: number, now: number): string {
+  return ms - now < 60_000 ? 'any moment now' : `in ${durationWords(ms - now)}`;
+}
+
+/** A start time in a table cell: `14:32 UTC (in 13 min)`, with the date when it is not today. */
+export function startCell(ms: number, now: number, options: TimeOptions = {}): string {
+  return `${localTime(ms, now, options)} (${inWords(ms, now)})`;
+}
