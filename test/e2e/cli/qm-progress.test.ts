@@ -37,7 +37,7 @@ describe('qm shows progress and failure reasons in words', () => {
     await ok('POST', `/v1/jobs/${job.id}/progress`, { lastCheckpointAt: new Date(Date.now() - 5 * 60_000).toISOString(), completedFraction: 0.4 });
     const running = await runQm(['describe', 'ckpt-run'], { env });
     expect(running.code).toBe(0);
-    expect(running.stdout).toMatch(/Progress: +40% done at its last checkpoint, .*\(5 min ago\)/);
+    expect(running.stdout).toMatch(/Progress: +40% done at its last checkpoint, .*\(5 min( \d+ s)? ago\)/);
     expect(running.stdout).toMatch(/Remaining: +about 1 h 12 min of its expected 2 h, from that checkpoint/);
 
     await ok('POST', `/v1/jobs/${job.id}/status`, { state: 'FAILED', reason: 'exit code 137 (OOMKilled) in replica 0' });
