@@ -7,6 +7,8 @@ export const KUBE_DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 export const LABEL_JOB_ID = 'quartermaster.io/job-id';
 export const LABEL_TEAM = 'quartermaster.io/team';
 export const LABEL_REPLICA = 'quartermaster.io/replica';
+/** On pods of a multi-role job: the replica's role. */
+export const LABEL_ROLE = 'quartermaster.io/role';
 /**
  * The replica of a workload pod Quartermaster bound: set through the Binding's metadata (the API server copies a
  * Binding's annotations onto the pod as it binds it), so giving a pod its replica costs no write of its own.

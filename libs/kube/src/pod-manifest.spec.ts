@@ -21,6 +21,19 @@ const job: PodJob = {
 };
 
 describe('podManifestForReplica', () => {
+  it('a replica of a multi-role job: its role in env and label; a CPU-only role asks for no accelerator and is not pinned to the flavor', () => {
+    const launcher = podManifestForReplica({ ...job, acceleratorsPerReplica: 0, template: { ...job.template, cpuMillis: 2000, memoryMiB: 4096 }, role: { name: 'launcher', index: 0 } }, 0, 'cpu-1');
+    const worker = podManifestForReplica({ ...job, role: { name: 'worker', index: 2 } }, 3, 'gpu-1');
+    expect(launcher.metadata!.labels!['quartermaster.io/role']).toBe('launcher');
+    expect(launcher.spec!.containers[0]!.env).toEqual(expect.arrayContaining([{ name: 'QM_ROLE', value: 'launcher' }, { name: 'QM_ROLE_INDEX', value: '0' }]));
+    expect(launcher.spec!.containers[0]!.resources).toEqual({ requests: { cpu: '2000m', memory: '4096Mi' } });
+    expect(launcher.spec!.nodeSelector).toBeUndefined();
+    expect(worker.spec!.containers[0]!.env).toEqual(expect.arrayContaining([{ name: 'QM_ROLE', value: 'worker' }, { name: 'QM_ROLE_INDEX', value: '2' }]));
+    expect(worker.spec!.containers[0]!.resources!.limits).toEqual({ 'nvidia.com/gpu': '8' });
+    expect(worker.spec!.nodeSelector).toEqual({ 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3' });
+    expect(podManifestForReplica(job, 0).spec!.containers[0]!.env!.some((e) => e.name === 'QM_ROLE')).toBe(false);
+  });
+
   it('builds the pod of one replica from the job template', () => {
     const pod = podManifestForReplica(job, 2, undefined, { namespace: 'research' });
     expect(pod.metadata).toEqual({

@@ -8,6 +8,7 @@ import {
   LABEL_JOB_ID,
   LABEL_MANAGED_BY,
   LABEL_REPLICA,
+  LABEL_ROLE,
   LABEL_TEAM,
   MANAGED_BY_VALUE,
 } from './labels.js';
@@ -74,6 +75,12 @@ export interface PodJob {
   terminationGracePeriodSeconds?: number;
   /** The admitted flavor: its name, extended resource, and node labels (used as nodeSelector). */
   flavor: { name: string; resourceName: string; nodeLabels?: Record<string, string> };
+  /**
+   * In a multi-role job: the replica's role and its index among that role's replicas (env QM_ROLE,
+   * QM_ROLE_INDEX, label quartermaster.io/role). `acceleratorsPerReplica` and the template's CPU and memory are
+   * then that role's; a role without accelerators is not pinned to the flavor's nodes.
+   */
+  role?: { name: string; index: number };
 }
 
 export interface PodManifestOptions {
@@ -175,6 +182,7 @@ export function podManifestForReplica(
     [LABEL_TEAM]: job.team,
     [LABEL_GANG]: job.id,
     [LABEL_REPLICA]: String(replica),
+    ...(job.role ? { [LABEL_ROLE]: job.role.name } : {}),
   };
   const annotations: Record<string, string> = {
     [LABEL_JOB_ID]: job.id,
@@ -190,6 +198,7 @@ export function podManifestForReplica(
     QM_JOB_ID: job.id,
     QM_REPLICA_INDEX: String(replica),
     QM_GANG_SIZE: String(job.replicas),
+    ...(job.role ? { QM_ROLE: job.role.name, QM_ROLE_INDEX: String(job.role.index) } : {}),
   };
   const rendezvous = options.rendezvous ? rendezvousEnv(job, replica, options.rendezvous) : {};
   const envMap = { ...builtIn, ...rendezvous, ...(template.env ?? {}) };
@@ -204,7 +213,9 @@ export function podManifestForReplica(
     limits[job.flavor.resourceName] = String(job.acceleratorsPerReplica);
   }
 
-  const nodeSelector = { ...(template.nodeSelector ?? {}), ...(job.flavor.nodeLabels ?? {}) };
+  // A CPU-only role of a multi-role job may be placed off the flavor's nodes (ADR 0024): not pinned to them.
+  const pinned = job.role === undefined || job.acceleratorsPerReplica > 0;
+  const nodeSelector = { ...(template.nodeSelector ?? {}), ...(pinned ? (job.flavor.nodeLabels ?? {}) : {}) };
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -15,7 +15,7 @@ const target: BindTarget = {
   importedFrom: null,
   workload: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'ml', name: 'a', uid: 'uid-a' },
   flavor: null,
-  allocations: [{ replica: 0, node: 'n1', accelerators: 8, cpuMillis: 0, memoryMiB: 0 }],
+  allocations: [{ replica: 0, node: 'n1', accelerators: 8, cpuMillis: 0, memoryMiB: 0, role: null }],
   nodes: [],
   neighbours: new Set(['job-b/1/n1']),
   admission: '1',

@@ -25,8 +25,8 @@ export interface BindTarget {
   /** The Kubernetes workload (Job, JobSet, …) the job stands for, when it was imported from one. */
   workload: WorkloadRef | null;
   flavor: { name: string; resourceName: string; nodeLabels: Record<string, string> } | null;
-  /** Replica → node and what it holds there, from the job's allocation. */
-  allocations: { replica: number; node: string; accelerators: number; cpuMillis: number; memoryMiB: number }[];
+  /** Replica → node and what it holds there (and its role in a multi-role job, else null), from the job's allocation. */
+  allocations: { replica: number; node: string; accelerators: number; cpuMillis: number; memoryMiB: number; role: string | null }[];
   /** The allocation's nodes as the node sync last wrote them (capacity, schedulable). */
   nodes: { name: string; accelerators: number; cpuMillis: number; memoryMiB: number; schedulable: boolean }[];
   /** Other jobs' replicas allocated on those nodes (`<job id>/<replica>/<node>`): their pods there hold their share. */

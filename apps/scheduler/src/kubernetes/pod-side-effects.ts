@@ -387,8 +387,9 @@ async function bindReplicas(
   const placed: string[] = [];
   /** The API server refused a pod of the template (a missing service account, an invalid volume, …): the job's fault. */
   const refused: string[] = [];
+  const roleIndex = roleIndexes(target.allocations);
   await Promise.all(
-    target.allocations.map(async ({ replica, node }) => {
+    target.allocations.map(async ({ replica, node, role, accelerators, cpuMillis, memoryMiB }) => {
       let pod = existing.get(replica);
       if (!pod) {
         if (target.importedFrom) throw new PermanentSideEffectError(`imported gang ${target.importedFrom.namespace}/${target.importedFrom.gang} lost replica ${replica}`);
@@ -399,8 +400,10 @@ async function bindReplicas(
             team: target.team,
             priority: target.priority,
             replicas: target.allocations.length,
-            acceleratorsPerReplica: target.acceleratorsPerReplica,
-            template: target.template,
+            // A replica of a multi-role job asks for its own role's shape, as it was placed and charged (ADR 0024).
+            ...(role === null
+              ? { acceleratorsPerReplica: target.acceleratorsPerReplica, template: target.template }
+              : { acceleratorsPerReplica: accelerators, template: { ...target.template, cpuMillis, memoryMiB }, role: { name: role, index: roleIndex.get(replica) ?? 0 } }),
             flavor,
             ...(target.checkpointGraceSeconds ? { terminationGracePeriodSeconds: target.checkpointGraceSeconds } : {}),
           },
@@ -473,6 +476,19 @@ async function bindReplicas(
   if (refused.length > 0) return { refused: refused[0]!, placed };
   if (stale.length > 0) throw new Error(`stale pods of an earlier admission are being removed (${stale.join(', ')}); binding on retry`);
   return { placed };
+}
+
+/** Each replica's index among the replicas of its role (in replica order), for a multi-role job's QM_ROLE_INDEX. */
+function roleIndexes(allocations: readonly { replica: number; role: string | null }[]): Map<number, number> {
+  const seen = new Map<string, number>();
+  const index = new Map<number, number>();
+  for (const { replica, role } of [...allocations].sort((a, b) => a.replica - b.replica)) {
+    if (role === null) continue;
+    const k = seen.get(role) ?? 0;
+    index.set(replica, k);
+    seen.set(role, k + 1);
+  }
+  return index;
 }
 
 /** The gang's rendezvous: its Service, the port (`MASTER_PORT` of the template's env, else torchrun's default) and size. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { JobKind } from '#core';
+import { envelopeOf, type JobKind } from '#core';
 import type { NewJob, PriorityChoices } from '#db';
 import {
   LABEL_GANG,
@@ -308,11 +308,17 @@ export class WorkloadImporter {
         priority: priority.ok ? priority.priority : 0,
         priorityClass: priority.ok ? priority.priorityClass : null,
         preemptible: true,
-        replicas: gang.replicas,
-        minReplicas: gang.minReplicas,
-        acceleratorsPerReplica: gang.acceleratorsPerReplica,
-        cpuMillisPerReplica: gang.cpuMillisPerReplica,
-        memoryMiBPerReplica: gang.memoryMiBPerReplica,
+        // Roles of different shapes: a multi-role job (each charged and placed as its pods ask; ADR 0024), whose
+        // per-replica figures are their envelope.
+        ...(gang.jobRoles === null
+          ? {
+              replicas: gang.replicas,
+              minReplicas: gang.minReplicas,
+              acceleratorsPerReplica: gang.acceleratorsPerReplica,
+              cpuMillisPerReplica: gang.cpuMillisPerReplica,
+              memoryMiBPerReplica: gang.memoryMiBPerReplica,
+            }
+          : { ...envelopeOf(gang.jobRoles), roles: gang.jobRoles }),
         flavors: gang.flavors,
         flavorSelection: 'preference',
         speeds: null,

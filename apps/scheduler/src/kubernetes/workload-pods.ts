@@ -8,6 +8,7 @@ import {
   PodBoundElsewhereError,
   WORKLOAD_KINDS,
   isTerminalPod,
+  jobRoleName,
   replicaOfPod,
   type InvolvedObject,
   type KubeCluster,
@@ -56,8 +57,14 @@ export function workloadOfTemplate(template: Record<string, unknown>): WorkloadR
 export interface WorkloadBindTarget {
   id: string;
   workload: WorkloadRef;
-  /** Replica → node, from the job's allocation. */
-  allocations: { replica: number; node: string }[];
+  /** Replica → node (and, in a multi-role job, the replica's role), from the job's allocation. */
+  allocations: { replica: number; node: string; role?: string | null }[];
+}
+
+/** A pod's role as the job names it (jobRoleName of what its workload's controller labelled it with), or null. */
+export function jobRoleOfPod(kind: WorkloadKind, pod: V1Pod): string | null {
+  const role = WORKLOAD_KINDS[kind].roleOf(pod);
+  return role === null ? null : jobRoleName(role);
 }
 
 const live = (pod: V1Pod): boolean => !isTerminalPod(pod) && !pod.metadata?.deletionTimestamp;
@@ -73,25 +80,32 @@ function bindOrder(pod: V1Pod): string {
 /**
  * Slots of an admitted workload gang: each allocated replica gets one live pod of the job. A pod keeps the
  * replica it was given (replicaOfPod); pods without one (new, or recreated by the controller after a failure) take the free
- * replicas, heads first. Pure.
+ * replicas, heads first. In a multi-role job (replicas with a role) a pod only takes a replica of its own role
+ * (`roleOf`), so each pod lands where its shape was placed; a pod of no allocated role takes none. Pure.
  */
 export function assignSlots(
   pods: readonly V1Pod[],
-  replicas: readonly number[],
+  replicas: readonly { replica: number; role?: string | null }[],
+  roleOf: (pod: V1Pod) => string | null = () => null,
 ): { assigned: Map<number, V1Pod>; missing: number[] } {
   const assigned = new Map<number, V1Pod>();
-  const wanted = new Set(replicas);
+  const roleOfReplica = new Map(replicas.map((r) => [r.replica, r.role ?? null]));
+  const fits = (pod: V1Pod, replica: number): boolean => {
+    const role = roleOfReplica.get(replica);
+    return role === null || role === undefined || role === roleOf(pod);
+  };
   const unassigned: V1Pod[] = [];
   for (const pod of [...pods].filter(live).sort((a, b) => (bindOrder(a) < bindOrder(b) ? -1 : 1))) {
     const replica = replicaOfPod(pod);
-    if (replica !== null && wanted.has(replica) && !assigned.has(replica)) assigned.set(replica, pod);
+    if (replica !== null && roleOfReplica.has(replica) && !assigned.has(replica) && fits(pod, replica)) assigned.set(replica, pod);
     else unassigned.push(pod);
   }
-  const free = [...wanted].filter((r) => !assigned.has(r)).sort((a, b) => a - b);
+  const free = [...roleOfReplica.keys()].filter((r) => !assigned.has(r)).sort((a, b) => a - b);
   for (const pod of unassigned) {
-    const replica = free.shift();
-    if (replica === undefined) break;
-    assigned.set(replica, pod);
+    const at = free.findIndex((replica) => fits(pod, replica));
+    if (at < 0) continue;
+    assigned.set(free[at]!, pod);
+    free.splice(at, 1);
   }
   return { assigned, missing: free };
 }
@@ -129,10 +143,7 @@ export async function bindWorkloadPods(
     namespace: target.workload.namespace,
     labelSelector: `${LABEL_JOB_ID}=${target.id}`,
   });
-  const { assigned, missing } = assignSlots(
-    pods,
-    target.allocations.map((a) => a.replica),
-  );
+  const { assigned, missing } = assignSlots(pods, target.allocations, (pod) => jobRoleOfPod(target.workload.kind, pod));
   if (requireAll && missing.length > 0) {
     throw new WaitingForWorkloadPodsError(
       `waiting for ${missing.length} of ${target.allocations.length} pods of ${target.workload.kind} ${target.workload.namespace}/${target.workload.name} (its controller creates them)`,

@@ -20,7 +20,8 @@ export interface BindTargetRow {
   preempted_jobs: string[];
   /** admitted_at in epoch ms, as text (identifies the current admission). */
   admission: string | null;
-  allocations: { replica: number; node: string; accelerators: number; cpuMillis: number; memoryMiB: number }[];
+  /** `role`: the replica's role in a multi-role job, else null. */
+  allocations: { replica: number; node: string; accelerators: number; cpuMillis: number; memoryMiB: number; role: string | null }[];
   nodes: { name: string; accelerators: number; cpuMillis: number; memoryMiB: number; schedulable: boolean }[];
   neighbours: { job: string; replica: number; node: string }[];
 }
@@ -59,7 +60,7 @@ export class KubeJobsRepository {
               (j.checkpoint ->> 'gracePeriodSeconds')::int AS checkpoint_grace, f.resource_name, f.node_labels, j.preempted_jobs::text[] AS preempted_jobs,
               (extract(epoch from j.admitted_at) * 1000)::bigint::text AS admission,
               COALESCE((SELECT json_agg(json_build_object('replica', a.replica, 'node', a.node, 'accelerators', a.accelerators,
-                                                          'cpuMillis', a.cpu_millis, 'memoryMiB', a.memory_mib) ORDER BY a.replica)
+                                                          'cpuMillis', a.cpu_millis, 'memoryMiB', a.memory_mib, 'role', a.role) ORDER BY a.replica)
                         FROM allocations a WHERE a.job_id = j.id), '[]') AS allocations,
               COALESCE((SELECT json_agg(json_build_object('name', n.name, 'accelerators', n.accelerators, 'cpuMillis', n.cpu_millis,
                                                           'memoryMiB', n.memory_mib, 'schedulable', n.schedulable))

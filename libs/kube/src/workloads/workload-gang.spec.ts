@@ -222,7 +222,7 @@ describe('a gang from a workload', () => {
     ).toEqual([1, 0, null, flavors.length]);
   });
 
-  it('a Ray head without GPUs and GPU workers: head plus workers, charged at the largest role, workers above min elastic', () => {
+  it('a Ray head without GPUs and GPU workers: head plus workers, each role charged its own shape, workers above min elastic', () => {
     const head = spec();
     const worker = spec({}, { 'nvidia.com/gpu': '1' });
     const top: KubeObject = {
@@ -254,6 +254,40 @@ describe('a gang from a workload', () => {
       { name: 'head', count: 1, minCount: 1 },
       { name: 'gpu', count: 3, minCount: 1 },
     ]);
+    expect(result.ok && result.value.jobRoles).toEqual([
+      { name: 'head', replicas: 1, minReplicas: 1, acceleratorsPerReplica: 0, cpuMillisPerReplica: 2000, memoryMiBPerReplica: 8192 },
+      { name: 'gpu', replicas: 3, minReplicas: 1, acceleratorsPerReplica: 1, cpuMillisPerReplica: 2000, memoryMiBPerReplica: 8192 },
+    ]);
+  });
+
+  it('roles of different shapes are a multi-role job: a CPU-only driver naming the scheduler holds no GPU; same shapes stay one role', () => {
+    const driver = spec();
+    const workers = spec({}, { 'nvidia.com/gpu': '8' });
+    const jobSet = (driverSpec: V1PodSpec, groupName = 'Driver.Main'): KubeObject => ({
+      apiVersion: 'jobset.x-k8s.io/v1alpha2',
+      kind: 'JobSet',
+      metadata: { name: 'js', namespace: 'ml', uid: 'uid-js', labels: { 'quartermaster.io/team': 'vision' } },
+      spec: {
+        replicatedJobs: [
+          { name: groupName, template: { spec: { template: { spec: driverSpec } } } },
+          { name: 'workers', replicas: 4, template: { spec: { parallelism: 1, template: { spec: workers } } } },
+        ],
+      },
+    });
+    const mixed = workloadGang([jobSet(driver)], podOf(jobSet(driver), workers), flavors, options);
+    // 32 GPUs charged, not 40: the driver's role asks for none. Role names are DNS labels (jobRoleName).
+    expect(mixed.ok && mixed.value.jobRoles).toEqual([
+      { name: 'driver-main', replicas: 1, minReplicas: 1, acceleratorsPerReplica: 0, cpuMillisPerReplica: 2000, memoryMiBPerReplica: 8192 },
+      { name: 'workers', replicas: 4, minReplicas: 4, acceleratorsPerReplica: 8, cpuMillisPerReplica: 2000, memoryMiBPerReplica: 8192 },
+    ]);
+    expect(mixed.ok && [mixed.value.replicas, mixed.value.acceleratorsPerReplica]).toEqual([5, 8]);
+
+    const same = workloadGang([jobSet(workers)], podOf(jobSet(workers), workers), flavors, options);
+    expect(same.ok && [same.value.replicas, same.value.acceleratorsPerReplica, same.value.jobRoles]).toEqual([5, 8, null]);
+    // Two roles whose names meet as one DNS label cannot be told apart: one uniform gang at the largest shape.
+    const clash: KubeObject = jobSet(driver, 'workers.');
+    const clashed = workloadGang([clash], podOf(clash, workers), flavors, options);
+    expect(clashed.ok && [clashed.value.acceleratorsPerReplica, clashed.value.jobRoles]).toEqual([8, null]);
   });
 
   it('leaves out roles that are not Quartermaster’s (another scheduler, no accelerator)', () => {

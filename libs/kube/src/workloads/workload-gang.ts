@@ -1,4 +1,5 @@
 import type { V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { JobRole } from '#core';
 import { ANNOTATION_PRIORITY, LABEL_PRIORITY_CLASS, LABEL_TEAM } from '../labels.js';
 import type { KubeFlavor } from '../node-mapping.js';
 import type { JobPodTemplate } from '../pod-manifest.js';
@@ -35,6 +36,13 @@ export interface WorkloadGang {
   flavors: string[];
   /** The roles of the gang (pods per template) for display and for binding the head first. */
   roles: { name: string; count: number; minCount: number }[];
+  /**
+   * When its member roles ask for different shapes (a CPU-only driver beside GPU workers, actors of 2 GPUs beside
+   * learners of 4, a leader with more memory): each role with its own, so that each pod is charged and placed as
+   * what it asks for (a multi-role job, ADR 0024; the per-replica figures above are then their envelope). Role
+   * names are jobRoleName of the workload's. Null when every member pod has the same shape.
+   */
+  jobRoles: JobRole[] | null;
   template: JobPodTemplate;
   /** Whether the kind is stopped by suspending it (else by evicting its pods). */
   suspendable: boolean;
@@ -70,6 +78,29 @@ export function jobNameOf(name: string, group: string | null): string {
     .slice(0, 63 - suffix.length)
     .replace(/^-+|-+$/g, '');
   return `${base || 'workload'}${suffix}`;
+}
+
+/**
+ * A workload's role name (a replicatedJob, a Ray group, …) as a job's role: a DNS label (lower case, other
+ * characters as `-`, at most 63). The importer names roles by it and the bind matches pods to replicas by it.
+ */
+export function jobRoleName(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .slice(0, 63)
+      .replace(/^-+|-+$/g, '') || 'role'
+  );
+}
+
+/** The roles when their shapes differ, else null (one uniform gang); null too when two names meet as one label. */
+function multiRole(shapes: readonly JobRole[]): JobRole[] | null {
+  if (shapes.length < 2) return null;
+  const key = (r: JobRole): string => `${r.acceleratorsPerReplica}/${r.cpuMillisPerReplica}/${r.memoryMiBPerReplica}`;
+  if (new Set(shapes.map(key)).size < 2) return null;
+  if (new Set(shapes.map((r) => r.name)).size < shapes.length) return null;
+  return [...shapes];
 }
 
 /** Whether pods of this template are Quartermaster's to place: they name its scheduler or ask for an accelerator it manages. */
@@ -196,9 +227,20 @@ export function workloadGang(
 
   const per = { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
   let shown = members[0]!;
+  const shapes: JobRole[] = [];
   try {
     for (const role of members) {
       const r = podRequests({ spec: role.template.spec }, resourceName);
+      if (role.count > 0) {
+        shapes.push({
+          name: jobRoleName(role.name),
+          replicas: role.count,
+          minReplicas: Math.max(1, Math.min(role.minCount, role.count)),
+          acceleratorsPerReplica: r.accelerators,
+          cpuMillisPerReplica: r.cpuMillis,
+          memoryMiBPerReplica: r.memoryMiB,
+        });
+      }
       if (r.accelerators > per.accelerators) shown = role;
       per.accelerators = Math.max(per.accelerators, r.accelerators);
       per.cpuMillis = Math.max(per.cpuMillis, r.cpuMillis);
@@ -273,6 +315,7 @@ export function workloadGang(
       resourceName,
       flavors: accepted,
       roles: members.map(({ name, count, minCount }) => ({ name, count, minCount })),
+      jobRoles: multiRole(shapes),
       template: templateOf(shown.template, per.cpuMillis, per.memoryMiB, selector.value),
       suspendable: kind.suspendPatch(true, top) !== null,
     },

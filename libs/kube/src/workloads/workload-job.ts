@@ -39,4 +39,5 @@ export const jobKind: WorkloadKindSpec = {
     return { phase: 'active' };
   },
   suspendPatch: (suspend) => ({ spec: { suspend } }),
+  roleOf: () => 'pod',
 };

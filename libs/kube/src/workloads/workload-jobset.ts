@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import {
   conditionMessage,
   integerField,
@@ -66,4 +67,10 @@ export const jobSetKind: WorkloadKindSpec = {
     return { phase: 'active' };
   },
   suspendPatch: (suspend) => ({ spec: { suspend } }),
+  roleOf: jobSetRoleOf,
 };
+
+/** The replicatedJob a JobSet's pod (or a TrainJob's, through its JobSet) comes from: its role. */
+export function jobSetRoleOf(pod: V1Pod): string | null {
+  return pod.metadata?.labels?.[JOBSET_REPLICATED_JOB_LABEL] ?? null;
+}

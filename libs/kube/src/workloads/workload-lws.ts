@@ -3,6 +3,8 @@ import { integerField, podTemplate, record, type WorkloadKindSpec } from './work
 /** Labels the LeaderWorkerSet controller puts on every pod of a group. */
 export const LWS_NAME_LABEL = 'leaderworkerset.sigs.k8s.io/name';
 export const LWS_GROUP_INDEX_LABEL = 'leaderworkerset.sigs.k8s.io/group-index';
+/** A pod's index within its group: 0 is the leader. */
+export const LWS_WORKER_INDEX_LABEL = 'leaderworkerset.sigs.k8s.io/worker-index';
 
 /**
  * LeaderWorkerSet (leaderworkerset.x-k8s.io/v1): each of its `replicas` groups — a leader plus size − 1
@@ -45,5 +47,10 @@ export const leaderWorkerSetKind: WorkloadKindSpec = {
   groupOf(pod) {
     const index = pod.metadata?.labels?.[LWS_GROUP_INDEX_LABEL];
     return index !== undefined && /^\d+$/.test(index) ? index : null;
+  },
+  roleOf(pod) {
+    const index = pod.metadata?.labels?.[LWS_WORKER_INDEX_LABEL];
+    if (index === undefined || !/^\d+$/.test(index)) return null;
+    return index === '0' ? 'leader' : 'worker';
   },
 };

@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import {
   integerField,
   list,
@@ -62,7 +63,15 @@ export const rayClusterKind: WorkloadKindSpec = {
   roles: (object: KubeObject) => rayClusterRoles(object.spec, 'spec'),
   status: () => ({ phase: 'active' }),
   suspendPatch: () => null,
+  roleOf: rayRoleOf,
 };
+
+/** A Ray pod's role: `head`, or its worker group's name (labels the KubeRay operator sets). */
+export function rayRoleOf(pod: V1Pod): string | null {
+  const labels = pod.metadata?.labels ?? {};
+  if (labels['ray.io/node-type'] === 'head') return 'head';
+  return labels['ray.io/group'] ?? null;
+}
 
 /**
  * KubeRay RayJob (ray.io/v1): the gang is the RayCluster it creates (`spec.rayClusterSpec`). Suspended
@@ -116,6 +125,7 @@ export const rayJobKind: WorkloadKindSpec = {
   // the RayJob), so evicting the pods would end the RayJob; a deleted RayCluster is created anew by the
   // RayJob controller (same name), and its submitter resubmits the Ray job once the new cluster is ready.
   stopChild: ownRayCluster,
+  roleOf: rayRoleOf,
   // Finished, the RayJob's cluster stays unless shutdownAfterJobFinishes (and then for ttlSecondsAfterFinished):
   // its pods hold their accelerators until it is deleted.
   keptChild: ownRayCluster,

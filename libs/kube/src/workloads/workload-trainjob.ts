@@ -1,4 +1,4 @@
-import { jobSetRoles } from './workload-jobset.js';
+import { jobSetRoleOf, jobSetRoles } from './workload-jobset.js';
 import { conditionMessage, trueCondition, type WorkloadKindSpec } from './workload.js';
 
 /**
@@ -29,4 +29,5 @@ export const trainJobKind: WorkloadKindSpec = {
     return { phase: 'active' };
   },
   suspendPatch: (suspend) => ({ spec: { suspend } }),
+  roleOf: jobSetRoleOf,
 };

@@ -74,6 +74,11 @@ export interface WorkloadKindSpec {
   keptChild?(object: KubeObject): { apiVersion: string; kind: string; namespace: string; name: string } | null;
   /** For kinds made of several gangs (a LeaderWorkerSet's groups): which one a pod belongs to. */
   groupOf?(pod: V1Pod): string | null;
+  /**
+   * Which of `roles()` a pod of this workload is (its name there), read from the labels its controller puts on
+   * it; null when the pod says nothing of it. Binding a multi-role gang gives each pod a replica of its role.
+   */
+  roleOf(pod: V1Pod): string | null;
 }
 
 export function record(value: unknown): Record<string, unknown> {
