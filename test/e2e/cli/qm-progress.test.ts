@@ -52,4 +52,18 @@ describe('qm shows progress and failure reasons in words', () => {
     expect(cancelled.stdout).toMatch(/reason: .*admin/);
     expect((await runQm(['describe', 'plain-run'], { env })).stdout).toMatch(/Checkpoint: +none: a preempted run restarts from the start/);
   });
+
+  it('qm describe of a multi-role job: each role with its own shape, and which roles sit on each node', async () => {
+    const body = jobBody({ name: 'roles-run', roles: [{ name: 'launcher', replicas: 1, acceleratorsPerReplica: 0, cpuMillis: 1000, memoryMiB: 1024 }, { name: 'worker', replicas: 1, acceleratorsPerReplica: 8 }] });
+    delete body.replicas;
+    delete body.acceleratorsPerReplica;
+    await ok('POST', '/v1/jobs', body);
+    await ok('POST', '/v1/scheduler/cycles');
+    const described = await runQm(['describe', 'roles-run'], { env });
+    expect(described.code).toBe(0);
+    expect(described.stdout).toMatch(/Replicas: +2 in 2 roles, 8 accelerator\(s\) in all/);
+    expect(described.stdout).toMatch(/ROLE +REPLICAS +MIN +ACCELERATORS +CPU +MEMORY\n +launcher +1 +1 +0 +1000 mCPU +1024 MiB\n +worker +1 +1 +8 +8000 mCPU +65536 MiB/);
+    expect(described.stdout).toMatch(/NODE +REPLICAS +ACCELERATORS +ROLES/);
+    expect(described.stdout).toMatch(/worker/);
+  });
 });

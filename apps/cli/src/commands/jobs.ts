@@ -376,7 +376,20 @@ function describeText(j: JobDetail, events: JobEvent[], now: number, time: { tim
   if (source) out += field('Workload', source);
   out += field('Kind', `${j.kind}, priority ${j.priority}${j.priorityClass ? ` (class ${j.priorityClass})` : ''}, ${j.preemptible ? 'preemptible' : 'not preemptible'}`);
   out += field('State', j.state + (j.preemptionCount > 0 ? ` (preempted ${j.preemptionCount}×${j.preemptedBy ? `, last by ${j.preemptedBy}` : ''})` : ''));
-  out += field('Replicas', `${replicasText(j)} × ${j.acceleratorsPerReplica} accelerator(s), ${j.cpuMillisPerReplica} mCPU, ${j.memoryMiBPerReplica} MiB each`);
+  if (j.roles === null) {
+    out += field('Replicas', `${replicasText(j)} × ${j.acceleratorsPerReplica} accelerator(s), ${j.cpuMillisPerReplica} mCPU, ${j.memoryMiBPerReplica} MiB each`);
+  } else {
+    const total = j.roles.reduce((sum, r) => sum + r.replicas * r.acceleratorsPerReplica, 0);
+    out += field('Replicas', `${replicasText(j)} in ${j.roles.length} roles, ${total} accelerator(s) in all (each role charged its own shape)`);
+    out += 'Roles:\n';
+    out += indent(
+      formatTable(
+        ['ROLE', 'REPLICAS', 'MIN', 'ACCELERATORS', 'CPU', 'MEMORY'],
+        j.roles.map((r) => [r.name, String(r.replicas), String(r.minReplicas), String(r.acceleratorsPerReplica), `${r.cpuMillisPerReplica} mCPU`, `${r.memoryMiBPerReplica} MiB`]),
+        { align: 'left', rule: false },
+      ),
+    );
+  }
   out += field('Flavors', `${j.flavors.join(', ')} (${j.flavorSelection})${j.flavor ? `; admitted on ${j.flavor}` : ''}`);
   out += field('Topology', j.topology.tpuShape ? `${j.topology.level}, TPU shape ${j.topology.tpuShape}` : j.topology.level);
   out += field('Runtime', j.expectedRuntimeSeconds === null ? (j.kind === 'serving' ? 'no end (a serving job without expectedRuntimeSeconds)' : 'unknown (no expectedRuntimeSeconds)') : `expected ${durationWords(j.expectedRuntimeSeconds * 1000)}`);
@@ -405,15 +418,23 @@ function describeText(j: JobDetail, events: JobEvent[], now: number, time: { tim
   }
   const alloc = j.allocation ?? [];
   if (alloc.length > 0) {
-    const byNode = new Map<string, { replicas: number[]; accelerators: number }>();
+    const byNode = new Map<string, { replicas: number[]; accelerators: number; roles: Set<string> }>();
     for (const a of alloc) {
-      const n = byNode.get(a.node) ?? { replicas: [], accelerators: 0 };
+      const n = byNode.get(a.node) ?? { replicas: [], accelerators: 0, roles: new Set<string>() };
       n.replicas.push(a.replica);
       n.accelerators += a.accelerators;
+      if (a.role !== null) n.roles.add(a.role);
       byNode.set(a.node, n);
     }
+    const withRoles = j.roles !== null;
     out += '\nPlacement:\n';
-    out += indent(formatTable(['NODE', 'REPLICAS', 'ACCELERATORS'], [...byNode].map(([node, n]) => [node, n.replicas.sort((a, b) => a - b).join(','), String(n.accelerators)]), { align: 'left', rule: false }));
+    out += indent(
+      formatTable(
+        ['NODE', 'REPLICAS', 'ACCELERATORS', ...(withRoles ? ['ROLES'] : [])],
+        [...byNode].map(([node, n]) => [node, n.replicas.sort((a, b) => a - b).join(','), String(n.accelerators), ...(withRoles ? [[...n.roles].sort().join(',')] : [])]),
+        { align: 'left', rule: false },
+      ),
+    );
   }
   const transitions = j.transitions ?? [];
   if (transitions.length > 0) {
