@@ -19,12 +19,14 @@ const PAGE = `<!doctype html>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
 <script>window.ui = SwaggerUIBundle({ url: '/docs/openapi.json', dom_id: '#swagger-ui',
-  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout', persistAuthorization: true });</script>
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout', persistAuthorization: false });</script>
 </body></html>`;
 
 /**
  * GET /docs/openapi.json (generated from the controllers and DTOs) and GET /docs (Swagger UI). The UI's
- * few assets are served from swagger-ui-dist directly (no @fastify/static), public like the document.
+ * few assets are served from swagger-ui-dist directly (no @fastify/static), public like the document. A token
+ * pasted into its Authorize dialog lives as long as the page: never persisted to localStorage, where any
+ * script of the origin could read it long after the browser closed.
  */
 export function setupOpenApi(app: INestApplication): void {
   const document = openApiDocument(app);
