@@ -142,6 +142,16 @@ describe('JobSet through kube-scheduler with Quartermaster as extender', () => {
       const a = await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.preemptionCount === 1);
       expect(a.id).toBe(before.id);
       expect((await readJobSet('vision-a')).spec.suspend).toBe(true);
+      // Suspended, the JobSet has no pods; it still says why it waits now (its pending code and reason as an Event),
+      // not only that it was preempted.
+      await eventually('vision-a says why it waits now', async () => {
+        const job = (await qm.ok('GET', `/v1/jobs/${a.id}`)) as { state: string; pending: { code: string | null } | null };
+        const code = job.state === 'PENDING' ? job.pending?.code : null;
+        if (!code) return undefined;
+        const reason = code.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
+        const events = await eventsOn(qm, 'JobSet', 'vision-a');
+        return events.some((e) => e.reason === reason && e.message.startsWith(`${code}: `)) ? true : undefined;
+      });
 
       await succeed(qm, await boundPods(qm, c.id));
       await workloadJob(qm, 'JobSet', 'nlp-c', (j) => j.state === 'SUCCEEDED', 90_000);

@@ -72,6 +72,15 @@ export class KubeJobStore {
     return this.reads.waitingJobs(ids);
   }
 
+  /** Preempted workloads' jobs still PENDING (at most `limit`), each with its workload: they may have no pods. */
+  async preemptedWaitingWorkloads(limit: number): Promise<(WaitingJob & { workload: WorkloadRef })[]> {
+    const rows = await this.reads.preemptedWaitingWorkloads(limit);
+    return rows.flatMap((row) => {
+      const workload = workloadOfTemplate({ workload: row.workload });
+      return workload === null ? [] : [{ ...row, workload }];
+    });
+  }
+
   /** Why its pods are evicted (its latest preemption or move, whichever came last), for the Events on them. */
   evictionReason(jobId: string): Promise<{ moved: boolean; message: string } | null> {
     return this.reads.evictionReason(jobId);

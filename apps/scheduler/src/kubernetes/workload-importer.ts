@@ -53,6 +53,8 @@ function involvedTop(top: KubeObject, pod: V1Pod): InvolvedObject | null {
 const READ_CONCURRENCY = 16;
 /** Gangs imported at once in a pass (each: a submission, a label patch per pod, a bind-target read). */
 const IMPORT_CONCURRENCY = 8;
+/** Preempted workloads still waiting whose reason a pass reports on the workload (longest waiting first). */
+const SUSPENDED_REPORTED_MAX = 200;
 /**
  * A pass binds a BINDING gang's pods only once its admission is this old: before, its bind side effect is binding
  * them, and both at once doubled the binds (the loser's each a 409 and a read) while the API server was busiest.
@@ -240,9 +242,16 @@ export class WorkloadImporter {
           ),
         );
       }
-      // The workload object of each waiting gang hears why it waits (its pods do from the GangImporter's pass).
+      // The workload object of each waiting gang hears why it waits (its pods do from the GangImporter's pass) —
+      // a preempted workload, suspended and without pods, too: its current reason, not only its last Preempted.
       const now = this.now();
-      for (const job of await this.store.waitingJobs([...workloadOf.keys()])) {
+      const waiting = [
+        ...(await this.store.waitingJobs([...workloadOf.keys()])).map((job) => ({ job, workload: workloadOf.get(job.id)! })),
+        ...(await this.store.preemptedWaitingWorkloads(SUSPENDED_REPORTED_MAX))
+          .filter((job) => !workloadOf.has(job.id))
+          .map((job) => ({ job, workload: job.workload })),
+      ];
+      for (const { job, workload } of waiting) {
         const report = waitingReport(job, now);
         if (report)
           items.push({
@@ -250,7 +259,7 @@ export class WorkloadImporter {
             pods: [],
             report,
             level: 'info',
-            alsoOn: [involvedWorkload(workloadOf.get(job.id)!)],
+            alsoOn: [involvedWorkload(workload)],
           });
       }
       await this.feedback.pass(items);

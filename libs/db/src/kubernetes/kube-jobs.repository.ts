@@ -78,39 +78,26 @@ export class KubeJobsRepository {
   /** What the waiting pods of these jobs should show (state and pending reason); unknown ids are left out. */
   async waitingJobs(ids: readonly string[]): Promise<WaitingJobRow[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.db.pool.query<{
-      id: string;
-      name: string;
-      state: JobState;
-      pending_code: PendingCode | null;
-      pending_message: string | null;
-      pending_position: number | null;
-      pending_estimated_start_at: Date | null;
-      flavor: string | null;
-      admitted_replicas: number | null;
-      replicas: number;
-      queued_at: Date;
-      admitted_at: Date | null;
-    }>(
-      `SELECT id::text AS id, name, state::text AS state, pending_code::text AS pending_code, pending_message, pending_position,
-              pending_estimated_start_at, flavor, admitted_replicas, replicas, queued_at, admitted_at
-       FROM jobs WHERE id = ANY($1::uuid[])`,
+    const { rows } = await this.db.pool.query<WaitingSqlRow>(
+      `SELECT ${WAITING_COLUMNS} FROM jobs WHERE id = ANY($1::uuid[])`,
       [ids.filter((id) => UUID.test(id))],
     );
-    return rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      state: r.state,
-      pendingCode: r.pending_code,
-      pendingMessage: r.pending_message,
-      pendingPosition: r.pending_position,
-      pendingEstimatedStartAt: r.pending_estimated_start_at,
-      flavor: r.flavor,
-      admittedReplicas: r.admitted_replicas,
-      replicas: r.replicas,
-      queuedAt: r.queued_at,
-      admittedAt: r.admitted_at,
-    }));
+    return rows.map(waitingRow);
+  }
+
+  /**
+   * PENDING jobs of workloads that were preempted (at most `limit`, longest waiting first), with the workload
+   * from their template: a suspended workload has no pods, so no pass of the importer sees it, yet it should
+   * say why it still waits.
+   */
+  async preemptedWaitingWorkloads(limit: number): Promise<(WaitingJobRow & { workload: unknown })[]> {
+    const { rows } = await this.db.pool.query<WaitingSqlRow & { workload: unknown }>(
+      `SELECT ${WAITING_COLUMNS}, template -> 'workload' AS workload FROM jobs
+       WHERE state = 'PENDING' AND preemption_count > 0 AND template ? 'workload'
+       ORDER BY queued_at LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ ...waitingRow(r), workload: r.workload }));
   }
 
   /**
@@ -157,4 +144,39 @@ export class KubeJobsRepository {
     );
     return rows[0] ?? null;
   }
+}
+
+const WAITING_COLUMNS = `id::text AS id, name, state::text AS state, pending_code::text AS pending_code, pending_message, pending_position,
+              pending_estimated_start_at, flavor, admitted_replicas, replicas, queued_at, admitted_at`;
+
+interface WaitingSqlRow {
+  id: string;
+  name: string;
+  state: JobState;
+  pending_code: PendingCode | null;
+  pending_message: string | null;
+  pending_position: number | null;
+  pending_estimated_start_at: Date | null;
+  flavor: string | null;
+  admitted_replicas: number | null;
+  replicas: number;
+  queued_at: Date;
+  admitted_at: Date | null;
+}
+
+function waitingRow(r: WaitingSqlRow): WaitingJobRow {
+  return {
+    id: r.id,
+    name: r.name,
+    state: r.state,
+    pendingCode: r.pending_code,
+    pendingMessage: r.pending_message,
+    pendingPosition: r.pending_position,
+    pendingEstimatedStartAt: r.pending_estimated_start_at,
+    flavor: r.flavor,
+    admittedReplicas: r.admitted_replicas,
+    replicas: r.replicas,
+    queuedAt: r.queued_at,
+    admittedAt: r.admitted_at,
+  };
 }
