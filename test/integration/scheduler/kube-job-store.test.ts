@@ -72,7 +72,7 @@ describe('KubeJobStore (grouped statements)', () => {
     ]);
     const store = new KubeJobStore(db);
     const [ta, tb, none] = await Promise.all([store.bindTarget(a!), store.bindTarget(b!), store.bindTarget('00000000-0000-4000-8000-000000000000')]);
-    const held = { accelerators: 4, cpuMillis: 0, memoryMiB: 0 };
+    const held = { accelerators: 4, cpuMillis: 0, memoryMiB: 0, role: null };
     expect(ta?.allocations).toEqual([{ replica: 0, node: 'node-00001', ...held }, { replica: 1, node: 'node-00002', ...held }]);
     expect(tb?.allocations).toEqual([{ replica: 0, node: 'node-00003', ...held }]);
     expect(ta?.nodes.map((n) => n.name).sort()).toEqual(['node-00001', 'node-00002']);
@@ -111,5 +111,18 @@ describe('KubeJobStore (grouped statements)', () => {
     expect(outbox.rows).toEqual([{ kind: 'delete', dedupe_key: expect.stringMatching(new RegExp(`^delete:${r}:v\\d+$`)) }]);
     // A replay (the job is PENDING now) changes nothing.
     expect(await store.requeue(r!, 'replica 0 lost')).toBe(false);
+  });
+
+  it('lists the PENDING jobs of preempted workloads, with their workload, up to a limit (a suspended workload has no pods to be seen by)', async () => {
+    const [x, y, plain] = await submitJobs(db.pool, 3, { tag: 'suspended' });
+    const workload = { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', namespace: 'ml', name: 'js', uid: 'uid-js' };
+    // Fixtures: as a preemption and the workload importer leave them (neither is the state, which stays PENDING).
+    await db.pool.query(`UPDATE jobs SET preemption_count = 1, template = template || jsonb_build_object('workload', $2::jsonb) WHERE id = ANY($1::uuid[])`, [[x, y], JSON.stringify(workload)]);
+    await db.pool.query(`UPDATE jobs SET preemption_count = 1 WHERE id = $1`, [plain]);
+    const store = new KubeJobStore(db);
+    const rows = await store.preemptedWaitingWorkloads(10);
+    expect(rows.map((r) => r.id).sort()).toEqual([x, y].sort());
+    expect(rows.map((r) => [r.state, r.workload])).toEqual([['PENDING', workload], ['PENDING', workload]]);
+    expect(await store.preemptedWaitingWorkloads(1)).toHaveLength(1);
   });
 });
