@@ -6,12 +6,10 @@
 // "Kueue v0.17.0". Benchmark only (bench:k8s:kueue).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync, copyFileSync, readdirSync } from 'node:fs';
-import https from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { AdmissionregistrationV1Api, ApiextensionsV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
-import { freePorts } from '../../test/k8s/controllers/controllers.js';
+import { AdmissionregistrationV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { applyCrds, applyServerSide, freePorts, selfSignedCert, until, yamlObjects } from '../../test/k8s/controllers/controllers.js';
 
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
@@ -27,49 +25,10 @@ export async function buildKueue(): Promise<string> {
   return stdout.trim().split('\n').pop()!.split(' ')[1]!;
 }
 
-function yamlObjects(path: string): KubernetesObject[] {
-  return parseAllDocuments(readFileSync(path, 'utf8'))
-    .map((doc) => doc.toJS() as KubernetesObject | null)
-    .filter((o): o is KubernetesObject => !!o && typeof o === 'object' && !!o.kind);
-}
-
-/** Server-side apply of a cluster-scoped object (raw JSON, so CRD schemas keep every field). */
-async function apply(kc: KubeConfig, path: string, object: unknown): Promise<void> {
-  const url = new URL(`${kc.getCurrentCluster()!.server}${path}?fieldManager=qm-bench&force=true`);
-  const options: https.RequestOptions = { method: 'PATCH', hostname: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, headers: { 'content-type': 'application/apply-patch+yaml' } };
-  await kc.applyToHTTPSOptions(options);
-  await new Promise<void>((resolve, reject) => {
-    const req = https.request(options, (res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => ((res.statusCode ?? 500) < 300 ? resolve() : reject(new Error(`apply ${path}: HTTP ${res.statusCode}: ${body.slice(0, 800)}`))));
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(object));
-  });
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (!alive()) throw new Error(`${what}: the process exited`);
-    if (Date.now() > deadline) throw new Error(`${what}: not after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 /** Kueue's CRDs, applied server-side, established. */
 export async function installKueueCrds(kc: KubeConfig, kueueDir: string): Promise<void> {
   const dir = join(kueueDir, 'manifests/config/components/crd/bases');
-  const crds = readdirSync(dir)
-    .filter((f) => f.endsWith('.yaml'))
-    .flatMap((f) => yamlObjects(join(dir, f)));
-  for (const crd of crds) await apply(kc, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata!.name}`, crd);
-  const api = kc.makeApiClient(ApiextensionsV1Api);
-  for (const crd of crds) {
-    await until(`CRD ${crd.metadata!.name}`, async () => ((await api.readCustomResourceDefinition({ name: crd.metadata!.name! })).status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True'), 30_000);
-  }
+  await applyCrds(kc, readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => join(dir, f)));
 }
 
 interface Webhook {
@@ -114,8 +73,7 @@ export async function startKueue(kc: KubeConfig, kueueDir: string, workDir: stri
   const [healthPort, webhookPort, visibilityPort] = await freePorts(3);
   const dir = join(workDir, `kueue-${label}`);
   const certDir = join(dir, 'certs');
-  mkdirSync(certDir, { recursive: true });
-  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '30', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(certDir, 'tls.key'), '-out', join(certDir, 'tls.crt')]);
+  await selfSignedCert(certDir);
   // Paths Kueue reads whatever the configuration says (in a cluster, mounted Secrets).
   for (const target of ['/etc/kueue/metrics/certs', '/visibility']) {
     mkdirSync(target, { recursive: true });
@@ -177,10 +135,7 @@ export async function startKueue(kc: KubeConfig, kueueDir: string, workDir: stri
   };
   try {
     await until(`kueue ready (log ${log})`, async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok, 120_000, () => !exited);
-    for (const w of webhooks) {
-      const plural = w.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
-      await apply(kc, `/apis/admissionregistration.k8s.io/v1/${plural}/${w.metadata!.name}`, w);
-    }
+    await applyServerSide(kc, webhooks);
   } catch (error) {
     await stop();
     throw error;

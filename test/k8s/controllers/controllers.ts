@@ -70,7 +70,7 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-function yamlObjects(path: string): KubernetesObject[] {
+export function yamlObjects(path: string): KubernetesObject[] {
   return parseAllDocuments(readFileSync(path, 'utf8'))
     .map((doc) => doc.toJS() as KubernetesObject | null)
     .filter((o): o is KubernetesObject => !!o && typeof o === 'object' && !!o.kind);
@@ -136,7 +136,7 @@ export function renderWebhooks(dir: string, controller: string, port: number, ca
 }
 
 /** A self-signed serving certificate for 127.0.0.1 (tls.crt, tls.key in dir). */
-async function selfSignedCert(dir: string): Promise<string> {
+export async function selfSignedCert(dir: string): Promise<string> {
   mkdirSync(dir, { recursive: true });
   await run('openssl', [
     'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '30', '-subj', '/CN=127.0.0.1',
@@ -158,7 +158,7 @@ const CLUSTER_KINDS: Record<string, string> = {
  * Server-side apply of manifests as they are (raw JSON: client-node's typed serializer would drop fields it
  * has no camel-case name for, such as a CRD schema's `x-kubernetes-list-type`).
  */
-async function applyServerSide(kc: KubeConfig, objects: KubernetesObject[]): Promise<void> {
+export async function applyServerSide(kc: KubeConfig, objects: KubernetesObject[]): Promise<void> {
   const server = kc.getCurrentCluster()!.server;
   for (const object of objects) {
     const base = CLUSTER_KINDS[object.kind!];
@@ -178,7 +178,7 @@ async function applyServerSide(kc: KubeConfig, objects: KubernetesObject[]): Pro
   }
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return;
@@ -188,7 +188,8 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-async function applyCrds(kc: KubeConfig, files: string[]): Promise<void> {
+/** CRDs from these files, applied server-side, each established. */
+export async function applyCrds(kc: KubeConfig, files: string[]): Promise<void> {
   const crds = files.flatMap(yamlObjects);
   await applyServerSide(kc, crds);
   const api = kc.makeApiClient(ApiextensionsV1Api);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Config } from '#common';
 import { PriorityClassRepository, type PriorityChoice, type PriorityChoices } from '#db';
+import { ReloadedSnapshot } from './reloaded-snapshot.js';
 
 /**
  * The priority classes and the teams' ceilings, as submissions read them: kept in memory for
@@ -11,51 +12,20 @@ import { PriorityClassRepository, type PriorityChoice, type PriorityChoices } fr
  */
 @Injectable()
 export class PriorityChoiceCache {
-  private loaded: { at: number; choices: PriorityChoices } | undefined;
-  private loading: Promise<PriorityChoices> | undefined;
-  /** Bumped by every change: a load that began before it is not kept. */
-  private generation = 0;
+  private readonly snapshot: ReloadedSnapshot<PriorityChoices>;
 
-  constructor(
-    @Inject(PriorityClassRepository) private readonly classes: PriorityClassRepository,
-    @Inject(Config) private readonly config: Config,
-  ) {}
+  constructor(@Inject(PriorityClassRepository) classes: PriorityClassRepository, @Inject(Config) config: Config) {
+    this.snapshot = new ReloadedSnapshot(() => classes.choices(), () => config.tokenCacheTtlMs);
+  }
 
   async choiceFor(team: string): Promise<PriorityChoice> {
-    let choices = await this.current();
-    if (!choices.ceilings.has(team)) choices = await this.reload();
+    let choices = await this.snapshot.current();
+    if (!choices.ceilings.has(team)) choices = await this.snapshot.reload();
     return { classes: choices.classes, ceiling: choices.ceilings.has(team) ? choices.ceilings.get(team)! : undefined };
   }
 
   /** A class or a team changed through this process. */
   invalidate(): void {
-    this.generation += 1;
-    this.loaded = undefined;
-    this.loading = undefined;
-  }
-
-  private async current(): Promise<PriorityChoices> {
-    const ttl = this.config.tokenCacheTtlMs;
-    if (ttl > 0 && this.loaded !== undefined && Date.now() - this.loaded.at < ttl) return this.loaded.choices;
-    return this.reload();
-  }
-
-  private reload(): Promise<PriorityChoices> {
-    if (this.loading !== undefined) return this.loading;
-    const generation = this.generation;
-    const at = Date.now();
-    const load: Promise<PriorityChoices> = this.classes.choices().then(
-      (choices) => {
-        if (generation === this.generation) this.loaded = { at, choices };
-        if (this.loading === load) this.loading = undefined;
-        return choices;
-      },
-      (error: unknown) => {
-        if (this.loading === load) this.loading = undefined;
-        throw error;
-      },
-    );
-    this.loading = load;
-    return load;
+    this.snapshot.invalidate();
   }
 }

@@ -5,6 +5,7 @@ import { Config, LimitExceededError } from '#common';
 import { PendingLimitError, TeamRepository, type TeamLimitsRecord } from '#db';
 import { withTimeout } from '../infra/redis.js';
 import { LOGGER, REDIS, REDIS_PREFIX } from '../infra/tokens.js';
+import { ReloadedSnapshot } from './reloaded-snapshot.js';
 
 /** Seconds a client refused for a full team (maxPendingJobs) is asked to wait: jobs leave PENDING as the scheduler admits them. */
 export const PENDING_LIMIT_RETRY_AFTER_SECONDS = 30;
@@ -25,53 +26,25 @@ const FAIL_OPEN_LOG_INTERVAL_MS = 10_000;
  */
 @Injectable()
 export class TeamLimitCache {
-  private loaded: { at: number; limits: Map<string, TeamLimitsRecord> } | undefined;
-  private loading: Promise<Map<string, TeamLimitsRecord>> | undefined;
-  private generation = 0;
+  private readonly snapshot: ReloadedSnapshot<Map<string, TeamLimitsRecord>>;
 
   constructor(
-    @Inject(TeamRepository) private readonly teams: TeamRepository,
+    @Inject(TeamRepository) teams: TeamRepository,
     @Inject(Config) private readonly config: Config,
-  ) {}
+  ) {
+    this.snapshot = new ReloadedSnapshot(async () => new Map((await teams.limits()).map((r) => [r.name, r])), () => config.tokenCacheTtlMs);
+  }
 
   /** The team's submissions per second: its own, or the default (also for a team not known: the insert answers it 422). */
   async submissionsPerSecond(team: string): Promise<number> {
-    let limits = await this.current();
-    if (!limits.has(team)) limits = await this.reload();
+    let limits = await this.snapshot.current();
+    if (!limits.has(team)) limits = await this.snapshot.reload();
     return limits.get(team)?.submissionsPerSecond ?? this.config.teamSubmissionsPerSecond;
   }
 
   /** A team changed through this process. */
   invalidate(): void {
-    this.generation += 1;
-    this.loaded = undefined;
-    this.loading = undefined;
-  }
-
-  private async current(): Promise<Map<string, TeamLimitsRecord>> {
-    const ttl = this.config.tokenCacheTtlMs;
-    if (ttl > 0 && this.loaded !== undefined && Date.now() - this.loaded.at < ttl) return this.loaded.limits;
-    return this.reload();
-  }
-
-  private reload(): Promise<Map<string, TeamLimitsRecord>> {
-    if (this.loading !== undefined) return this.loading;
-    const generation = this.generation;
-    const at = Date.now();
-    const load: Promise<Map<string, TeamLimitsRecord>> = this.teams.limits().then(
-      (rows) => {
-        const limits = new Map(rows.map((r) => [r.name, r]));
-        if (generation === this.generation) this.loaded = { at, limits };
-        if (this.loading === load) this.loading = undefined;
-        return limits;
-      },
-      (error: unknown) => {
-        if (this.loading === load) this.loading = undefined;
-        throw error;
-      },
-    );
-    this.loading = load;
-    return load;
+    this.snapshot.invalidate();
   }
 }
 
