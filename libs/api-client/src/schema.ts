@@ -249,13 +249,13 @@ export interface paths {
         };
         /**
          * List jobs, newest first
-         * @description Jobs newest first, filtered by team, state and kind, `limit` (default 50) per page: pass the answer's `nextCursor` as `cursor` for the next page (null on the last). Admins see every team's jobs; members and executor tokens their own teams' (403 when `team` names another).
+         * @description Jobs newest first, filtered by team, state and kind, `limit` (default 50, at most 500) per page, without their pod templates (GET /v1/jobs/{id} has them): pass the answer's `nextCursor` as `cursor` for the next page (null on the last). Admins see every team's jobs; members and executor tokens their own teams' (403 when `team` names another).
          */
         get: operations["JobsController_list"];
         put?: never;
         /**
          * Submit a job
-         * @description Queues a gang of `replicas` replicas (at least `minReplicas` for an elastic gang) of `acceleratorsPerReplica` accelerators each, of one of the listed flavors; the scheduler admits the gang as a whole when quota and capacity allow. Admins, and members of the job's team (403 otherwise). 201 with the new job; with an Idempotency-Key (1 to 255 visible ASCII characters, scoped to the token), the same key and body again answer 200 with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly). 429 (with Retry-After; nothing created) when the team already has its `limits.maxPendingJobs` pending jobs or submits faster than its `limits.submissionsPerSecond`.
+         * @description Queues a gang of `replicas` replicas (at least `minReplicas` for an elastic gang) of `acceleratorsPerReplica` accelerators each, of one of the listed flavors; the scheduler admits the gang as a whole when quota and capacity allow. Admins, and members of the job's team (403 otherwise). 400 naming `template` for a template larger than QM_MAX_TEMPLATE_BYTES (64 KiB by default) as JSON; nothing is stored. 201 with the new job; with an Idempotency-Key (1 to 255 visible ASCII characters, scoped to the token), the same key and body again answer 200 with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly). 429 (with Retry-After; nothing created) when the team already has its `limits.maxPendingJobs` pending jobs or submits faster than its `limits.submissionsPerSecond`.
          */
         post: operations["JobsController_submit"];
         delete?: never;
@@ -272,8 +272,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a job with its allocation and transitions
-         * @description The job, its state and pending reason, its allocation (node and accelerators per replica) and its state transitions. Admins, and members and executor tokens of the job's team (403 otherwise); 404 for an unknown job.
+         * Get a job with its template, allocation and transitions
+         * @description The job, its pod template, its state and pending reason, its allocation (node and accelerators per replica) and its state transitions. Admins, and members and executor tokens of the job's team (403 otherwise); 404 for an unknown job.
          */
         get: operations["JobsController_get"];
         put?: never;
@@ -513,7 +513,7 @@ export interface paths {
         };
         /**
          * List the queue in scheduling order
-         * @description Active jobs: PENDING (the default), or some of ADMITTED / BINDING / RUNNING. PENDING jobs come in the order the scheduler will consider them (its last cycle's positions; jobs it has not seen yet last), each with `pending.position`, reason and estimated start; ADMITTED / BINDING / RUNNING longest-held first. Offset paging (`limit`, `offset`, `total`); admins see every team, members their own teams only (403 when `team` names another).
+         * @description Active jobs: PENDING (the default), or some of ADMITTED / BINDING / RUNNING. PENDING jobs come in the order the scheduler will consider them (its last cycle's positions; jobs it has not seen yet last), each with `pending.position`, reason and estimated start; ADMITTED / BINDING / RUNNING longest-held first, without their pod templates (GET /v1/jobs/{id} has them). Offset paging (`limit`, `offset`, `total`); admins see every team, members their own teams only (403 when `team` names another).
          */
         get: operations["QueueController_list"];
         put?: never;
@@ -1135,6 +1135,7 @@ export interface components {
             };
             /** @example vision */
             team: string;
+            /** @description The pod template: at most QM_MAX_TEMPLATE_BYTES (64 KiB by default) as stored JSON, defaults filled in (400 naming `template` beyond). */
             template: components["schemas"]["JobTemplateDto"];
             topology?: components["schemas"]["JobTopologyDto"];
         };
@@ -1465,7 +1466,7 @@ export interface components {
             submittedAt: string;
             /** @example vision */
             team: string;
-            /** @description Pod template: image, command, args, env, cpuMillis, memoryMiB, … */
+            /** @description Pod template: image, command, args, env, cpuMillis, memoryMiB, … (not in lists: GET /v1/jobs and GET /v1/queue leave it out). */
             template: {
                 [key: string]: unknown;
             };
@@ -1718,10 +1719,6 @@ export interface components {
             submittedAt: string;
             /** @example vision */
             team: string;
-            /** @description Pod template: image, command, args, env, cpuMillis, memoryMiB, … */
-            template: {
-                [key: string]: unknown;
-            };
             topology: components["schemas"]["JobTopologyView"];
             /** @description The Kubernetes workload a job imported from one stands for. */
             workload?: components["schemas"]["WorkloadRefView"];

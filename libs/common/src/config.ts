@@ -29,6 +29,7 @@ export const CONFIG_DEFAULTS = {
   QM_DB_IDLE_IN_TRANSACTION_MS: '10000',
   QM_READY_TIMEOUT_MS: '1000',
   QM_BODY_LIMIT_BYTES: '1048576',
+  QM_MAX_TEMPLATE_BYTES: '65536',
   QM_TOKEN_CACHE_TTL_MS: '5000',
   QM_SUBMIT_GROUP_MAX: '128',
   QM_SUBMIT_IN_FLIGHT: '2',
@@ -37,6 +38,13 @@ export const CONFIG_DEFAULTS = {
   QM_TEAM_SUBMISSIONS_PER_SECOND: '200',
   QM_TOKEN_TTL_DAYS: '90',
 } as const;
+
+/**
+ * The range of QM_MAX_TEMPLATE_BYTES: at least room for the longest image name a template may have (1,024
+ * characters) with its defaults; at most 1 MiB, below the ~1.5 MiB Kubernetes stores of any one object, which
+ * a pod carrying the template must fit in.
+ */
+export const TEMPLATE_BYTES_RANGE = { min: 4096, max: 1024 * 1024 } as const;
 
 /** The highest figure each per-team limit (and its default) may be set to. */
 export const TEAM_LIMIT_MAX = { maxPendingJobs: 10_000_000, submissionsPerSecond: 1_000_000 } as const;
@@ -86,6 +94,11 @@ export class Config {
   /** Timeout of each dependency check of /readyz and of the start-up checks. */
   readonly readyTimeoutMs: number;
   readonly bodyLimitBytes: number;
+  /**
+   * Most bytes of a job's pod template as stored (its JSON, defaults filled in): QM_MAX_TEMPLATE_BYTES. A larger
+   * one is a 400 naming `template`. Bounds what one job costs every reader of it (ADR 0025).
+   */
+  readonly maxTemplateBytes: number;
   /** How long a resolved API token is cached in memory before its row is read again. */
   readonly tokenCacheTtlMs: number;
   /** Most job submissions written by one statement (group commit). */
@@ -114,6 +127,7 @@ export class Config {
     this.dbTimeouts = values.dbTimeouts;
     this.readyTimeoutMs = values.readyTimeoutMs;
     this.bodyLimitBytes = values.bodyLimitBytes;
+    this.maxTemplateBytes = values.maxTemplateBytes;
     this.tokenCacheTtlMs = values.tokenCacheTtlMs;
     this.submitGroupMax = values.submitGroupMax;
     this.submitInFlight = values.submitInFlight;
@@ -167,6 +181,7 @@ export class Config {
       dbTimeouts: dbTimeouts(read),
       readyTimeoutMs: int(read('QM_READY_TIMEOUT_MS'), 'QM_READY_TIMEOUT_MS', 10, 120_000),
       bodyLimitBytes: int(read('QM_BODY_LIMIT_BYTES'), 'QM_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024),
+      maxTemplateBytes: int(read('QM_MAX_TEMPLATE_BYTES'), 'QM_MAX_TEMPLATE_BYTES', TEMPLATE_BYTES_RANGE.min, TEMPLATE_BYTES_RANGE.max),
       tokenCacheTtlMs: int(read('QM_TOKEN_CACHE_TTL_MS'), 'QM_TOKEN_CACHE_TTL_MS', 0, 3_600_000),
       submitGroupMax: int(read('QM_SUBMIT_GROUP_MAX'), 'QM_SUBMIT_GROUP_MAX', 1, 1000),
       submitInFlight: int(read('QM_SUBMIT_IN_FLIGHT'), 'QM_SUBMIT_IN_FLIGHT', 1, 64),

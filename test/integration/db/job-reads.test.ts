@@ -45,6 +45,8 @@ describe('job reads', () => {
     }
     expect(all).toHaveLength(6);
     expect(seen).toEqual(all.map((j) => j.id));
+    // Summaries: the template is not read (ADR 0025), only the workload it names, null for these.
+    expect(all.filter((j) => 'template' in j || j.workload !== null)).toEqual([]);
     const ties = all.filter((j) => j.submittedAt.getTime() === same.getTime()).map((j) => j.id);
     expect(ties).toEqual([...ties].sort().reverse());
   });
@@ -53,6 +55,7 @@ describe('job reads', () => {
     await database().prisma.job.update({ where: { id: ID.pend3 }, data: { pendingPosition: 1 } });
     const page = await new QueueRepository(database()).list({ states: ['PENDING'], flavor: 'h100-80gb', limit: 10, offset: 0 });
     expect(page.items.map((j) => j.id)).toEqual([ID.pend3, ID.pend1]);
+    expect(page.items.filter((j) => 'template' in j)).toEqual([]);
     expect(page.total).toBe(2);
     const held = await new QueueRepository(database()).list({ states: ['ADMITTED', 'RUNNING'], limit: 1, offset: 1 });
     expect(held.items.map((j) => j.id)).toEqual([ID.runB]);

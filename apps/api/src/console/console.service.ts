@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { forbidden, notFound, type FieldError } from '#common';
 import { AuditRepository, CycleHistoryRepository, FleetRepository, JobRepository, QueueRepository, type ActiveState } from '#db';
 import { canActForTeam, type Principal } from '../auth/principal.js';
-import { eventView, jobView } from '../jobs/job.view.js';
+import { eventView, jobSummaryView } from '../jobs/job.view.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import type { HistoryResolution } from '#db';
 import { timeParam } from '../accounting/usage-window.js';
@@ -78,7 +78,7 @@ export class ConsoleService {
       limit,
       offset,
     });
-    return { items: page.items.map((j) => jobView(j)), total: page.total, limit, offset };
+    return { items: page.items.map(jobSummaryView), total: page.total, limit, offset };
   }
 
   /**

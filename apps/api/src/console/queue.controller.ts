@@ -21,7 +21,7 @@ export class QueueController {
     description:
       'Active jobs: PENDING (the default), or some of ADMITTED / BINDING / RUNNING. PENDING jobs come in the order the scheduler will consider them ' +
       "(its last cycle's positions; jobs it has not seen yet last), each with `pending.position`, reason and estimated start; ADMITTED / BINDING / " +
-      'RUNNING longest-held first. Offset paging (`limit`, `offset`, `total`); admins see every team, members their own teams only (403 when `team` names another).',
+      'RUNNING longest-held first, without their pod templates (GET /v1/jobs/{id} has them). Offset paging (`limit`, `offset`, `total`); admins see every team, members their own teams only (403 when `team` names another).',
   })
   @Answers(QueueView)
   list(@Query() q: QueueQuery, @Caller() caller: Principal): Promise<QueueView> {

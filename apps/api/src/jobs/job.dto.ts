@@ -266,7 +266,10 @@ export class CreateJobDto {
   @Type(() => JobCheckpointDto)
   checkpoint?: JobCheckpointDto;
 
-  @ApiProperty({ type: () => JobTemplateDto })
+  @ApiProperty({
+    type: () => JobTemplateDto,
+    description: 'The pod template: at most QM_MAX_TEMPLATE_BYTES (64 KiB by default) as stored JSON, defaults filled in (400 naming `template` beyond).',
+  })
   @Required()
   @IsObject({ message: 'must be an object' })
   @ValidateNested()

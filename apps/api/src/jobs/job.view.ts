@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { JOB_KINDS, type JobState } from '#core';
-import type { EventRecord, JobDetail, JobRecord } from '#db';
+import type { EventRecord, JobDetail, JobRecord, JobSummary } from '#db';
 import { MapProperty, ObjectProperty, TimeProperty } from '../response.doc.js';
 
 const JOB_STATES = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PREEMPTED'] as const;
@@ -93,7 +93,10 @@ export class WorkloadRefView {
   uid!: string;
 }
 
-/** A job as lists show it. */
+/**
+ * A job as lists show it: everything but its pod template (at most QM_MAX_TEMPLATE_BYTES each, 64 KiB by
+ * default: GET /v1/jobs/{id} has it), so that a page's size is bounded by its `limit` (ADR 0025).
+ */
 export class JobView {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -139,8 +142,6 @@ export class JobView {
   checkpoint!: CheckpointView | null;
   @ApiProperty({ type: () => ProgressView })
   progress!: ProgressView;
-  @ObjectProperty({ description: 'Pod template: image, command, args, env, cpuMillis, memoryMiB, …' })
-  template!: Record<string, unknown>;
   @ApiProperty({ enum: JOB_STATES })
   state!: JobState;
   @ApiProperty({ type: String, nullable: true, description: 'Admitted flavor.' })
@@ -169,8 +170,10 @@ export class JobView {
   workload?: WorkloadRefView;
 }
 
-/** A job with its placement and state history. */
+/** A job with its pod template, placement and state history. */
 export class JobDetailView extends JobView {
+  @ObjectProperty({ description: 'Pod template: image, command, args, env, cpuMillis, memoryMiB, … (not in lists: GET /v1/jobs and GET /v1/queue leave it out).' })
+  template!: Record<string, unknown>;
   @ApiProperty({ type: [AllocationView] })
   allocation!: AllocationView[];
   @ApiProperty({ type: [TransitionView] })
@@ -209,10 +212,23 @@ export const eventView = (e: EventRecord): JobEventView => ({ id: e.id, at: e.at
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
-/** The job as the API shows it (list items omit `allocation` and `transitions`). */
-export function jobView(j: JobDetail): JobDetailView;
-export function jobView(j: JobRecord): JobView;
-export function jobView(j: JobRecord | JobDetail): JobView | JobDetailView {
+/** The job as the API shows it: with its pod template, allocation and transitions. */
+export function jobView(j: JobDetail): JobDetailView {
+  const view = summaryView(j, (j.template as Record<string, unknown> | null)?.['workload']);
+  return {
+    ...view,
+    template: j.template,
+    allocation: j.allocation,
+    transitions: j.transitions.map((t) => ({ from: t.from, to: t.to, at: t.at.toISOString(), reason: t.reason })),
+  };
+}
+
+/** A job as lists show it: without its pod template (ADR 0025). */
+export function jobSummaryView(j: JobSummary): JobView {
+  return summaryView(j, j.workload);
+}
+
+function summaryView(j: Omit<JobRecord, 'template'>, workload: unknown): JobView {
   const view: JobView = {
     id: j.id,
     name: j.name,
@@ -234,7 +250,6 @@ export function jobView(j: JobRecord | JobDetail): JobView | JobDetailView {
     expectedRuntimeSeconds: j.expectedRuntimeSeconds,
     checkpoint: j.checkpoint ?? null,
     progress: { lastCheckpointAt: iso(j.lastCheckpointAt ?? null), completedFraction: j.completedFraction ?? null },
-    template: j.template,
     state: j.state,
     flavor: j.flavor,
     admittedReplicas: j.admittedReplicas,
@@ -257,10 +272,6 @@ export function jobView(j: JobRecord | JobDetail): JobView | JobDetailView {
     finishedAt: iso(j.finishedAt),
   };
   // A job imported from a Kubernetes workload (Job, JobSet, TrainJob, RayCluster/RayJob, LeaderWorkerSet) names it.
-  const workload = (j.template as Record<string, unknown> | null)?.['workload'];
   if (workload && typeof workload === 'object') view.workload = workload as WorkloadRefView;
-  if ('allocation' in j) {
-    return { ...view, allocation: j.allocation, transitions: j.transitions.map((t) => ({ from: t.from, to: t.to, at: t.at.toISOString(), reason: t.reason })) };
-  }
   return view;
 }

@@ -22,6 +22,7 @@ export class JobsController {
     description:
       'Queues a gang of `replicas` replicas (at least `minReplicas` for an elastic gang) of `acceleratorsPerReplica` accelerators each, of one ' +
       "of the listed flavors; the scheduler admits the gang as a whole when quota and capacity allow. Admins, and members of the job's team (403 otherwise). " +
+      '400 naming `template` for a template larger than QM_MAX_TEMPLATE_BYTES (64 KiB by default) as JSON; nothing is stored. ' +
       '201 with the new job; with an Idempotency-Key (1 to 255 visible ASCII characters, scoped to the token), the same key and body again answer 200 ' +
       'with the same job, the same key with another body 409. 422 naming each unknown team or flavor; 503 when the API is overloaded (retry shortly). ' +
       "429 (with Retry-After; nothing created) when the team already has its `limits.maxPendingJobs` pending jobs or submits faster than its `limits.submissionsPerSecond`.",
@@ -45,7 +46,8 @@ export class JobsController {
   @ApiOperation({
     summary: 'List jobs, newest first',
     description:
-      "Jobs newest first, filtered by team, state and kind, `limit` (default 50) per page: pass the answer's `nextCursor` as `cursor` for the next " +
+      "Jobs newest first, filtered by team, state and kind, `limit` (default 50, at most 500) per page, without their pod templates (GET /v1/jobs/{id} " +
+      "has them): pass the answer's `nextCursor` as `cursor` for the next " +
       "page (null on the last). Admins see every team's jobs; members and executor tokens their own teams' (403 when `team` names another).",
   })
   @Answers(JobListView)
@@ -56,9 +58,9 @@ export class JobsController {
   @Get(':id')
   @ExecutorAllowed()
   @ApiOperation({
-    summary: 'Get a job with its allocation and transitions',
+    summary: 'Get a job with its template, allocation and transitions',
     description:
-      'The job, its state and pending reason, its allocation (node and accelerators per replica) and its state transitions. ' +
+      'The job, its pod template, its state and pending reason, its allocation (node and accelerators per replica) and its state transitions. ' +
       "Admins, and members and executor tokens of the job's team (403 otherwise); 404 for an unknown job.",
   })
   @Answers(JobDetailView)

@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { AppError, forbidden, notFound, type FieldError } from '#common';
+import { AppError, Config, forbidden, notFound, type FieldError } from '#common';
 import { FlavorRepository, JobRepository, PendingLimitError, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
 import { envelopeOf, rolesProblem, type JobRole, type JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CreateJobDto, JOB_LIMITS, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
-import { eventView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
-import { plainPodTemplate, podTemplateProblems } from './pod-template.dto.js';
+import { eventView, jobSummaryView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
+import { plainPodTemplate, podTemplateProblems, templateSizeProblem } from './pod-template.dto.js';
 import { priorityFromClasses, priorityWithoutClasses } from './job-priority.js';
 import { PriorityChoiceCache } from './priority-choices.js';
 import { pendingLimitExceeded, SubmissionLimits } from './submission-limits.js';
@@ -28,6 +28,7 @@ export class JobsService {
     @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
     @Inject(PriorityChoiceCache) private readonly priorities: PriorityChoiceCache,
     @Inject(SubmissionLimits) private readonly limits: SubmissionLimits,
+    @Inject(Config) private readonly config: Config,
   ) {}
 
   /**
@@ -39,7 +40,7 @@ export class JobsService {
       throw validationFailed([{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
     }
     if (!canActForTeam(caller, dto.team)) throw forbidden(`${caller.subject} may not submit jobs for team ${dto.team}`);
-    const job = normalize(dto);
+    const job = normalize(dto, { maxTemplateBytes: this.config.maxTemplateBytes });
     // The key's hash is of the request as asked (the class by name), not of the value the class has today.
     const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job), scope: idempotencyScope(caller) };
     const priority = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.priorities.choiceFor(dto.team));
@@ -81,7 +82,7 @@ export class JobsService {
     });
     const page = rows.slice(0, limit);
     const last = page.at(-1);
-    return { items: page.map(jobView), nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+    return { items: page.map(jobSummaryView), nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
   }
 
   async get(id: string, caller: Principal): Promise<JobDetail> {
@@ -167,15 +168,13 @@ export class JobsService {
   }
 }
 
-/** Applies the documented defaults. */
-export function normalize(dto: CreateJobDto): NewJob {
+/** Applies the documented defaults; a template larger than `maxTemplateBytes` as stored is a 400 naming `template`. */
+export function normalize(dto: CreateJobDto, bounds: { maxTemplateBytes: number }): NewJob {
   const t = dto.template;
   const template: Record<string, unknown> = { image: t.image };
   if (t.command !== undefined) template.command = t.command;
   if (t.args !== undefined) template.args = t.args;
   if (t.env !== undefined) template.env = t.env;
-  const problems = podTemplateProblems(t);
-  if (problems.length > 0) throw validationFailed(problems);
   for (const field of ['volumes', 'volumeMounts', 'imagePullSecrets', 'tolerations', 'serviceAccountName', 'nodeSelector'] as const) {
     if (t[field] !== undefined) template[field] = plainPodTemplate(t[field]);
   }
@@ -183,6 +182,9 @@ export function normalize(dto: CreateJobDto): NewJob {
   const memoryMiB = t.memoryMiB ?? TEMPLATE_DEFAULTS.memoryMiB;
   template.cpuMillis = cpuMillis;
   template.memoryMiB = memoryMiB;
+  const tooLarge = templateSizeProblem(template, bounds.maxTemplateBytes);
+  const problems = [...podTemplateProblems(t), ...(tooLarge === null ? [] : [tooLarge])];
+  if (problems.length > 0) throw validationFailed(problems);
   const tpuShape = dto.topology?.tpuShape ?? null;
   let level = dto.topology?.level ?? 'none';
   if (tpuShape !== null) {

@@ -237,6 +237,20 @@ export function podTemplateProblems(t: {
   return errors;
 }
 
+/**
+ * A template larger than `max` bytes as stored (its JSON in UTF-8, defaults filled in) is a problem naming
+ * `template`: each field's own bounds allow far more in all (256 env values of 32 KiB), and every reader of
+ * the job pays for its template (ADR 0025).
+ */
+export function templateSizeProblem(template: Record<string, unknown>, max: number): FieldError | null {
+  const bytes = Buffer.byteLength(JSON.stringify(template), 'utf8');
+  if (bytes <= max) return null;
+  return {
+    field: 'template',
+    message: `must be at most ${max} bytes as JSON (QM_MAX_TEMPLATE_BYTES); this one is ${bytes}: pass large data in a ConfigMap or Secret volume, not in env, command or args`,
+  };
+}
+
 /** The validated template parts as plain JSON (stored with the job, carried into its pods). */
 export function plainPodTemplate<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;

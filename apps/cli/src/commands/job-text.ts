@@ -102,7 +102,7 @@ export function stateLine(j: Job, now: number, time: TimeOptions): string {
  * Where an imported job comes from: `JobSet ml/train (jobset.x-k8s.io/v1alpha2, uid …); roles: workers 8`, a
  * LeaderWorkerSet's group, or the annotated pods' gang. Undefined for jobs submitted to Quartermaster.
  */
-export function sourceText(j: Pick<Job, 'workload' | 'template'>): string | undefined {
+export function sourceText(j: Pick<JobDetail, 'workload' | 'template'>): string | undefined {
   const w = j.workload;
   const t = templateFacts(j.template);
   if (w) {

@@ -5,11 +5,12 @@ import { jobKindFromDb } from '../enums.js';
 export type JobKindName = CoreJobKind;
 
 /**
- * The columns of `jobs` a job record shows (everything but the scheduler's private bookkeeping:
- * reservation, preempted_jobs, updated_at). Row types are Prisma's (ADR 0018); only the API's spelling of
- * the kind and the JSON columns' shapes are layered on.
+ * The columns of `jobs` a list shows (everything but the scheduler's private bookkeeping: reservation,
+ * preempted_jobs, updated_at; and but the pod template, the one column a member makes as large as a request
+ * body: a page of 500 would carry 500 of them, ADR 0025). Row types are Prisma's (ADR 0018); only the API's
+ * spelling of the kind and the JSON columns' shapes are layered on.
  */
-export const JOB_SELECT = {
+export const JOB_SUMMARY_SELECT = {
   id: true,
   name: true,
   team: true,
@@ -28,7 +29,6 @@ export const JOB_SELECT = {
   topologyLevel: true,
   tpuShape: true,
   expectedRuntimeSeconds: true,
-  template: true,
   checkpoint: true,
   roles: true,
   state: true,
@@ -50,18 +50,31 @@ export const JOB_SELECT = {
   lastCheckpointAt: true,
   completedFraction: true,
 } as const satisfies Prisma.JobSelect;
+type JobSummaryPayload = Prisma.JobGetPayload<{ select: typeof JOB_SUMMARY_SELECT }>;
+
+/** The columns of `jobs` a job record shows: a list's, and the pod template. */
+export const JOB_SELECT = { ...JOB_SUMMARY_SELECT, template: true } as const satisfies Prisma.JobSelect;
 type JobPayload = Prisma.JobGetPayload<{ select: typeof JOB_SELECT }>;
 
-/** A stored job. `lastCheckpointAt` / `completedFraction`: progress its executor reported (POST /v1/jobs/{id}/progress). */
-export type JobRecord = Omit<JobPayload, 'kind' | 'speeds' | 'template' | 'checkpoint' | 'roles'> & {
+/** The columns of a job every read shows, JSON typed. `lastCheckpointAt` / `completedFraction`: progress its executor reported (POST /v1/jobs/{id}/progress). */
+type JobColumns = Omit<JobSummaryPayload, 'kind' | 'speeds' | 'checkpoint' | 'roles'> & {
   kind: JobKindName;
   speeds: Record<string, number> | null;
-  template: Record<string, unknown>;
   /** Declared checkpointing (core CheckpointPolicy); null = none. */
   checkpoint: CheckpointPolicy | null;
   /** A multi-role gang's roles (core JobRole); null for a job of one role. */
   roles: JobRole[] | null;
 };
+
+/** A stored job, with its pod template. */
+export type JobRecord = JobColumns & { template: Record<string, unknown> };
+
+/**
+ * A job as lists read it: without its pod template, but with the one small part of it lists show — the
+ * Kubernetes workload (apiVersion, kind, namespace, name, uid) a job imported from one stands for (the
+ * template's `workload`; null for a job submitted over REST).
+ */
+export type JobSummary = JobColumns & { workload: Record<string, unknown> | null };
 
 /** What a submission stores (validated and defaulted by the API); the rest of a JobRecord is the database's. */
 export type NewJob = Pick<
@@ -106,16 +119,25 @@ export const JOB_DETAIL_SELECT = {
 
 export type JobDetail = JobRecord & { allocation: AllocationRecord[]; transitions: TransitionRecord[] };
 
-/** The record of a row read with JOB_SELECT: the kind in the API's spelling, the JSON columns typed. */
-export function toJobRecord(row: JobPayload): JobRecord {
+/** The columns of a row read with JOB_SUMMARY_SELECT (or more): the kind in the API's spelling, the JSON columns typed. */
+function toJobColumns(row: JobSummaryPayload): JobColumns {
   return {
     ...row,
     kind: jobKindFromDb(row.kind),
-    speeds: row.speeds as JobRecord['speeds'],
-    template: row.template as JobRecord['template'],
-    checkpoint: row.checkpoint as JobRecord['checkpoint'],
-    roles: row.roles as JobRecord['roles'],
+    speeds: row.speeds as JobColumns['speeds'],
+    checkpoint: row.checkpoint as JobColumns['checkpoint'],
+    roles: row.roles as JobColumns['roles'],
   };
+}
+
+/** The record of a row read with JOB_SELECT. */
+export function toJobRecord(row: JobPayload): JobRecord {
+  return { ...toJobColumns(row), template: row.template as JobRecord['template'] };
+}
+
+/** The summary of a row read with JOB_SUMMARY_SELECT, with the workload its template names (null: none). */
+export function toJobSummary(row: JobSummaryPayload, workload: Record<string, unknown> | null): JobSummary {
+  return { ...toJobColumns(row), workload };
 }
 
 export function toJobDetail(row: Prisma.JobGetPayload<{ select: typeof JOB_DETAIL_SELECT }>): JobDetail {

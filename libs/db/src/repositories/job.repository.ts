@@ -6,19 +6,19 @@ import { jobKindToDb } from '../enums.js';
 import {
   EVENT_SELECT,
   JOB_DETAIL_SELECT,
-  JOB_SELECT,
+  JOB_SUMMARY_SELECT,
   toEventRecord,
   toJobDetail,
-  toJobRecord,
   type EventRecord,
   type JobDetail,
   type JobListFilter,
-  type JobRecord,
+  type JobSummary,
   type NewJob,
   type StateChange,
   type SubmitResult,
 } from './job.records.js';
 import { type BatcherOptions, type IdempotencyClaim, SubmissionBatcher } from './job-submission.js';
+import { jobSummaries } from './job-summaries.js';
 import { UUID } from '../uuid.js';
 
 /**
@@ -46,8 +46,8 @@ export class JobRepository {
     return row === null ? null : toJobDetail(row);
   }
 
-  /** Newest first: (submittedAt, id) descending. */
-  async list(f: JobListFilter): Promise<JobRecord[]> {
+  /** Newest first: (submittedAt, id) descending; summaries, without pod templates (`get` has them). */
+  async list(f: JobListFilter): Promise<JobSummary[]> {
     const where: Prisma.JobWhereInput[] = [];
     if (f.teams !== undefined) where.push({ team: { in: [...f.teams] } });
     if (f.team !== undefined) where.push({ team: f.team });
@@ -62,11 +62,11 @@ export class JobRepository {
     }
     const rows = await this.db.prisma.job.findMany({
       where: { AND: where },
-      select: JOB_SELECT,
+      select: JOB_SUMMARY_SELECT,
       orderBy: [{ submittedAt: 'desc' }, { id: 'desc' }],
       take: f.limit,
     });
-    return rows.map(toJobRecord);
+    return jobSummaries(this.db, rows);
   }
 
   async events(jobId: string): Promise<EventRecord[]> {

@@ -1,5 +1,6 @@
 import type { Prisma } from '../generated/prisma/client.js';
-import { JOB_SELECT, toJobRecord, type JobRecord } from './job.records.js';
+import { JOB_SUMMARY_SELECT, type JobSummary } from './job.records.js';
+import { jobSummaries } from './job-summaries.js';
 import type { DbHandle } from './db-handle.js';
 
 /** The states a job holds in the queue or on the fleet (the console's Queue page). */
@@ -18,7 +19,8 @@ export interface QueueFilter {
 }
 
 export interface QueuePage {
-  items: JobRecord[];
+  /** Summaries, without pod templates (GET /v1/jobs/{id} has them). */
+  items: JobSummary[];
   /** Jobs matching the filter, all pages together. */
   total: number;
 }
@@ -45,9 +47,9 @@ export class QueueRepository {
       ? [{ pendingPosition: { sort: 'asc', nulls: 'last' } }, { queuedAt: 'asc' }, { id: 'asc' }]
       : [{ admittedAt: { sort: 'asc', nulls: 'last' } }, { id: 'asc' }];
     const [page, total] = await Promise.all([
-      this.db.prisma.job.findMany({ where, select: JOB_SELECT, orderBy, take: f.limit, skip: f.offset }),
+      this.db.prisma.job.findMany({ where, select: JOB_SUMMARY_SELECT, orderBy, take: f.limit, skip: f.offset }),
       this.db.prisma.job.count({ where }),
     ]);
-    return { items: page.map(toJobRecord), total };
+    return { items: await jobSummaries(this.db, page), total };
   }
 }
