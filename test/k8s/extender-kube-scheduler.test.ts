@@ -7,6 +7,7 @@ import { SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
 import { testKubeConfig, uniqueName } from './support/cluster.js';
 import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
 import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
+import { runKubelet } from './support/workloads.js';
 
 let qm: QmEnv;
 let kubeScheduler: RunningKubeScheduler;
@@ -14,7 +15,8 @@ const scheduling = testKubeConfig().makeApiClient(SchedulingV1Api);
 const priorityClasses: string[] = [];
 
 beforeAll(async () => {
-  qm = await startQm('qm-ext', 4, {}, { extender: true });
+  // Victims' pods terminate with a grace period, as on a real cluster (the window the extender must keep held).
+  qm = await startQm('qm-ext', 4, { QM_KUBE_GRACE_SECONDS: '30' }, { extender: true });
   await seedTenancy(qm);
   await qm.ok('PUT', '/v1/teams/nlp/quotas/a100', { nominal: 8, borrowingLimit: 0, lendingLimit: null });
   await eventually('8 nodes synced', async () => {
@@ -169,4 +171,71 @@ describe('kube-scheduler with Quartermaster as extender', () => {
     const metrics = await (await fetch(`${qm.schedulerUrl}/metrics`)).text();
     expect(metrics).toMatch(/qm_extender_requests_total\{verb="preempt",outcome="ok"\} [1-9]/);
   }, 180_000);
+
+  it('keeps pods that are not Quartermaster\'s off the nodes a preemption freed for its preemptor, while the victims terminate', async () => {
+    await qm.ok('PUT', '/v1/teams/vision/quotas/h100', { nominal: 0, borrowingLimit: 32, lendingLimit: null });
+    await qm.ok('PUT', '/v1/teams/nlp/quotas/h100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
+    const h100 = qm.nodes.filter((n) => n.includes('-h100-'));
+    const h100Pod = (name: string, annotations: Record<string, string>): V1Pod => ({
+      metadata: { name, annotations },
+      spec: {
+        terminationGracePeriodSeconds: 30,
+        nodeSelector: { 'nvidia.com/gpu.product': qm.h100Product },
+        containers: [{ name: 'c', image: 'x', resources: { limits: { 'nvidia.com/gpu': '8' } } }],
+      },
+    });
+    const gang = (team: string, gangName: string, size: number) => (i: number): V1Pod =>
+      h100Pod(`${gangName}-${i}`, { 'quartermaster.io/team': team, 'quartermaster.io/gang': gangName, 'quartermaster.io/gang-size': String(size), 'quartermaster.io/flavor': 'h100' });
+    const create = (pod: V1Pod): Promise<V1Pod> => qm.core.createNamespacedPod({ namespace: qm.namespace, body: pod });
+    const jobOfPod = async (name: string): Promise<string | undefined> => (await qm.cluster.getPod(name, qm.namespace))?.metadata?.labels?.['quartermaster.io/job-id'];
+
+    // vision borrows every h100 GPU: 4 × 8, bound by kube-scheduler and running.
+    for (let i = 0; i < 4; i++) await create(gang('vision', 'borrower', 4)(i));
+    const borrower = await eventually('borrower imported', () => jobOfPod('borrower-0'));
+    await eventually('borrower bound', async () => ((await qm.jobPods(borrower)).filter((p) => p.spec?.nodeName).length === 4 ? true : undefined), 90_000);
+    await qm.kubelet();
+    await eventually('borrower running', async () => (((await qm.ok('GET', `/v1/jobs/${borrower}`)) as Job).state === 'RUNNING' ? true : undefined));
+
+    // nlp, within its nominal quota, reclaims 16: the borrower is preempted and its pods terminate (no kubelet
+    // here finishes them), while nlp's gang is admitted onto two of their nodes.
+    for (let i = 0; i < 2; i++) await create(gang('nlp', 'reclaimer', 2)(i));
+    const reclaimer = await eventually('reclaimer imported', () => jobOfPod('reclaimer-0'));
+    const admitted = await eventually('reclaimer admitted onto the borrower’s nodes', async () => {
+      const job = (await qm.ok('GET', `/v1/jobs/${reclaimer}`)) as Job;
+      return job.allocation?.length === 2 ? job : undefined;
+    }, 90_000);
+    const held = new Set(admitted.allocation!.map((a) => a.node));
+    await eventually('the borrower’s pods terminating', async () => {
+      const pods = await qm.cluster.listPods({ namespace: qm.namespace });
+      const victims = pods.filter((p) => p.metadata!.name!.startsWith('borrower-'));
+      return victims.length === 4 && victims.every((p) => p.metadata?.deletionTimestamp) ? true : undefined;
+    }, 60_000);
+
+    // A GPU pod that is not Quartermaster's, as kube-scheduler asks about it: the reclaimer's nodes are not
+    // free for it (kube-scheduler would see them free the moment the victims are gone); the other two are.
+    const stray = h100Pod('stray', {});
+    const res = await fetch(`${qm.schedulerUrl}/extender/filter`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Pod: stray, NodeNames: h100 }),
+    });
+    const filter = (await res.json()) as { NodeNames: string[]; FailedAndUnresolvableNodes: Record<string, string> };
+    expect(filter.NodeNames.sort()).toEqual(h100.filter((n) => !held.has(n)).sort());
+    expect(Object.keys(filter.FailedAndUnresolvableNodes).sort()).toEqual([...held].sort());
+    for (const reason of Object.values(filter.FailedAndUnresolvableNodes)) expect(reason).toMatch(/8 of this node's 8 nvidia.com\/gpu are allocated to admitted gangs; the pod asks 8/);
+
+    // For real: the stray pod is created while the victims terminate, then they go. The reclaimer runs on its
+    // nodes, and the stray pod lands on one of the others.
+    await create(stray);
+    const kubelet = runKubelet(qm);
+    try {
+      await eventually('reclaimer running', async () => (((await qm.ok('GET', `/v1/jobs/${reclaimer}`)) as Job).state === 'RUNNING' ? true : undefined), 90_000);
+      for (const pod of await qm.jobPods(reclaimer)) expect(held.has(pod.spec!.nodeName!)).toBe(true);
+      const strayNode = await eventually('stray bound', async () => (await qm.cluster.getPod('stray', qm.namespace))?.spec?.nodeName || undefined, 90_000);
+      expect(held.has(strayNode)).toBe(false);
+    } finally {
+      await kubelet.stop();
+    }
+  }, 300_000);
 });
+

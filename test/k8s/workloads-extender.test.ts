@@ -268,3 +268,44 @@ describe("the extender's filter on a pod of a workload not imported yet", () => 
     }
   }, 180_000);
 });
+
+describe('a JobSet whose Node leaves the cluster, through kube-scheduler with Quartermaster as extender', () => {
+  it('is requeued (its workload suspended, its quota released) and comes back as the same job on the nodes that remain', async () => {
+    const kubelet = runKubelet(qm);
+    try {
+      // The h100 nodes to nlp alone: vision's borrowing JobSet of the earlier tests goes.
+      await deleteManifest(qm, gpuJobSet('vision-a', 'vision'));
+      await workloadJob(qm, 'JobSet', 'vision-a', (j) => j.state === 'CANCELLED', 90_000);
+      await applyManifest(qm, gpuJobSet('nlp-node-loss', 'nlp'));
+      const job = await workloadJob(qm, 'JobSet', 'nlp-node-loss', (j) => j.state === 'RUNNING', 120_000);
+      const pods = await boundPods(qm, job.id);
+      expect(pods).toHaveLength(5);
+      const departed = pods[0]!.spec!.nodeName!;
+
+      // The Node goes (scaled in, or deleted after a hardware fault). Its pods stay bound to it here (no pod GC, no
+      // kubelet); on a real cluster the pod GC deletes them and the Job controller's new pods would be pinned
+      // there by the filter while the job held its quota.
+      await qm.core.deleteNode({ name: departed });
+      const requeued = await eventually('nlp-node-loss requeued: its node left', async () => {
+        const body = (await qm.ok('GET', `/v1/jobs/${job.id}/events`)) as { items?: { kind: string; message: string }[] } | { kind: string; message: string }[];
+        return (Array.isArray(body) ? body : (body.items ?? [])).find((e) => e.kind === 'job.requeued');
+      }, 60_000);
+      expect(requeued.message).toContain(`node ${departed} left the cluster; gang requeued`);
+
+      // 3 nodes × 8 GPUs remain for its 5 × 4: it runs again, every pod on a node that exists.
+      const back = await workloadJob(qm, 'JobSet', 'nlp-node-loss', (j) => j.state === 'RUNNING' && !j.allocation?.some((a) => a.node === departed), 180_000);
+      expect(back.id).toBe(job.id);
+      expect((await readJobSet('nlp-node-loss')).spec.suspend).toBe(false);
+      const again = (await podsOf(qm, ofJobSet('nlp-node-loss'))).filter((p) => live(p) && p.spec?.nodeName);
+      expect(again).toHaveLength(5);
+      const allocation = new Map(((await qm.ok('GET', `/v1/jobs/${back.id}`)) as typeof back).allocation!.map((x) => [String(x.replica), x.node]));
+      for (const pod of again) {
+        expect(pod.spec!.nodeName).not.toBe(departed);
+        expect(pod.spec!.nodeName).toBe(allocation.get(String(replicaOfPod(pod))));
+      }
+      expect(await used(qm, 'nlp', 'h100')).toBe(20);
+    } finally {
+      await kubelet.stop();
+    }
+  }, 420_000);
+});

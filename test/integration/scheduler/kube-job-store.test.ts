@@ -1,7 +1,7 @@
 // KubeJobStore's grouped statements (many concurrent bind workers and pod events) on a real Postgres:
 // each call gets its own answer, and a job steps once however many callers race for the same step.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Database, createTestDatabase, moveJobs, type TestDatabase } from '#db';
+import { Database, createTestDatabase, jobsOnDepartedNodes, moveJobs, type TestDatabase } from '#db';
 import { KubeJobStore } from '../../../apps/scheduler/src/kubernetes/kube-job-store.js';
 import { seedFleet, submitJobs } from './fleet.js';
 
@@ -124,5 +124,31 @@ describe('KubeJobStore (grouped statements)', () => {
     expect(rows.map((r) => r.id).sort()).toEqual([x, y].sort());
     expect(rows.map((r) => [r.state, r.workload])).toEqual([['PENDING', workload], ['PENDING', workload]]);
     expect(await store.preemptedWaitingWorkloads(1)).toHaveLength(1);
+  });
+
+  it('lists the jobs holding Kubernetes nodes that are not present, with those nodes, and whether each is an imported foreign gang', async () => {
+    const [own, foreign, pending] = await submitJobs(db.pool, 3, { tag: 'departed', replicas: 2, perReplica: 1 });
+    await db.pool.query(`UPDATE nodes SET source = 'kubernetes' WHERE name IN ('node-00010', 'node-00011', 'node-00012')`);
+    await admit([
+      { id: own!, placement: [{ replica: 0, node: 'node-00010', accelerators: 1 }, { replica: 1, node: 'node-00011', accelerators: 1 }] },
+      { id: foreign!, placement: [{ replica: 0, node: 'node-00011', accelerators: 1 }, { replica: 1, node: 'node-00012', accelerators: 1 }] },
+    ]);
+    await db.pool.query(`UPDATE jobs SET template = template || '{"importedFrom": {"namespace": "ml", "gang": "g"}}'::jsonb WHERE id = $1`, [foreign]);
+    const present = Array.from({ length: 12 }, (_, i) => `node-${String(i + 1).padStart(5, '0')}`);
+    expect(await jobsOnDepartedNodes(db, present)).toEqual([]);
+    // (The earlier tests' jobs hold these nodes too: only this test's are compared.)
+    const ours = new Set([own, foreign, pending]);
+    const departed = async (...gone: string[]) =>
+      (await jobsOnDepartedNodes(db, present.filter((n) => !gone.includes(n)))).filter((j) => ours.has(j.jobId));
+    expect(await departed('node-00012')).toEqual([{ jobId: foreign, nodes: ['node-00012'], foreign: true }]);
+    const both = await departed('node-00010', 'node-00011', 'node-00001');
+    expect(both.sort((a, b) => a.jobId.localeCompare(b.jobId))).toEqual(
+      [
+        { jobId: own, nodes: ['node-00010', 'node-00011'], foreign: false },
+        { jobId: foreign, nodes: ['node-00011'], foreign: true },
+      ].sort((a, b) => a.jobId!.localeCompare(b.jobId!)),
+    );
+    // A node of another source (node-00001 is not Kubernetes') and a job not holding anything are not listed.
+    expect(both.map((j) => j.jobId)).not.toContain(pending);
   });
 });

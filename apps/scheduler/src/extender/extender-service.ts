@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { nodeUsage, replicaDecision, type SqlHandle } from '#db';
-import { LABEL_JOB_ID, LABEL_REPLICA, type KubeCluster } from '#kube';
+import { LABEL_JOB_ID, LABEL_REPLICA, podRequests, type KubeCluster } from '#kube';
 import {
   MAX_EXTENDER_PRIORITY,
   type ExtenderArgs,
@@ -40,8 +40,9 @@ interface Decision {
  * allocated to that replica, and rejects every node while the gang is not admitted (so no gang is ever
  * partly bound); prioritize scores that node highest; bind binds only there (pods/binding, idempotent);
  * preempt lets kube-scheduler preempt nothing for them (Quartermaster preempts whole gangs itself).
- * Pods that are not Quartermaster's pass filter untouched, are steered to the fullest nodes (packing),
- * and may preempt only victims that are not Quartermaster pods.
+ * Pods that are not Quartermaster's are kept off the accelerators admitted gangs hold (also before their
+ * pods are bound: the nodes a preemption frees for its preemptor while the victims terminate), are steered
+ * to the fullest nodes (packing), and may preempt only victims that are not Quartermaster pods.
  */
 export class ExtenderService {
   constructor(
@@ -78,7 +79,10 @@ export class ExtenderService {
     }
     if (!jobLabel && (await this.isUnimportedWorkloadPod(args.Pod))) return rejectAll('Quartermaster: workload gang not imported yet');
     const identity = podIdentity(args.Pod);
-    if (!identity) return result(names, {});
+    if (!identity) {
+      const refused = await this.heldForGangs(args.Pod, names);
+      return result(names.filter((n) => !(n in refused)), refused);
+    }
     const decision = await this.decision(identity.jobId, identity.replica);
     if (!decision) return rejectAll(`Quartermaster: job ${identity.jobId} is unknown`);
     if (!HOLDING.has(decision.state) || decision.node === null) {
@@ -88,6 +92,23 @@ export class ExtenderService {
     const keep = names.filter((n) => n === node);
     const elsewhere = Object.fromEntries(names.filter((n) => n !== node).map((n) => [n, `Quartermaster: replica ${identity.replica} of gang ${identity.jobId} is allocated to ${node}`]));
     return result(keep, elsewhere);
+  }
+
+  /**
+   * For a pod that is not Quartermaster's: the nodes where what admitted gangs hold leaves less than it asks,
+   * with why. kube-scheduler counts bound pods only, so an admission whose pods are not bound yet would be
+   * free for the taking. Unresolvable: only Quartermaster's pods could make the room, and they are not
+   * kube-scheduler's to preempt. Others' pods are left to kube-scheduler's own fit check (and preemption).
+   */
+  private async heldForGangs(pod: V1Pod, names: string[]): Promise<Record<string, string>> {
+    const refused: Record<string, string> = {};
+    for (const row of await nodeUsage(this.db, names)) {
+      const asks = podRequests(pod, row.resourceName).accelerators;
+      if (asks > 0 && row.total - row.held < asks) {
+        refused[row.name] = `Quartermaster: ${row.held} of this node's ${row.total} ${row.resourceName} are allocated to admitted gangs; the pod asks ${asks}`;
+      }
+    }
+    return refused;
   }
 
   async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
@@ -102,7 +123,8 @@ export class ExtenderService {
     const byName = new Map(rows.map((r) => [r.name, r]));
     return names.map((Host) => {
       const row = byName.get(Host);
-      const score = row && row.total > 0 ? Math.round((MAX_EXTENDER_PRIORITY * Math.min(row.used, row.total)) / row.total) : 0;
+      const used = row ? row.held + row.external : 0;
+      const score = row && row.total > 0 ? Math.round((MAX_EXTENDER_PRIORITY * Math.min(used, row.total)) / row.total) : 0;
       return { Host, Score: score };
     });
   }

@@ -9,6 +9,7 @@ import { registerExtenderRoutes, type RouteHost } from '../extender/extender-rou
 import { GangImporter } from './gang-importer.js';
 import { KubeJobStore } from './kube-job-store.js';
 import { kubernetesSettingsFromEnv, type KubernetesSettings } from './kubernetes-settings.js';
+import { releaseJobsOnDepartedNodes } from './departed-nodes.js';
 import { NodeStoreSync, type HeldByOwnPods } from './node-store-sync.js';
 import { PodFeedback, podReporting } from './pod-feedback.js';
 import { PodPhaseSync } from './pod-phase-sync.js';
@@ -101,7 +102,13 @@ export async function startKubernetesWatchers(config: Config, database: Database
     cluster,
     database,
     () => store.kubeFlavors(),
-    { debounceMs: settings.nodeSyncDebounceMs, flavorRefreshMs: settings.flavorRefreshMs, onChanged: trigger('node.changed'), heldByOwnPods },
+    {
+      debounceMs: settings.nodeSyncDebounceMs,
+      flavorRefreshMs: settings.flavorRefreshMs,
+      onChanged: trigger('node.changed'),
+      heldByOwnPods,
+      releaseDeparted: releaseJobsOnDepartedNodes(store, log),
+    },
     log,
   );
   const feedback = new PodFeedback(podReporting(cluster, log).reporter, log);

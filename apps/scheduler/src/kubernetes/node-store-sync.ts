@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClusterNode } from '#core';
-import { removeMissingKubeNodes, upsertKubeNodes, type DbHandle } from '#db';
+import { jobsOnDepartedNodes, removeMissingKubeNodes, upsertKubeNodes, type DbHandle, type JobOnDepartedNode } from '#db';
 import { ClusterNodeSync, type KubeCluster, type KubeFlavor } from '#kube';
 
 /** What Quartermaster's own pods hold on a node, as a resource of a flavor (an index built once per write). */
@@ -10,7 +10,8 @@ export type HeldByOwnPods = (node: string, resourceName: string) => { accelerato
  * Writes the cluster's accelerator nodes (ClusterNodeSync: Node objects plus the capacity other
  * schedulers' pods hold) into Postgres as `nodes` rows with source `kubernetes`, and asks for a cycle
  * whenever something changed. A node that left the cluster is deleted, or, while allocations still name
- * it, kept as unschedulable with no capacity. Flavors are re-read periodically (a new flavor maps nodes).
+ * it, kept as unschedulable with no capacity; the jobs holding it are handed to `releaseDeparted` (requeued)
+ * once the API server confirms the Node is gone. Flavors are re-read periodically (a new flavor maps nodes).
  */
 export class NodeStoreSync {
   private sync: ClusterNodeSync | null = null;
@@ -37,6 +38,12 @@ export class NodeStoreSync {
        * of Quartermaster jobs bound by another scheduler (kube-scheduler through the extender). Subtracted.
        */
       heldByOwnPods?: () => HeldByOwnPods;
+      /**
+       * Jobs holding accelerators on a Node that left the cluster (confirmed by a GET of the Node): nothing
+       * else releases them when their pods never come back, e.g. a controller's re-created pod that the
+       * extender's filter pins to the departed node. Called again at the next look while they still hold it.
+       */
+      releaseDeparted?: (jobs: JobOnDepartedNode[]) => Promise<void>;
     },
     private readonly logger: Logger,
   ) {}
@@ -107,12 +114,14 @@ export class NodeStoreSync {
       if (changed.length > 0) await this.upsert(changed);
       // Rows of Nodes that left: looked for when the set of Nodes changed (most flushes follow pod events).
       const presentKey = nodes.map((n) => n.name).join('\n');
-      const removed = presentKey === this.presentKey ? 0 : await this.removeMissing(nodes.map((n) => n.name));
+      const look = presentKey !== this.presentKey;
+      const removed = look ? await this.removeMissing(nodes.map((n) => n.name)) : 0;
+      const released = look ? await this.releaseDeparted(nodes.map((n) => n.name)) : 0;
       this.presentKey = presentKey;
       for (const n of changed) this.written.set(n.name, JSON.stringify(n));
       for (const name of gone) this.written.delete(name);
-      if (changed.length > 0 || removed > 0) {
-        this.logger.debug({ changed: changed.length, removed }, 'node sync: nodes written');
+      if (changed.length > 0 || removed > 0 || released > 0) {
+        this.logger.debug({ changed: changed.length, removed, released }, 'node sync: nodes written');
         this.options.onChanged();
       }
     } catch (error) {
@@ -144,5 +153,22 @@ export class NodeStoreSync {
   /** Kubernetes-sourced rows whose Node is gone: deleted, or made unschedulable while allocations name them. */
   private removeMissing(present: string[]): Promise<number> {
     return removeMissingKubeNodes(this.db, present);
+  }
+
+  /**
+   * The jobs holding a node that is not among the present ones, handed to `releaseDeparted` when the API
+   * server says the Node is gone (the watch's view can lag behind or restart; a Node that no longer maps to a
+   * flavor still exists, and the pods on it still run). Returns how many were handed over.
+   */
+  private async releaseDeparted(present: string[]): Promise<number> {
+    const release = this.options.releaseDeparted;
+    if (!release) return 0;
+    const holding = await jobsOnDepartedNodes(this.db, present);
+    if (holding.length === 0) return 0;
+    const gone = new Set<string>();
+    for (const node of new Set(holding.flatMap((j) => j.nodes))) if ((await this.cluster.getNode(node)) === null) gone.add(node);
+    const lost = holding.map((j) => ({ ...j, nodes: j.nodes.filter((n) => gone.has(n)) })).filter((j) => j.nodes.length > 0);
+    if (lost.length > 0) await release(lost);
+    return lost.length;
   }
 }

@@ -15,13 +15,25 @@ export async function replicaDecision(
   return row ? { state: row.state, pendingMessage: row.pending_message, node: row.node } : null;
 }
 
-/** Accelerators in use on these nodes (our allocations plus others' pods) and their total. */
-export async function nodeUsage(db: SqlHandle, names: readonly string[]): Promise<{ name: string; used: number; total: number }[]> {
-  const { rows } = await db.pool.query<{ name: string; used: number; total: number }>(
-    `SELECT n.name, n.external_accelerators + COALESCE((SELECT sum(a.accelerators) FROM allocations a WHERE a.node = n.name), 0)::int AS used,
-            n.accelerators AS total
-     FROM nodes n WHERE n.name = ANY($1::text[])`,
+/** A node's accelerators as the extender weighs them. */
+export interface NodeAcceleratorUse {
+  name: string;
+  /** The extended resource its flavor counts (e.g. `nvidia.com/gpu`). */
+  resourceName: string;
+  total: number;
+  /** Allocated to Quartermaster's admitted gangs, whether or not their pods are bound yet. */
+  held: number;
+  /** Held by other schedulers' pods (as the node sync counts them). */
+  external: number;
+}
+
+/** Accelerators of these nodes: their total, what Quartermaster's allocations hold and what others' pods hold. */
+export async function nodeUsage(db: SqlHandle, names: readonly string[]): Promise<NodeAcceleratorUse[]> {
+  const { rows } = await db.pool.query<{ name: string; resource_name: string; total: number; held: number; external: number }>(
+    `SELECT n.name, f.resource_name, n.accelerators AS total, n.external_accelerators AS external,
+            COALESCE((SELECT sum(a.accelerators) FROM allocations a WHERE a.node = n.name), 0)::int AS held
+     FROM nodes n JOIN flavors f ON f.name = n.flavor WHERE n.name = ANY($1::text[])`,
     [names],
   );
-  return rows;
+  return rows.map((r) => ({ name: r.name, resourceName: r.resource_name, total: r.total, held: r.held, external: r.external }));
 }

@@ -47,3 +47,28 @@ export async function removeMissingKubeNodes(db: SqlHandle, present: readonly st
   );
   return (deleted.rowCount ?? 0) + (fenced.rowCount ?? 0);
 }
+
+/** A job holding accelerators on Nodes that left the cluster. */
+export interface JobOnDepartedNode {
+  jobId: string;
+  /** Its allocation's nodes that are not among the present ones (sorted). */
+  nodes: string[];
+  /** An imported foreign gang (annotated pods Quartermaster did not make): its pods are not ours to re-create. */
+  foreign: boolean;
+}
+
+/**
+ * Jobs that hold (ADMITTED, BINDING, RUNNING) an allocation on a Kubernetes-sourced node that is not among
+ * `present`: the node's row is kept, unschedulable, while they do, and nothing else releases them when the
+ * pods never come back (a controller's re-created pod pinned to the departed node).
+ */
+export async function jobsOnDepartedNodes(db: SqlHandle, present: readonly string[]): Promise<JobOnDepartedNode[]> {
+  const { rows } = await db.pool.query<{ job_id: string; nodes: string[]; foreign: boolean }>(
+    `SELECT a.job_id::text AS job_id, array_agg(DISTINCT a.node ORDER BY a.node) AS nodes, bool_or(j.template ? 'importedFrom') AS foreign
+     FROM allocations a JOIN nodes n ON n.name = a.node JOIN jobs j ON j.id = a.job_id
+     WHERE n.source = 'kubernetes' AND NOT (n.name = ANY($1::text[])) AND j.state IN ('ADMITTED', 'BINDING', 'RUNNING')
+     GROUP BY a.job_id ORDER BY a.job_id`,
+    [present],
+  );
+  return rows.map((r) => ({ jobId: r.job_id, nodes: r.nodes, foreign: r.foreign }));
+}
