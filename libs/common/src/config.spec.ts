@@ -16,6 +16,7 @@ describe('Config.fromEnv', () => {
       adminTokenHash: sha256Hex(TOKEN),
       dbTimeouts: { connectTimeoutMs: 1000, statementTimeoutMs: 15000, queryTimeoutMs: 20000, idleInTransactionMs: 10000, probeIntervalMs: 500 },
       maxTemplateBytes: 65536,
+      httpTimeouts: { requestMs: 30000, keepAliveMs: 72000, idleMs: 300000 },
     });
     expect(JSON.stringify(c)).not.toContain(TOKEN);
     expect(Config.fromEnv({ QM_ADMIN_TOKEN: TOKEN, QM_MAX_TEMPLATE_BYTES: '4096' }).maxTemplateBytes).toBe(4096);
@@ -35,6 +36,7 @@ describe('Config.fromEnv', () => {
     [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_POOL_SIZE: '0' }, /^QM_DB_POOL_SIZE=0 is out of range/],
     [{ QM_ADMIN_TOKEN: TOKEN, QM_MAX_TEMPLATE_BYTES: '4095' }, /^QM_MAX_TEMPLATE_BYTES=4095 is out of range: set it to an integer from 4096 to 1048576/],
     [{ QM_ADMIN_TOKEN: TOKEN, QM_MAX_TEMPLATE_BYTES: '64Ki' }, /^QM_MAX_TEMPLATE_BYTES=64Ki is not a whole number/],
+    [{ QM_ADMIN_TOKEN: TOKEN, QM_HTTP_REQUEST_TIMEOUT_MS: '0' }, /^QM_HTTP_REQUEST_TIMEOUT_MS=0 is out of range: set it to an integer from 100 to 3600000/],
     [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_CONNECT_TIMEOUT_MS: '0' }, /^QM_DB_CONNECT_TIMEOUT_MS=0 is out of range/],
     [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_STATEMENT_TIMEOUT_MS: '5s' }, /^QM_DB_STATEMENT_TIMEOUT_MS=5s is not a whole number/],
     [{ QM_ADMIN_TOKEN: TOKEN, QM_DB_STATEMENT_TIMEOUT_MS: '30000' }, /^QM_DB_QUERY_TIMEOUT_MS=20000 must exceed QM_DB_STATEMENT_TIMEOUT_MS=30000/],

@@ -30,6 +30,9 @@ export const CONFIG_DEFAULTS = {
   QM_READY_TIMEOUT_MS: '1000',
   QM_BODY_LIMIT_BYTES: '1048576',
   QM_MAX_TEMPLATE_BYTES: '65536',
+  QM_HTTP_REQUEST_TIMEOUT_MS: '30000',
+  QM_HTTP_KEEP_ALIVE_TIMEOUT_MS: '72000',
+  QM_HTTP_IDLE_TIMEOUT_MS: '300000',
   QM_TOKEN_CACHE_TTL_MS: '5000',
   QM_SUBMIT_GROUP_MAX: '128',
   QM_SUBMIT_IN_FLIGHT: '2',
@@ -99,6 +102,8 @@ export class Config {
    * one is a 400 naming `template`. Bounds what one job costs every reader of it (ADR 0025).
    */
   readonly maxTemplateBytes: number;
+  /** How long the API keeps a connection that is slow to send its request, or silent: see `HttpTimeouts`. */
+  readonly httpTimeouts: HttpTimeouts;
   /** How long a resolved API token is cached in memory before its row is read again. */
   readonly tokenCacheTtlMs: number;
   /** Most job submissions written by one statement (group commit). */
@@ -128,6 +133,7 @@ export class Config {
     this.readyTimeoutMs = values.readyTimeoutMs;
     this.bodyLimitBytes = values.bodyLimitBytes;
     this.maxTemplateBytes = values.maxTemplateBytes;
+    this.httpTimeouts = values.httpTimeouts;
     this.tokenCacheTtlMs = values.tokenCacheTtlMs;
     this.submitGroupMax = values.submitGroupMax;
     this.submitInFlight = values.submitInFlight;
@@ -179,6 +185,7 @@ export class Config {
       logLevel: logLevel as LogLevel,
       dbPoolSize: int(read('QM_DB_POOL_SIZE'), 'QM_DB_POOL_SIZE', 1, 500),
       dbTimeouts: dbTimeouts(read),
+      httpTimeouts: httpTimeouts(read),
       readyTimeoutMs: int(read('QM_READY_TIMEOUT_MS'), 'QM_READY_TIMEOUT_MS', 10, 120_000),
       bodyLimitBytes: int(read('QM_BODY_LIMIT_BYTES'), 'QM_BODY_LIMIT_BYTES', 1024, 64 * 1024 * 1024),
       maxTemplateBytes: int(read('QM_MAX_TEMPLATE_BYTES'), 'QM_MAX_TEMPLATE_BYTES', TEMPLATE_BYTES_RANGE.min, TEMPLATE_BYTES_RANGE.max),
@@ -234,6 +241,28 @@ function dbTimeouts(read: (name: keyof typeof CONFIG_DEFAULTS) => string): DbTim
     );
   }
   return timeouts;
+}
+
+/**
+ * What a client may hold of the API's sockets without sending a request: a connection that sends nothing,
+ * headers that never finish (slowloris) or a body that never comes is closed, so no member can pile up open
+ * sockets and buffers, and a shutdown does not wait on them.
+ */
+export interface HttpTimeouts {
+  /** A whole request, headers and body, must arrive within this (QM_HTTP_REQUEST_TIMEOUT_MS; 408 and closed after). */
+  requestMs: number;
+  /** A keep-alive connection idle after its answer is closed after this (QM_HTTP_KEEP_ALIVE_TIMEOUT_MS; above a load balancer's idle timeout, e.g. 60 s). */
+  keepAliveMs: number;
+  /** A socket with no traffic either way is closed after this (QM_HTTP_IDLE_TIMEOUT_MS; also bounds the slowest answer's silence). */
+  idleMs: number;
+}
+
+function httpTimeouts(read: (name: keyof typeof CONFIG_DEFAULTS) => string): HttpTimeouts {
+  return {
+    requestMs: int(read('QM_HTTP_REQUEST_TIMEOUT_MS'), 'QM_HTTP_REQUEST_TIMEOUT_MS', 100, 3_600_000),
+    keepAliveMs: int(read('QM_HTTP_KEEP_ALIVE_TIMEOUT_MS'), 'QM_HTTP_KEEP_ALIVE_TIMEOUT_MS', 100, 3_600_000),
+    idleMs: int(read('QM_HTTP_IDLE_TIMEOUT_MS'), 'QM_HTTP_IDLE_TIMEOUT_MS', 100, 3_600_000),
+  };
 }
 
 function int(raw: string, name: string, min: number, max: number): number {
