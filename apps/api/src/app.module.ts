@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { AccountingModule } from './accounting/accounting.module.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { TokenCache } from './auth/token-cache.js';
+import { TokenRevocations } from './auth/token-revocations.js';
 import { ConsoleModule } from './console/console.module.js';
 import { CohortsController } from './cohorts/cohorts.controller.js';
 import { CohortsService } from './cohorts/cohorts.service.js';
@@ -49,6 +50,7 @@ export class ApiModule {
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         TokenCache,
+        TokenRevocations,
         JobsService,
         UsageService,
         TokensService,

@@ -1,5 +1,8 @@
 import { jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
 import pg from 'pg';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { Config } from '#common';
@@ -114,6 +117,41 @@ export async function startHarness(label: string, env: Record<string, string> = 
     },
   };
   return harness;
+}
+
+/**
+ * A second API process over the harness's Postgres database and Redis key prefix: another replica. `env`
+ * adds settings (QM_TOKEN_CACHE_TTL_MS is 0 unless given); `logs` collects its warnings; `redis` replaces its client.
+ */
+export async function replicaOf(
+  h: Harness,
+  options: { redis?: Redis; logs?: string[]; env?: Record<string, string> } = {},
+): Promise<{ url: string; api: ApiApp }> {
+  const config = Config.fromEnv({ QM_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', QM_TOKEN_CACHE_TTL_MS: '0', REDIS_URL: h.redisUrl, ...options.env }).with({
+    databaseUrl: h.db.url,
+    port: 0,
+    host: '127.0.0.1',
+  });
+  const logs = options.logs;
+  const logger =
+    logs === undefined
+      ? pino({ level: 'silent' })
+      : pino(
+          { level: 'warn' },
+          new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              logs.push(chunk.toString());
+              done();
+            },
+          }),
+        );
+  const api = await createApiApp(config, {
+    migrate: false,
+    logger,
+    scheduler: schedulerSettingsFromEnv({ QM_REDIS_PREFIX: h.redisPrefix }),
+    ...(options.redis === undefined ? {} : { redis: options.redis }),
+  });
+  return { url: await api.listen(), api };
 }
 
 /** A small tenancy: cohort research; teams vision and nlp; flavors h100-80gb and a100-80gb; quotas; one node each. */

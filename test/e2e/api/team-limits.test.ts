@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import { schedulerSettingsFromEnv } from '#scheduling';
-import { Config } from '#common';
-import { createApiApp, type ApiApp } from '../../../apps/api/src/main.js';
+import type { ApiApp } from '../../../apps/api/src/main.js';
 import { createRedis } from '../../../apps/api/src/infra/redis.js';
-import { ADMIN_TOKEN, type Harness, jobBody, memberToken, seedTenancy, startHarness } from './harness.js';
+import { type Harness, jobBody, memberToken, replicaOf, seedTenancy, startHarness } from './harness.js';
 
 interface Answer {
   status: number;
@@ -24,35 +20,6 @@ async function send(base: string, method: string, path: string, token: string, b
   });
   const text = await res.text();
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', retryAfter: res.headers.get('retry-after'), body: text === '' ? null : JSON.parse(text) };
-}
-
-/** A second API process over the same Postgres database and the same Redis key prefix: another replica. */
-async function replicaOf(h: Harness, options: { redis?: ReturnType<typeof createRedis>; logs?: string[] } = {}): Promise<{ url: string; api: ApiApp }> {
-  const config = Config.fromEnv({ QM_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', QM_TOKEN_CACHE_TTL_MS: '0', REDIS_URL: h.redisUrl }).with({
-    databaseUrl: h.db.url,
-    port: 0,
-    host: '127.0.0.1',
-  });
-  const logs = options.logs;
-  const logger =
-    logs === undefined
-      ? pino({ level: 'silent' })
-      : pino(
-          { level: 'warn' },
-          new Writable({
-            write(chunk: Buffer, _encoding, done) {
-              logs.push(chunk.toString());
-              done();
-            },
-          }),
-        );
-  const api = await createApiApp(config, {
-    migrate: false,
-    logger,
-    scheduler: schedulerSettingsFromEnv({ QM_REDIS_PREFIX: h.redisPrefix }),
-    ...(options.redis === undefined ? {} : { redis: options.redis }),
-  });
-  return { url: await api.listen(), api };
 }
 
 async function pendingOf(h: Harness, team: string): Promise<number> {

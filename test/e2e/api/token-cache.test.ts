@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { TokenRepository } from '#db';
-import { type Harness, seedTenancy, startHarness } from './harness.js';
+import type { ApiApp } from '../../../apps/api/src/main.js';
+import { TokenCache } from '../../../apps/api/src/auth/token-cache.js';
+import { type Harness, replicaOf, seedTenancy, startHarness } from './harness.js';
 
 // QM_TOKEN_CACHE_TTL_MS far longer than the test: nothing here depends on time passing.
 describe('unknown tokens are remembered for QM_TOKEN_CACHE_TTL_MS (a negative cache), created ones are usable at once', () => {
@@ -52,5 +54,46 @@ describe('unknown tokens are remembered for QM_TOKEN_CACHE_TTL_MS (a negative ca
     const after = await h.request('GET', '/v1/whoami', { token: created.body.token });
     expect(after.status).toBe(401);
     expect(after.body.code).toBe('UNAUTHENTICATED');
+  });
+});
+
+// Two replicas over one database and one Redis prefix, each caching tokens for 10 minutes: only the revocation's
+// message can make the other refuse a token it has cached.
+describe('a token revoked through one API replica is refused by every replica', () => {
+  let h: Harness;
+  let replica: { url: string; api: ApiApp };
+  beforeAll(async () => {
+    h = await startHarness('api_token_revocation', { QM_TOKEN_CACHE_TTL_MS: '600000' });
+    await seedTenancy(h);
+    replica = await replicaOf(h, { env: { QM_TOKEN_CACHE_TTL_MS: '600000' } });
+  });
+  afterAll(async () => {
+    await replica?.api.close();
+    await h?.close();
+  });
+
+  const whoamiAt = async (base: string, token: string): Promise<number> => (await fetch(`${base}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } })).status;
+
+  it('the other replica, which had it cached, refuses it once the revocation reaches it; the token is never accepted again', async () => {
+    const created = await h.request('POST', '/v1/tokens', { body: { subject: 'leaving', role: 'member', teams: ['vision'] } });
+    expect(await whoamiAt(replica.url, created.body.token)).toBe(200); // cached on the replica for 10 minutes
+    const reads = jest.spyOn(replica.api.app.get(TokenRepository), 'findActiveByHash');
+    expect(await whoamiAt(replica.url, created.body.token)).toBe(200);
+    expect(reads).not.toHaveBeenCalled(); // served from its cache
+
+    // The replica's cache drops it when the message comes: wait for that event.
+    const dropped = new Promise<void>((resolve) => {
+      const cache = replica.api.app.get(TokenCache);
+      const revoked = cache.revoked.bind(cache);
+      jest.spyOn(cache, 'revoked').mockImplementation((id: string) => {
+        revoked(id);
+        if (id === created.body.id) resolve();
+      });
+    });
+    expect((await h.request('DELETE', `/v1/tokens/${created.body.id}`)).status).toBe(204);
+    await dropped;
+    expect(await whoamiAt(replica.url, created.body.token)).toBe(401);
+    expect(await whoamiAt(h.url, created.body.token)).toBe(401);
+    reads.mockRestore();
   });
 });

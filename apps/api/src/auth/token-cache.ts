@@ -55,7 +55,8 @@ export class ExpiringLru<V> {
  * A token created through this process is usable at once here (its hash leaves the unknown cache); one
  * created through another API replica is usable here within the TTL at worst (only if this replica was
  * sent its secret before it existed). A token revoked through this process is refused here at once (and a
- * read that began before the revocation is not kept); every other replica refuses it within the TTL.
+ * read that began before the revocation is not kept); every other replica refuses it as soon as
+ * TokenRevocations tells it (Redis pub/sub), and within the TTL at worst.
  */
 @Injectable()
 export class TokenCache {
@@ -102,6 +103,13 @@ export class TokenCache {
     this.revocations += 1;
     const id = tokenId.toLowerCase();
     this.known.deleteWhere((p) => p.tokenId !== null && p.tokenId.toLowerCase() === id);
+    this.lookups.clear();
+  }
+
+  /** Every cached principal dropped (revocations may have been missed): each token's next request reads its row. */
+  forgetAll(): void {
+    this.revocations += 1;
+    this.known.deleteWhere(() => true);
     this.lookups.clear();
   }
 

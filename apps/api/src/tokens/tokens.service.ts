@@ -4,6 +4,7 @@ import { AppError, Config, sha256Hex, unknownReference } from '#common';
 import { TeamRepository, TokenRepository } from '#db';
 import type { Principal } from '../auth/principal.js';
 import { TokenCache } from '../auth/token-cache.js';
+import { TokenRevocations } from '../auth/token-revocations.js';
 import type { CreateTokenDto } from './token.dto.js';
 import type { CreatedTokenView, TokenView } from './token.view.js';
 
@@ -14,6 +15,7 @@ export class TokensService {
     @Inject(TokenRepository) private readonly tokens: TokenRepository,
     @Inject(TeamRepository) private readonly teams: TeamRepository,
     @Inject(TokenCache) private readonly cache: TokenCache,
+    @Inject(TokenRevocations) private readonly revocations: TokenRevocations,
     @Inject(Config) private readonly config: Config,
   ) {}
 
@@ -83,5 +85,6 @@ export class TokensService {
     const outcome = await this.tokens.revoke(id, caller.subject);
     if (outcome === 'missing') throw new AppError('NOT_FOUND', `no token ${id.slice(0, 80)}`);
     this.cache.revoked(id);
+    await this.revocations.announce(id);
   }
 }
