@@ -8,14 +8,13 @@
 // 4. the reference: CONNECTIONS pg clients doing single-row INSERT … autocommit for REF_DURATION s.
 // Env: DURATION (10), REF_DURATION (5), CONNECTIONS (32), WARMUP (2).
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { call, freePort, startApiProcess } from './api-process.js';
 import { createTestDatabase } from '../../libs/db/src/testing/test-database.js';
 
 const DURATION = Number(process.env['DURATION'] ?? 10);
@@ -23,7 +22,6 @@ const REF_DURATION = Number(process.env['REF_DURATION'] ?? 5);
 const CONNECTIONS = Number(process.env['CONNECTIONS'] ?? 32);
 const WARMUP = Number(process.env['WARMUP'] ?? 2);
 const ADMIN = `bench-admin-${randomUUID()}`;
-const MAIN = fileURLToPath(new URL('../../apps/api/src/main.js', import.meta.url));
 
 /** CPU time (user + system) of a process so far, from /proc (Linux). */
 function cpuMs(pid: number): number {
@@ -35,42 +33,6 @@ function cpuMs(pid: number): number {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startService(databaseUrl: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', QM_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', QM_REDIS_PREFIX: `qm-bench-${port}` },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the API exited with code ${child.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGTERM');
-  throw new Error('the API did not start within 30 s');
-}
-
-async function call(base: string, token: string, method: string, path: string, body: unknown): Promise<unknown> {
-  const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
-  return res.json();
-}
 
 const JOB = JSON.stringify({
   name: 'bench-job',
@@ -121,7 +83,7 @@ async function main(): Promise<void> {
   let child: ChildProcess | undefined;
   try {
     const port = await freePort();
-    child = await startService(db.url, port);
+    child = await startApiProcess(db.url, port, ADMIN);
     const base = `http://127.0.0.1:${port}`;
     await call(base, ADMIN, 'PUT', '/v1/cohorts/research', {});
     await call(base, ADMIN, 'PUT', '/v1/flavors/h100-80gb', { kind: 'nvidia-gpu' });

@@ -11,13 +11,12 @@
 //    has the template), list latency, and the API's RSS (started, after the submissions, peak while listing, after).
 // Env: JOBS (500), TEMPLATE_BYTES (QM_MAX_TEMPLATE_BYTES or 65536), ROUNDS (10), CONCURRENCY (4),
 // QM_MAX_TEMPLATE_BYTES (passed to the API).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { call, freePort, startApiProcess } from './api-process.js';
 import { createTestDatabase } from '../../libs/db/src/testing/test-database.js';
 
 const MAX_TEMPLATE_BYTES = Number(process.env['QM_MAX_TEMPLATE_BYTES'] ?? 65_536);
@@ -27,7 +26,6 @@ const ROUNDS = Number(process.env['ROUNDS'] ?? 10);
 const CONCURRENCY = Number(process.env['CONCURRENCY'] ?? 4);
 const LIMIT = 500;
 const ADMIN = `bench-admin-${randomUUID()}`;
-const MAIN = fileURLToPath(new URL('../../apps/api/src/main.js', import.meta.url));
 
 /** VmRSS and VmHWM (peak RSS) of a process, in MiB, from /proc (Linux). */
 function memory(pid: number): { rssMiB: number; peakMiB: number } {
@@ -48,55 +46,6 @@ function resetPeak(pid: number): boolean {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startService(databaseUrl: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      QM_ADMIN_TOKEN: ADMIN,
-      LOG_LEVEL: 'warn',
-      QM_REDIS_PREFIX: `qm-bench-${port}`,
-      QM_MAX_TEMPLATE_BYTES: String(MAX_TEMPLATE_BYTES),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the API exited with code ${child.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGTERM');
-  throw new Error('the API did not start within 30 s');
-}
-
-async function call(base: string, token: string, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${(await res.text()).slice(0, 500)}`);
-  return res.json();
-}
 
 /** A GET's status, body size in bytes and wall time. */
 async function fetchSize(url: string, token: string): Promise<{ bytes: number; ms: number; body: Buffer }> {
@@ -134,7 +83,7 @@ async function main(): Promise<void> {
   let child: ChildProcess | undefined;
   try {
     const port = await freePort();
-    child = await startService(db.url, port);
+    child = await startApiProcess(db.url, port, ADMIN, { QM_MAX_TEMPLATE_BYTES: String(MAX_TEMPLATE_BYTES) });
     const pid = child.pid!;
     const base = `http://127.0.0.1:${port}`;
     const started = memory(pid);
