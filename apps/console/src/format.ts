@@ -67,8 +67,27 @@ export function when(iso: string): string {
 
 export const clock = (d: Date): string => d.toLocaleTimeString('en-US', { hour12: false });
 
-export const size = (j: { replicas: number; acceleratorsPerReplica: number }): string =>
-  `${j.replicas} × ${j.acceleratorsPerReplica} = ${num(j.replicas * j.acceleratorsPerReplica)}`;
+/**
+ * "2 × 8 = 16"; a multi-role gang's roles one by one, "1 × 0 + 2 × 8 = 16" (its top-level figures are only the
+ * roles' envelope: summed replicas times the largest role's accelerators, ADR 0024).
+ */
+export function size(j: {
+  replicas: number;
+  acceleratorsPerReplica: number;
+  roles?: { replicas: number; acceleratorsPerReplica: number }[] | null;
+}): string {
+  const parts = j.roles && j.roles.length > 0 ? j.roles : [j];
+  const total = parts.reduce((s, r) => s + r.replicas * r.acceleratorsPerReplica, 0);
+  return `${parts.map((r) => `${r.replicas} × ${r.acceleratorsPerReplica}`).join(' + ')} = ${num(total)}`;
+}
+
+/** CPU in cores from millicores: "8 CPU", "0.5 CPU". */
+export const cpu = (millis: number): string =>
+  `${new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 }).format(millis / 1000)} CPU`;
+
+/** Memory from MiB: "64 GiB" when whole gibibytes, else "1,536 MiB". */
+export const memory = (mib: number): string =>
+  mib >= 1024 && mib % 1024 === 0 ? `${num(mib / 1024)} GiB` : `${num(mib)} MiB`;
 
 /** Okabe–Ito colours: distinguishable with the common colour-vision deficiencies. */
 export const COLORS = {

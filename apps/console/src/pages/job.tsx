@@ -1,7 +1,20 @@
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api';
 import { ErrorNote, Freshness, Loaded } from '../components/status';
-import { STATE_LABELS, TERMINAL, duration, num, reasonLabel, relative, size, when } from '../format';
+import {
+  STATE_LABELS,
+  TERMINAL,
+  cpu,
+  duration,
+  memory,
+  num,
+  reasonLabel,
+  relative,
+  size,
+  when,
+} from '../format';
+import { roleRows } from '../job-roles';
 import { usePoll } from '../poll';
 import { Link } from '../router';
 import type { Identity } from '../session';
@@ -43,6 +56,7 @@ export function JobPage({ id, identity }: { id: string; identity: Identity }) {
       {job.data && (
         <>
           <Freshness polled={job} every={done ? undefined : '5 s'} />
+          {job.data.roles !== null && <RolesView job={job.data} />}
           <div class="grid2">
             <article class="panel">
               <h2>State timeline</h2>
@@ -109,6 +123,7 @@ function JobBody({ job, identity, onChanged }: { job: Job; identity: Identity; o
         <dt>Size</dt>
         <dd>
           {size(job)} accelerators
+          {job.roles !== null ? ` in ${job.roles.length} roles` : ''}
           {job.minReplicas < job.replicas ? ` (elastic: at least ${job.minReplicas} replicas)` : ''}
         </dd>
         <dt>Flavors</dt>
@@ -231,6 +246,80 @@ function CancelButton({ job, onDone }: { job: Job; onDone: () => void }) {
   );
 }
 
+/** A multi-role gang's roles (ADR 0024): each role's count, minimum, shape per replica and, once admitted, its nodes. */
+function RolesView({ job }: { job: Job }) {
+  const rows = roleRows(job);
+  if (rows === null) return null;
+  const admitted = rows.some((r) => r.admitted !== null);
+  const placed = rows.some((r) => r.nodes.length > 0);
+  return (
+    <article class="panel">
+      <h2>Roles</h2>
+      <div class="scroll">
+        <table class="data" id="roles-table">
+          <caption class="sr-only">
+            Roles of this gang: replicas{admitted ? ' admitted of asked' : ''}, the least it starts with, and
+            each replica’s accelerators, CPU and memory{placed ? ', and the nodes they are on' : ''}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">role</th>
+              <th scope="col" class="num">
+                {admitted ? 'replicas admitted / asked' : 'replicas'}
+              </th>
+              <th scope="col" class="num">
+                at least
+              </th>
+              <th scope="col" class="num">
+                accelerators per replica
+              </th>
+              <th scope="col" class="num">
+                CPU per replica
+              </th>
+              <th scope="col" class="num">
+                memory per replica
+              </th>
+              {placed && <th scope="col">nodes</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.name} data-role={r.name}>
+                <th scope="row">{r.name}</th>
+                <td class="num">
+                  {r.admitted !== null ? `${num(r.admitted)} / ${num(r.replicas)}` : num(r.replicas)}
+                </td>
+                <td class="num">{num(r.minReplicas)}</td>
+                <td class="num">{num(r.acceleratorsPerReplica)}</td>
+                <td class="num" title={`${num(r.cpuMillisPerReplica)} millicores`}>
+                  {cpu(r.cpuMillisPerReplica)}
+                </td>
+                <td class="num" title={`${num(r.memoryMiBPerReplica)} MiB`}>
+                  {memory(r.memoryMiBPerReplica)}
+                </td>
+                {placed && (
+                  <td>
+                    {r.nodes.length === 0 ? (
+                      <span class="muted">none</span>
+                    ) : (
+                      r.nodes.map((n, i) => (
+                        <Fragment key={n}>
+                          {i > 0 && ', '}
+                          <code>{n}</code>
+                        </Fragment>
+                      ))
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </article>
+  );
+}
+
 function Timeline({ job }: { job: Job }) {
   const steps = job.transitions ?? [];
   if (steps.length === 0) return <p class="muted">No transitions recorded.</p>;
@@ -270,7 +359,10 @@ function PlacementView({ placement, job }: { placement: Placement; job: Job }) {
       </p>
     );
   }
-  // Group replicas by topology domain (zone / block / domain), then node.
+  // A multi-role gang's replicas each carry their role (in the job's allocation, by replica number).
+  const roleOf = new Map((job.roles === null ? [] : job.allocation).map((a) => [a.replica, a.role]));
+  const withRoles = job.roles !== null;
+  // Group replicas by topology domain (zone / block / domain), then node (and role).
   const groups = new Map<string, Placement['items']>();
   for (const p of placement.items) {
     const key =
@@ -298,6 +390,7 @@ function PlacementView({ placement, job }: { placement: Placement; job: Job }) {
             <tr>
               <th scope="col">topology domain</th>
               <th scope="col">node</th>
+              {withRoles && <th scope="col">role</th>}
               <th scope="col">replica</th>
               <th scope="col" class="num">
                 accelerators
@@ -306,10 +399,19 @@ function PlacementView({ placement, job }: { placement: Placement; job: Job }) {
           </thead>
           <tbody>
             {[...groups.entries()].flatMap(([domain, items]) => {
-              const byNode = new Map<string, Placement['items']>();
-              for (const p of items) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p]);
-              return [...byNode.entries()].map(([node, reps], i) => (
-                <tr key={`${domain}/${node}`}>
+              const byNode = new Map<
+                string,
+                { node: string; role: string | null; reps: Placement['items'] }
+              >();
+              for (const p of items) {
+                const role = roleOf.get(p.replica) ?? null;
+                const key = withRoles ? `${p.node}\u0000${role ?? ''}` : p.node;
+                const row = byNode.get(key) ?? { node: p.node, role, reps: [] };
+                row.reps.push(p);
+                byNode.set(key, row);
+              }
+              return [...byNode.entries()].map(([key, { node, role, reps }], i) => (
+                <tr key={`${domain}/${key}`}>
                   {i === 0 ? (
                     <th scope="rowgroup" rowSpan={byNode.size}>
                       {domain}
@@ -318,6 +420,7 @@ function PlacementView({ placement, job }: { placement: Placement; job: Job }) {
                   <td>
                     <code>{node}</code>
                   </td>
+                  {withRoles && <td>{role ?? <span class="muted">unknown</span>}</td>}
                   <td>{reps.map((r) => r.replica).join(', ')}</td>
                   <td class="num">{num(reps.reduce((s, r) => s + r.accelerators, 0))}</td>
                 </tr>
