@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { roleRows, type RoleRow } from './job-roles';
+import { admittedAccelerators, roleRows, type RoleRow } from './job-roles';
 import type { JobDetail } from './types';
 
 type Input = Pick<JobDetail, 'roles' | 'allocation' | 'admittedReplicas' | 'state'>;
@@ -96,5 +96,16 @@ describe('roleRows (the job page: a multi-role gang, role by role)', () => {
       cpuMillisPerReplica: 4000,
       memoryMiBPerReplica: 16384,
     });
+  });
+});
+
+describe('admittedAccelerators (the queue’s running column)', () => {
+  const roles = [role('driver', 1, 1, 0), role('worker', 4, 2, 8)];
+  it.each([
+    ['one role: admitted replicas × accelerators', { roles: null, admittedReplicas: 3, replicas: 4, acceleratorsPerReplica: 8 }, 24],
+    ['roles at their full count: each role its own', { roles, admittedReplicas: 5, replicas: 5, acceleratorsPerReplica: 8 }, 32],
+    ['roles at their minimum', { roles, admittedReplicas: 3, replicas: 5, acceleratorsPerReplica: 8 }, 16],
+  ])('%s', (_what, job, expected) => {
+    expect(admittedAccelerators(job)).toBe(expected);
   });
 });

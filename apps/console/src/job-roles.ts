@@ -58,3 +58,19 @@ export function roleRows(
     nodes: held.get(r.name)?.nodes ?? [],
   }));
 }
+
+/**
+ * Accelerators a job holds as admitted: its replicas times its accelerators per replica, or for a multi-role
+ * gang each role's own (at its full count, or at its minimum when the admission was the sum of minimums).
+ */
+export function admittedAccelerators(job: {
+  roles: { replicas: number; minReplicas: number; acceleratorsPerReplica: number }[] | null;
+  admittedReplicas: number | null;
+  replicas: number;
+  acceleratorsPerReplica: number;
+}): number {
+  const replicas = job.admittedReplicas ?? job.replicas;
+  if (job.roles === null || job.roles.length === 0) return replicas * job.acceleratorsPerReplica;
+  const atMin = replicas === job.roles.reduce((s, r) => s + r.minReplicas, 0) && replicas !== job.roles.reduce((s, r) => s + r.replicas, 0);
+  return job.roles.reduce((s, r) => s + (atMin ? r.minReplicas : r.replicas) * r.acceleratorsPerReplica, 0);
+}

@@ -1,6 +1,7 @@
 import { api, withQuery } from '../api';
 import { Freshness, Loaded } from '../components/status';
 import { STATE_LABELS, duration, num, reasonLabel, relative, size, when } from '../format';
+import { admittedAccelerators } from '../job-roles';
 import { usePoll } from '../poll';
 import { Link, navigate, useLocation } from '../router';
 import type { Identity } from '../session';
@@ -230,7 +231,6 @@ function HoldingTable({ team, flavor, states, offset, paged, onPage }: TableProp
                   <tbody>
                     {q.items.map((j) => {
                       const since = j.startedAt ?? j.admittedAt ?? j.submittedAt;
-                      const replicas = j.admittedReplicas ?? j.replicas;
                       return (
                         <tr key={j.id} data-job={j.id}>
                           <th scope="row">
@@ -241,7 +241,7 @@ function HoldingTable({ team, flavor, states, offset, paged, onPage }: TableProp
                             <span class={`state s-${j.state.toLowerCase()}`}>{STATE_LABELS[j.state]}</span>
                           </td>
                           <td>{j.flavor ?? '—'}</td>
-                          <td class="num">{num(replicas * j.acceleratorsPerReplica)}</td>
+                          <td class="num">{num(admittedAccelerators(j))}</td>
                           <td title={`${j.startedAt ? 'running' : 'admitted'} since ${when(since)}`}>
                             {duration(Date.now() - new Date(since).getTime())}
                           </td>
