@@ -117,6 +117,8 @@ describe('per-team limits on pending jobs and submissions per second', () => {
 
   it('beyond submissionsPerSecond (shared by the replicas) a submission gets 429 naming the limit, with Retry-After, and creates nothing', async () => {
     await h.ok('PATCH', '/v1/teams/nlp', { limits: { submissionsPerSecond: 1 } });
+    const keyed = await send(h.url, 'POST', '/v1/jobs', nina, jobBody({ team: 'nlp', name: 'rated-keyed' }), { 'Idempotency-Key': 'rated-keyed' });
+    expect(keyed.status).toBe(201);
     const before = await pendingOf(h, 'nlp');
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) => send(i % 2 === 0 ? h.url : replica.url, 'POST', '/v1/jobs', nina, jobBody({ team: 'nlp', name: `rated-${i}` }))),
@@ -132,6 +134,15 @@ describe('per-team limits on pending jobs and submissions per second', () => {
       expect(a.body.detail).toContain('1 job(s) per second');
       expect(Number(a.retryAfter)).toBeGreaterThanOrEqual(1);
     }
+    expect((await pendingOf(h, 'nlp')) - before).toBe(created.length);
+    // The rate spent (the next submission is refused), a replay of the stored request creates nothing and is
+    // answered as such, on either replica; the key with another body is the usual 409.
+    expect((await send(replica.url, 'POST', '/v1/jobs', nina, jobBody({ team: 'nlp', name: 'rated-again' }))).status).toBe(429);
+    const replayed = await send(replica.url, 'POST', '/v1/jobs', nina, jobBody({ team: 'nlp', name: 'rated-keyed' }), { 'Idempotency-Key': 'rated-keyed' });
+    expect(replayed.status).toBe(200);
+    expect(replayed.body.id).toBe(keyed.body.id);
+    const reused = await send(h.url, 'POST', '/v1/jobs', nina, jobBody({ team: 'nlp', name: 'rated-other' }), { 'Idempotency-Key': 'rated-keyed' });
+    expect(reused.status).toBe(409);
     expect((await pendingOf(h, 'nlp')) - before).toBe(created.length);
     // Another team's rate is its own.
     await h.ok('PATCH', '/v1/teams/vision', { limits: null });

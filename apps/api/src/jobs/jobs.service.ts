@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { AppError, Config, forbidden, notFound, type FieldError } from '#common';
+import { AppError, Config, forbidden, LimitExceededError, notFound, type FieldError } from '#common';
 import { FlavorRepository, JobRepository, PendingLimitError, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
 import { envelopeOf, rolesProblem, type JobRole, type JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
@@ -47,8 +47,16 @@ export class JobsService {
     job.priority = priority.priority;
     job.priorityClass = priority.priorityClass;
     // Per-team limits: the rate here (Redis, shared by the replicas); the pending-job cap with the insert (429 each).
-    await this.limits.admit(job.team);
-    const result = await this.jobs.submit(job, caller.subject, idempotency).catch((error: unknown) => {
+    // A replay of a request already stored creates nothing: it is answered as such whatever the rate.
+    const replay = await this.limits.admit(job.team).then(
+      () => null,
+      async (error: unknown) => {
+        const prior = error instanceof LimitExceededError && idempotency !== null ? await this.jobs.priorSubmission(caller.subject, idempotency) : null;
+        if (prior === null) throw error;
+        return prior;
+      },
+    );
+    const result = replay ?? await this.jobs.submit(job, caller.subject, idempotency).catch((error: unknown) => {
       if (error instanceof SubmissionQueueFullError) throw new AppError('UNAVAILABLE', `the API is overloaded (${error.message}); retry shortly`);
       if (error instanceof PendingLimitError) throw pendingLimitExceeded(error);
       throw error;

@@ -170,13 +170,22 @@ export class SubmissionBatcher {
       };
     }
     // The key was taken: by the same request (replay) or by another one (conflict).
-    const key = s.idempotency!;
+    const prior = await this.prior(s.actor, s.idempotency!);
+    if (prior === null) throw new Error('an Idempotency-Key vanished between its claim and its read');
+    return prior;
+  }
+
+  /**
+   * What an earlier submission under this Idempotency-Key answers: the same request's job (`replayed`), or
+   * `key-reused` for another request; null when the key is not taken.
+   */
+  async prior(actor: string, key: IdempotencyClaim): Promise<Extract<SubmitResult, { kind: 'replayed' | 'key-reused' }> | null> {
     const prior = await this.db.pool.query<{ request_hash: string; job_id: string }>(
       'SELECT request_hash, job_id FROM idempotency_keys WHERE subject = $1 AND key = $2',
-      [keyScope(s), key.key],
+      [key.scope ?? actor, key.key],
     );
     const found = prior.rows[0];
-    if (!found) throw new Error('an Idempotency-Key vanished between its claim and its read');
+    if (!found) return null;
     if (found.request_hash !== key.requestHash) return { kind: 'key-reused', jobId: found.job_id };
     const existing = await this.load(found.job_id);
     if (!existing) throw new Error(`job ${found.job_id} of an Idempotency-Key does not exist`);

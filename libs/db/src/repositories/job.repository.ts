@@ -40,6 +40,11 @@ export class JobRepository {
     return this.submitter.submit(job, actor, idempotency);
   }
 
+  /** The answer of an earlier submission under this Idempotency-Key (replayed or key-reused), or null. */
+  priorSubmission(actor: string, idempotency: IdempotencyClaim): Promise<Extract<SubmitResult, { kind: 'replayed' | 'key-reused' }> | null> {
+    return this.submitter.prior(actor, idempotency);
+  }
+
   async get(id: string): Promise<JobDetail | null> {
     if (!UUID.test(id)) return null;
     const row = await this.db.prisma.job.findUnique({ where: { id }, select: JOB_DETAIL_SELECT });
