@@ -112,6 +112,8 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     const configMap = objects.find((o) => o.kind === 'ConfigMap')!;
     expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'); // see the next tests
     expect(configMap.data?.QM_KUBE_LEADER_LEASE).toBe(`${base}-scheduler`);
+    // The processes listen on 127.0.0.1 unless told: the chart tells them every interface, or the probes (to the pod IP) fail.
+    expect(configMap.data?.HOST).toBe('0.0.0.0');
   });
 
   it('points kube-scheduler at the scheduler processes\' Service (they serve the extender)', () => {

@@ -8,7 +8,7 @@ describe('Config.fromEnv', () => {
     const c = Config.fromEnv({ QM_ADMIN_TOKEN: TOKEN });
     expect(c).toMatchObject({
       port: 8080,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       databaseUrl: 'postgresql://postgres@127.0.0.1:5432/quartermaster',
       redisUrl: 'redis://127.0.0.1:6379',
       kubeconfig: null,

@@ -17,7 +17,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** The documented settings, their defaults and meaning (also printed in docs/api-quickstart.md). */
 export const CONFIG_DEFAULTS = {
   PORT: '8080',
-  HOST: '0.0.0.0',
+  HOST: '127.0.0.1',
   DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/quartermaster',
   REDIS_URL: 'redis://127.0.0.1:6379',
   LOG_LEVEL: 'info',
