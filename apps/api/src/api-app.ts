@@ -5,7 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { answerClientError, Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl, sendProblem } from '#common';
+import { answerClientError, Config, createLogger, PinoNestLogger, ProblemFilter, redactUrl, sendProblem, serverTimeouts } from '#common';
 import { runBudgetedCycle } from '#core';
 import type { Database } from '#db';
 import { CycleTriggerPublisher, ManualCycle, registerCycleTriggerHook, schedulerSettingsFromEnv, type SchedulerSettings } from '#scheduling';
@@ -140,15 +140,10 @@ export async function createNestApp(config: Config, infra: Infrastructure, impor
   // maxParamLength: Kubernetes node names may be 253 characters (Fastify's default is 100 → 414).
   // frameworkErrors: the router's own refusals (a path parameter over maxParamLength → 414, a URL that
   // does not decode → 400) go out as problem+json like every other error.
-  const { requestMs, keepAliveMs, idleMs } = config.httpTimeouts;
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
-    // Slow or silent clients do not keep sockets (HttpTimeouts): a request's headers and body within requestMs
-    // (Node checks every connection at most a second apart, not every 30 s), keep-alive idle, any silence.
-    requestTimeout: requestMs,
-    keepAliveTimeout: keepAliveMs,
-    connectionTimeout: idleMs,
-    http: { headersTimeout: requestMs, requestTimeout: requestMs, connectionsCheckingInterval: Math.min(1000, requestMs) },
+    // Slow or silent clients do not keep sockets (HttpTimeouts).
+    ...serverTimeouts(config.httpTimeouts),
     logger: false,
     trustProxy: true,
     routerOptions: { maxParamLength: 512 },

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { type Config, PinoNestLogger, ProblemFilter } from '#common';
+import { type Config, PinoNestLogger, ProblemFilter, serverTimeouts } from '#common';
 import { SchedulerAppModule } from './scheduler-app.module.js';
 import type { Probes, ProcessStatus } from './process-status.js';
 
@@ -28,7 +28,8 @@ export async function startHealthServer(
 ): Promise<HealthServer> {
   const app = await NestFactory.create<NestFastifyApplication>(
     SchedulerAppModule.forRoot(status, probes, { metricsTokenHash: config.metricsTokenHash }),
-    new FastifyAdapter({ logger: false }),
+    // Slow or silent clients (anyone who reaches the port: the extender's verbs too) do not keep sockets.
+    new FastifyAdapter({ logger: false, ...serverTimeouts(config.httpTimeouts) }),
     { logger: new PinoNestLogger(logger), abortOnError: false },
   );
   try {

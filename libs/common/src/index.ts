@@ -1,5 +1,6 @@
 // The only public door of libs/common: configuration, error codes, problem+json, logging, names.
 export * from './config.js';
+export * from './http-server-options.js';
 export * from './error-codes.js';
 export * from './problem.js';
 export * from './database-unavailable.js';

@@ -4,11 +4,12 @@
 // long as the server lets it. Each test waits for the server to close the socket (an event, not a clock); the
 // timeouts are set small here so that it comes soon.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { connect, type Socket } from 'node:net';
+import { rawConnection as raw } from '../../support/raw-connection.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
 let port: number;
+const rawConnection = (send: Parameters<typeof raw>[1]): Promise<string> => raw(port, send);
 
 beforeAll(async () => {
   h = await startHarness('conn_timeouts', { QM_HTTP_REQUEST_TIMEOUT_MS: '1000', QM_HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000', QM_HTTP_IDLE_TIMEOUT_MS: '60000' });
@@ -18,18 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-/** A raw connection to the API; resolves with what the server sent once it closes the socket. */
-async function rawConnection(send: (socket: Socket) => void): Promise<string> {
-  const socket = connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  let received = '';
-  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
-  const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(received)));
-  socket.on('error', () => undefined);
-  send(socket);
-  return closed;
-}
 
 describe('connections the API does not keep', () => {
   it('closes a connection that sends nothing', async () => {
