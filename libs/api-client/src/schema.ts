@@ -724,7 +724,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API token
-         * @description Admin only. 204, also when it was revoked already (audited once: event token.revoked); every API replica refuses it within QM_TOKEN_CACHE_TTL_MS (5 s by default). The token of the request itself cannot be revoked (409), so an admin cannot lock themselves out by mistake; 404 for an unknown id (QM_ADMIN_TOKEN is not a stored token).
+         * @description Admin only. 204, also when it was revoked already (audited once: event token.revoked); every API replica refuses it as soon as the revocation reaches it over Redis (within QM_TOKEN_CACHE_TTL_MS, 5 s by default, without Redis). The token of the request itself cannot be revoked (409), so an admin cannot lock themselves out by mistake; 404 for an unknown id (QM_ADMIN_TOKEN is not a stored token).
          */
         delete: operations["TokensController_revoke"];
         options?: never;
