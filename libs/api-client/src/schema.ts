@@ -328,6 +328,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/priority": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a pending job's priority
+         * @description A PENDING job's priority, chosen as at submission: a priorityClass within the team's maxPriorityClass (members; 403 naming the allowed classes above it, 422 for an unknown class), or a numeric priority (admins only; 400 from a member). Audited as the event job.priority-changed with both values. Admins, and members of the job's team; 409 for a job that is not PENDING, 404 for an unknown job; 200 unchanged when it already has that priority.
+         */
+        post: operations["JobsController_changePriority"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/progress": {
         parameters: {
             query?: never;
@@ -1498,6 +1518,18 @@ export interface components {
             items: components["schemas"]["JobView"][];
             /** @description Pass as `cursor` for the next page; null on the last. */
             nextCursor: string | null;
+        };
+        JobPriorityDto: {
+            /**
+             * @description Admins only: a numeric priority (a number from a member is a 400). Give one of the two.
+             * @example 100
+             */
+            priority?: number;
+            /**
+             * @description A priority class (GET /v1/priority-classes). Members may choose classes up to their team's maxPriorityClass (403 naming the allowed ones above it; 422 for an unknown class).
+             * @example high
+             */
+            priorityClass?: string;
         };
         JobProgressDto: {
             /**
@@ -4028,6 +4060,86 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlacementView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    JobsController_changePriority: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobPriorityDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetailView"];
                 };
             };
             /** @description Invalid fields: every offending field is listed in `errors` */

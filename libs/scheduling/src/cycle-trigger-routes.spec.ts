@@ -7,6 +7,7 @@ describe('triggerReasonFor', () => {
     ['POST', '/v1/jobs', 200, 'job.submitted'],
     ['DELETE', '/v1/jobs/:id', 200, 'job.cancelled'],
     ['POST', '/v1/jobs/:id/status', 200, 'job.status'],
+    ['POST', '/v1/jobs/:id/priority', 200, 'job.submitted'],
     ['PUT', '/v1/teams/:team/quotas/:flavor', 200, 'quota.changed'],
     ['DELETE', '/v1/teams/:team/quotas/:flavor', 204, 'quota.changed'],
     ['PUT', '/v1/teams/:name', 201, 'team.changed'],

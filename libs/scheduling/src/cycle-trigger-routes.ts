@@ -13,6 +13,7 @@ export function triggerReasonFor(method: string, route: string, statusCode: numb
   if (m === 'POST' && path === '/v1/jobs') return 'job.submitted';
   if (m === 'DELETE' && /^\/v1\/jobs\/:[^/]+$/.test(path)) return 'job.cancelled';
   if (m === 'POST' && /^\/v1\/jobs\/:[^/]+\/status$/.test(path)) return 'job.status';
+  if (m === 'POST' && /^\/v1\/jobs\/:[^/]+\/priority$/.test(path)) return 'job.submitted';
   if (/^\/v1\/teams\/:[^/]+\/quotas\/:[^/]+$/.test(path)) return 'quota.changed';
   if (/^\/v1\/(teams|cohorts)\/:[^/]+$/.test(path)) return 'team.changed';
   if (/^\/v1\/nodes\/:[^/]+$/.test(path)) return 'node.changed';

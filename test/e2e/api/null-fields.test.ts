@@ -45,6 +45,7 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
   let h: Harness;
   let alice: string;
   let jobId: string;
+  let pendingId: string;
   let n = 0;
   const fresh = (prefix: string): string => `${prefix}-${++n}`;
 
@@ -53,6 +54,7 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
     'put /v1/cohorts/{name}': () => ({ path: `/v1/cohorts/${fresh('c')}`, body: { description: 'a pool' } }),
     'put /v1/flavors/{name}': () => ({ path: `/v1/flavors/${fresh('f')}`, body: { kind: 'nvidia-gpu', memoryGiB: 80, relativeSpeed: 1, costPerHour: 2, resourceName: 'nvidia.com/gpu', nodeLabels: { a: 'b' }, topologyLabels: { zone: 'topology.kubernetes.io/zone' } } }),
     'post /v1/jobs': () => ({ path: '/v1/jobs', body: jobBody({ name: fresh('j'), priority: 5, minReplicas: 1, speeds: { 'h100-80gb': 1 }, expectedRuntimeSeconds: 60, topology: { level: 'zone' }, checkpoint: { intervalSeconds: 600, gracePeriodSeconds: 30 } }) }),
+    'post /v1/jobs/{id}/priority': () => ({ path: `/v1/jobs/${pendingId}/priority`, body: { priorityClass: 'high' } }),
     'post /v1/jobs/{id}/progress': () => ({ path: `/v1/jobs/${jobId}/progress`, body: { completedFraction: 0.5, lastCheckpointAt: new Date().toISOString() } }),
     'post /v1/jobs/{id}/status': () => ({ path: `/v1/jobs/${jobId}/status`, body: { state: 'RUNNING', reason: 'started' } }),
     'put /v1/nodes/{name}': () => ({ path: `/v1/nodes/${fresh('n')}`, body: { flavor: 'a100-80gb', accelerators: 8, cpuMillis: 96000, memoryMiB: 1048576, schedulable: true, labels: { a: 'b' }, topology: { zone: 'z9', block: 'b9' } } }),
@@ -74,6 +76,8 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
     jobId = job.body.id as string;
     expect((await h.request('POST', '/v1/scheduler/cycles')).status).toBeLessThan(300);
     expect((await h.request('POST', `/v1/jobs/${jobId}/status`, { body: { state: 'RUNNING' } })).status).toBe(200);
+    // A pending job, for the priority change (no cycle runs after it).
+    pendingId = (await h.request('POST', '/v1/jobs', { body: jobBody({ name: 'waiting' }) })).body.id as string;
   });
   afterAll(async () => {
     await h.close();

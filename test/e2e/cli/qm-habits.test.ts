@@ -247,3 +247,36 @@ describe('qm submit from flags, without a job file', () => {
     expect(await h.counts()).toEqual(before);
   });
 });
+
+describe('qm priority (scontrol update priority=, through the priority classes)', () => {
+  it("changes a pending job's class within the team's ceiling; refuses above it, without a class, and for a job that is no longer pending", async () => {
+    await ok('PUT', '/v1/priority-classes/standard', { value: 0, default: true });
+    await ok('PUT', '/v1/priority-classes/urgent', { value: 1000 });
+    await ok('PUT', '/v1/priority-classes/scavenger', { value: -100 });
+    const job = (await h.ok('POST', '/v1/jobs', jobBody({ name: 'reprioritised', priorityClass: 'scavenger' }), member['QM_TOKEN'])) as { id: string };
+
+    const raised = await runQm(['priority', 'reprioritised', 'standard'], { env: member });
+    succeeded(raised);
+    expect(raised.stdout).toBe(`${job.id} vision/reprioritised: priority scavenger (-100) → standard (0)\n`);
+    expect(await ok('GET', `/v1/jobs/${job.id}`)).toMatchObject({ priority: 0, priorityClass: 'standard' });
+    const again = await runQm(['priority', 'reprioritised', 'standard'], { env: member });
+    expect(again.stdout).toBe(`${job.id} vision/reprioritised: priority already standard (0)\n`);
+
+    // Above the member's ceiling: the server's 403 names the classes it may choose (exit 1, not a usage error).
+    const above = await runQm(['priority', 'reprioritised', 'urgent'], { env: member });
+    expect(above.code).toBe(1);
+    expect(above.stderr).toContain('choose standard, scavenger');
+    usage(await runQm(['priority', 'reprioritised'], { env: member }), 'give the priority class to change to, or --value N (admins), not both');
+    usage(await runQm(['priority', 'reprioritised', '--value', 'high'], { env: admin }), "--value 'high': expected a whole number such as 100 or -50");
+    // A member's number is the server's 400 naming the field: exit 2.
+    usage(await runQm(["priority", "reprioritised", "--value", "5"], { env: member }), /^qm: invalid request: priority: members choose a priorityClass/);
+    const admins = await runQm(['priority', job.id, '--value', '250'], { env: admin });
+    succeeded(admins);
+    expect(admins.stdout).toBe(`${job.id} vision/reprioritised: priority standard (0) → 250\n`);
+
+    await ok('DELETE', `/v1/jobs/${job.id}`);
+    const late = await runQm(['priority', job.id, 'standard'], { env: member });
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain('is CANCELLED: only a PENDING job');
+  });
+});

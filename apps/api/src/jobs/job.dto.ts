@@ -328,6 +328,23 @@ export class JobStatusDto {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
+/** A PENDING job's new priority (POST /v1/jobs/{id}/priority): a class, or (admins only) a number. */
+export class JobPriorityDto {
+  @ApiPropertyOptional({
+    example: 'high',
+    description:
+      "A priority class (GET /v1/priority-classes). Members may choose classes up to their team's maxPriorityClass (403 naming the allowed ones above it; 422 for an unknown class).",
+  })
+  @Optional()
+  @IsName()
+  priorityClass?: string;
+
+  @ApiPropertyOptional({ example: 100, description: 'Admins only: a numeric priority (a number from a member is a 400). Give one of the two.' })
+  @Optional()
+  @IntIn(JOB_LIMITS.priority.min, JOB_LIMITS.priority.max)
+  priority?: number;
+}
+
 /** An executor's progress report (POST /v1/jobs/{id}/progress): at least one of the two. */
 export class JobProgressDto {
   @ApiPropertyOptional({ example: '2026-12-02T08:00:00Z', description: 'When the job last wrote a checkpoint (RFC 3339).' })

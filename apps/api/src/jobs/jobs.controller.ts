@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger
 import type { FastifyReply } from 'fastify';
 import { Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { CreateJobDto, JobProgressDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
+import { CreateJobDto, JobPriorityDto, JobProgressDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
 import { JobDetailView, JobEventListView, JobListView, jobView } from './job.view.js';
 import { JobsService } from './jobs.service.js';
 import { ApiLimitProblems, ApiProblems } from '../problem.doc.js';
@@ -105,6 +105,20 @@ export class JobsController {
   @Answers(JobDetailView)
   report(@Param('id') id: string, @Body() dto: JobStatusDto, @Caller() caller: Principal): Promise<JobDetailView> {
     return this.jobs.report(id, dto, caller);
+  }
+
+  @Post(':id/priority')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Change a pending job's priority",
+    description:
+      "A PENDING job's priority, chosen as at submission: a priorityClass within the team's maxPriorityClass (members; 403 naming the allowed classes above it, " +
+      '422 for an unknown class), or a numeric priority (admins only; 400 from a member). Audited as the event job.priority-changed with both values. ' +
+      "Admins, and members of the job's team; 409 for a job that is not PENDING, 404 for an unknown job; 200 unchanged when it already has that priority.",
+  })
+  @Answers(JobDetailView)
+  changePriority(@Param('id') id: string, @Body() dto: JobPriorityDto, @Caller() caller: Principal): Promise<JobDetailView> {
+    return this.jobs.changePriority(id, dto, caller);
   }
 
   @Post(':id/progress')

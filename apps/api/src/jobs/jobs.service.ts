@@ -6,7 +6,7 @@ import { envelopeOf, rolesProblem, type JobRole, type JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { type CreateJobDto, JOB_LIMITS, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
+import { type CreateJobDto, JOB_LIMITS, type JobPriorityDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
 import { eventView, jobSummaryView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
 import { plainPodTemplate, podTemplateProblems, templateSizeProblem } from './pod-template.dto.js';
 import { priorityFromClasses, priorityWithoutClasses } from './job-priority.js';
@@ -122,6 +122,27 @@ export class JobsService {
     }
     const reason = dto.reason ?? `reported by ${caller.subject}`;
     return jobView(this.changed(id, await this.jobs.report(id, dto.state, caller.subject, reason), dto.state));
+  }
+
+  /**
+   * A PENDING job's priority, chosen as at submission: a class within the team's ceiling (members), or a
+   * number (admins). 409 for a job that is not PENDING; 200 unchanged when it already has that priority.
+   */
+  async changePriority(id: string, dto: JobPriorityDto, caller: Principal): Promise<JobDetailView> {
+    const job = await this.get(id, caller);
+    if (!canActForTeam(caller, job.team)) throw forbidden(`${caller.subject} may not change the priority of jobs of team ${job.team}`);
+    if (dto.priority == null && dto.priorityClass == null) throw validationFailed([{ field: 'priorityClass', message: 'give the priorityClass to change to (admins may give a numeric priority instead)' }]);
+    const next = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.priorities.choiceFor(job.team));
+    const change = await this.jobs.changePriority(id, next, caller.subject);
+    switch (change.kind) {
+      case 'missing':
+        throw notFound(`no job ${id}`);
+      case 'not-pending':
+        throw new AppError('CONFLICT', `job ${id} is ${change.state}: only a PENDING job's priority can change (cancel and submit again for one that holds accelerators)`);
+      case 'changed':
+      case 'unchanged':
+        return jobView(change.job);
+    }
   }
 
   /** An executor's progress: last checkpoint and fraction done, for a job that holds its accelerators or is in its grace period after a preemption. */

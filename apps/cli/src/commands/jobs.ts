@@ -278,6 +278,25 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
       // 2 when every failure was bad input (a name the API refuses), else 1.
       if (failures.length > 0) ctx.exit(worstExitCode(failures));
     });
+
+  program
+    .command('priority')
+    .description("change a pending job's priority: a class up to your team's ceiling (admins: any class, or --value)")
+    .argument('<job>', 'job id (or unique name, or job/NAME)')
+    .argument('[class]', 'the priority class to change to (qm priority-classes lists them)')
+    .option('--value <n>', 'admins: a numeric priority instead of a class')
+    .option('--team <team>', 'look names up in this team')
+    .addHelpText('after', example('qm priority llama-ft-7 high', 'qm priority 3f2a…-… batch', 'qm priority llama-ft-7 --value 250   # admins'))
+    .action(async (ref: string, priorityClass: string | undefined, opts: { value?: string; team?: string }) => {
+      if ((priorityClass === undefined) === (opts.value === undefined)) throw new UsageError('give the priority class to change to, or --value N (admins), not both');
+      if (opts.value !== undefined && !/^-?\d+$/.test(opts.value.trim())) throw new UsageError(`--value '${opts.value}': expected a whole number such as 100 or -50`);
+      const body = opts.value === undefined ? { priorityClass } : { priority: Number(opts.value.trim()) };
+      const { client, defaultTeam } = ctx.connect();
+      const job = await resolveJob(client, ref, opts.team ?? defaultTeam);
+      const label = (j: Job): string => (j.priorityClass === null ? String(j.priority) : `${j.priorityClass} (${j.priority})`);
+      const after = (await client.request<Job>('POST', `/v1/jobs/${seg(job.id)}/priority`, { body })).body;
+      ctx.out(label(after) === label(job) ? `${after.id} ${after.team}/${after.name}: priority already ${label(after)}\n` : `${after.id} ${after.team}/${after.name}: priority ${label(job)} → ${label(after)}\n`);
+    });
 }
 
 const WATCH_NOTE =

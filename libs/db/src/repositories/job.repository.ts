@@ -136,6 +136,36 @@ export class JobRepository {
     return job === null ? { kind: 'missing' } : { kind: 'updated', job };
   }
 
+  /**
+   * A PENDING job's new priority (and the class it came from), with a `job.priority-changed` event naming the
+   * actor and both values; its version moves on, so a cycle that decided on the old priority commits nothing
+   * for it. Not a state change: the lifecycle is untouched. A job that is not PENDING is left as it is.
+   */
+  async changePriority(id: string, next: { priority: number; priorityClass: string | null }, actor: string): Promise<PriorityChange> {
+    if (!UUID.test(id)) return { kind: 'missing' };
+    const { rows } = await this.db.pool.query<{ state: JobState; changed: boolean }>(
+      `WITH o AS (SELECT id, state, team, name, priority, priority_class FROM jobs WHERE id = $1 FOR UPDATE),
+       u AS (
+         UPDATE jobs j SET priority = $2, priority_class = $3, version = j.version + 1, updated_at = now()
+         FROM o WHERE j.id = o.id AND o.state = 'PENDING' AND (o.priority, o.priority_class) IS DISTINCT FROM ($2::int, $3::text)
+         RETURNING j.id),
+       e AS (
+         INSERT INTO events (kind, job_id, team, actor, message, data)
+         SELECT 'job.priority-changed', o.id, o.team, $4::text,
+                format('priority %s → %s', COALESCE(o.priority_class || ' (' || o.priority || ')', o.priority::text), COALESCE($3::text || ' (' || $2::int || ')', $2::int::text)),
+                jsonb_build_object('before', jsonb_build_object('priority', o.priority, 'priorityClass', o.priority_class),
+                                   'after', jsonb_build_object('priority', $2::int, 'priorityClass', $3::text))
+         FROM o JOIN u ON u.id = o.id)
+       SELECT o.state::text AS state, EXISTS (SELECT 1 FROM u) AS changed FROM o`,
+      [id, next.priority, next.priorityClass, actor],
+    );
+    const row = rows[0];
+    if (row === undefined) return { kind: 'missing' };
+    if (row.state !== 'PENDING') return { kind: 'not-pending', state: row.state };
+    const job = await this.get(id);
+    return job === null ? { kind: 'missing' } : { kind: row.changed ? 'changed' : 'unchanged', job };
+  }
+
   private async changeState(id: string, to: JobState, actor: string, reason: string): Promise<StateChange> {
     if (!UUID.test(id)) return { kind: 'missing' };
     const { results } = await moveJobs(this.db.pool, [{ jobId: id, to, reason }], { actor });
@@ -159,3 +189,9 @@ export class JobRepository {
 export const PROGRESS_GRACE_SLACK_SECONDS = 60;
 
 export type ProgressChange = { kind: 'updated'; job: JobDetail } | { kind: 'missing' } | { kind: 'not-running'; state: JobState };
+
+/** What a priority change did. */
+export type PriorityChange =
+  | { kind: 'missing' }
+  | { kind: 'not-pending'; state: JobState }
+  | { kind: 'changed' | 'unchanged'; job: JobDetail };
