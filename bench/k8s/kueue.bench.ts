@@ -262,6 +262,19 @@ interface RunFigures {
   requestsPerPod: Record<string, ClientRequests> | null;
 }
 
+/** A run's times (first create, last create, all bound; performance.now() ms), the load, and the API requests per pod since `auditFrom`. */
+function runFigures(bench: Bench, stack: Parameters<typeof requestTotals>[1], at: { first: number; last: number; done: number }, auditFrom: number, pods: number): RunFigures {
+  const requestsPerPod = auditPerPod(bench.audit, auditFrom, auditOffset(bench.audit), pods, bench.qmUser);
+  return {
+    seconds: round((at.done - at.last) / 1000),
+    fromFirstCreateSeconds: round((at.done - at.first) / 1000),
+    createSeconds: round((at.last - at.first) / 1000),
+    load: load(),
+    requestsPerPodTotal: requestTotals(requestsPerPod, stack),
+    requestsPerPod,
+  };
+}
+
 interface Bench {
   kc: KubeConfig;
   core: CoreV1Api;
@@ -323,16 +336,7 @@ async function bindRun(bench: Bench, stack: Stack, kind: Kind, size: number, tag
     const first = performance.now();
     await pool(gangs, 16, (g) => bench.objects.create(workload(kind, g, stack, run)));
     const last = performance.now();
-    const done = await all;
-    const requestsPerPod = auditPerPod(bench.audit, auditFrom, auditOffset(bench.audit), pods, bench.qmUser);
-    const figures: RunFigures = {
-      seconds: round((done - last) / 1000),
-      fromFirstCreateSeconds: round((done - first) / 1000),
-      createSeconds: round((last - first) / 1000),
-      load: load(),
-      requestsPerPodTotal: requestTotals(requestsPerPod, stack),
-      requestsPerPod,
-    };
+    const figures = runFigures(bench, stack, { first, last, done: await all }, auditFrom, pods);
     log(`${run}: ${kind} ×${count} of ${size}: ${figures.seconds} s after the last create (${figures.fromFirstCreateSeconds} s from the first), load ${figures.load[0]}`);
     return figures;
   } finally {
@@ -365,17 +369,7 @@ async function reclaimRun(bench: Bench, stack: Stack, tag: string): Promise<RunF
     const first = performance.now();
     await bench.objects.create(workload('Job', lender, stack, run));
     const last = performance.now();
-    const done = await lenderBound;
-    const requestsPerPod = auditPerPod(bench.audit, auditFrom, auditOffset(bench.audit), size, bench.qmUser);
-    const figures = {
-      seconds: round((done - last) / 1000),
-      fromFirstCreateSeconds: round((done - first) / 1000),
-      createSeconds: round((last - first) / 1000),
-      load: load(),
-      requestsPerPodTotal: requestTotals(requestsPerPod, stack),
-      requestsPerPod,
-      fillSeconds,
-    };
+    const figures = { ...runFigures(bench, stack, { first, last, done: await lenderBound }, auditFrom, size), fillSeconds };
     log(`${run}: reclaim ${figures.seconds} s (cluster filled in ${fillSeconds} s), load ${figures.load[0]}`);
     return figures;
   } finally {
