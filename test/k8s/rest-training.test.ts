@@ -26,6 +26,10 @@ beforeAll(async () => {
   qm = await startQm('qm-train');
   await seedTenancy(qm);
   await qm.core.createNamespacedServiceAccount({ namespace: qm.namespace, body: { metadata: { name: 'trainer' } } });
+  // What the team's templates may reference (everything else is refused at submission).
+  await qm.ok('PATCH', '/v1/teams/vision', {
+    podPolicy: { serviceAccounts: ['trainer', 'root-sa'], secrets: ['registry-creds'], persistentVolumeClaims: ['datasets'], tolerations: ['example.com/reserved'] },
+  });
   await eventually('8 nodes synced', async () => {
     const nodes = ((await qm.ok('GET', '/v1/nodes')) as { items: { source: string }[] }).items;
     return nodes.filter((n) => n.source === 'kubernetes').length === 8 ? true : undefined;
@@ -115,6 +119,7 @@ describe('REST jobs that really train', () => {
         serviceAccountName: 'trainer',
         imagePullSecrets: [{ name: 'registry-creds' }],
         volumes: template.volumes,
+        automountServiceAccountToken: false, // the template did not ask for the token
       });
       expect(pod.spec!.tolerations).toContainEqual(template.tolerations[0]);
       expect(pod.spec!.containers[0]!.volumeMounts).toEqual(template.volumeMounts);

@@ -19,7 +19,7 @@ import { NodesService } from './nodes/nodes.service.js';
 import { PriorityClassesController } from './priority-classes/priority-classes.controller.js';
 import { PriorityClassesService } from './priority-classes/priority-classes.service.js';
 import { PriorityChoiceCache } from './jobs/priority-choices.js';
-import { SubmissionLimits, TeamLimitCache } from './jobs/submission-limits.js';
+import { SubmissionLimits, TeamSettingsCache } from './jobs/submission-limits.js';
 import { TokenUsage } from './auth/token-usage.js';
 import { SchedulerController } from './scheduler/scheduler.controller.js';
 import { SchedulerService } from './scheduler/scheduler.service.js';
@@ -58,7 +58,7 @@ export class ApiModule {
         CohortsService,
         PriorityClassesService,
         PriorityChoiceCache,
-        TeamLimitCache,
+        TeamSettingsCache,
         SubmissionLimits,
         TokenUsage,
         TeamsService,

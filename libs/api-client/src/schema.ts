@@ -1601,6 +1601,11 @@ export interface components {
              */
             args?: string[];
             /**
+             * @description Mount serviceAccountName's API token into the pods (needs serviceAccountName). By default pods get no token.
+             * @default false
+             */
+            automountServiceAccountToken: boolean;
+            /**
              * @example [
              *       "python",
              *       "train.py"
@@ -1623,7 +1628,7 @@ export interface components {
             /** @example ghcr.io/acme/llama-ft:1.4 */
             image: string;
             /**
-             * @description Secrets in the job namespace to pull the image with.
+             * @description Secrets in the job namespace to pull the image with; ones the team's podPolicy.secrets allows.
              * @example [
              *       "registry-creds"
              *     ]
@@ -1644,7 +1649,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * @description ServiceAccount of the pods (in the job namespace).
+             * @description ServiceAccount of the pods (in the job namespace); one the team's podPolicy.serviceAccounts allows.
              * @example trainer
              */
             serviceAccountName?: string;
@@ -1927,6 +1932,8 @@ export interface components {
              * @example high
              */
             maxPriorityClass?: string | null;
+            /** @description What its jobs' pod templates may reference: ServiceAccounts, Secrets, ConfigMaps, PVCs, NFS servers and tolerated taints. Each list sent replaces the team's, a list left out keeps its value (empty for a new team: nothing allowed); `podPolicy: null` empties every list. */
+            podPolicy?: components["schemas"]["PodPolicyDto"] | null;
             preemption?: components["schemas"]["PreemptionDto"];
         };
         PendingReasonView: {
@@ -1973,6 +1980,77 @@ export interface components {
             /** @description Admitted flavor. */
             flavor: string | null;
             items: components["schemas"]["PlacementItemView"][];
+        };
+        PodPolicyDto: {
+            /**
+             * @description ConfigMaps its pods may mount (template.volumes[].configMap). `*`: any. Empty: none.
+             * @example [
+             *       "train-config"
+             *     ]
+             */
+            configMaps?: string[];
+            /**
+             * @description NFS servers its pods may mount (template.volumes[].nfs.server; host names compare without case). `*`: any. Empty: none.
+             * @example [
+             *       "fs-1.example.com"
+             *     ]
+             */
+            nfsServers?: string[];
+            /**
+             * @description PersistentVolumeClaims its pods may mount (template.volumes[].persistentVolumeClaim). `*`: any. Empty: none.
+             * @example [
+             *       "datasets"
+             *     ]
+             */
+            persistentVolumeClaims?: string[];
+            /**
+             * @description Secrets its pods may mount or pull images with (template.volumes[].secret, template.imagePullSecrets). `*`: any. Empty: none.
+             * @example [
+             *       "wandb-key",
+             *       "registry-creds"
+             *     ]
+             */
+            secrets?: string[];
+            /**
+             * @description ServiceAccounts its pods may run as (template.serviceAccountName). `*`: any. Empty: none.
+             * @example [
+             *       "trainer"
+             *     ]
+             */
+            serviceAccounts?: string[];
+            /**
+             * @description Taint keys its pods may tolerate (template.tolerations[].key; a toleration of every taint needs '*'). The flavor's own taint is always tolerated. `*`: any. Empty: none.
+             * @example [
+             *       "example.com/reserved"
+             *     ]
+             */
+            tolerations?: string[];
+        };
+        PodPolicyView: {
+            /** @example [] */
+            configMaps: string[];
+            /** @example [] */
+            nfsServers: string[];
+            /**
+             * @example [
+             *       "datasets"
+             *     ]
+             */
+            persistentVolumeClaims: string[];
+            /**
+             * @example [
+             *       "wandb-key"
+             *     ]
+             */
+            secrets: string[];
+            /**
+             * @example [
+             *       "trainer"
+             *     ]
+             */
+            serviceAccounts: string[];
+            /** @example [] */
+            tolerations: string[];
         };
         PreemptionDto: {
             /**
@@ -2188,6 +2266,8 @@ export interface components {
              * @example high
              */
             maxPriorityClass?: string | null;
+            /** @description What its jobs' pod templates may reference: ServiceAccounts, Secrets, ConfigMaps, PVCs, NFS servers and tolerated taints. Each list sent replaces the team's, a list left out keeps its value (empty for a new team: nothing allowed); `podPolicy: null` empties every list. */
+            podPolicy?: components["schemas"]["PodPolicyDto"] | null;
             preemption?: components["schemas"]["PreemptionDto"];
         };
         QueueView: {
@@ -2348,6 +2428,8 @@ export interface components {
             maxPriorityClass: string | null;
             /** @example vision */
             name: string;
+            /** @description What its jobs' pod templates may reference (every list empty: nothing). */
+            podPolicy: components["schemas"]["PodPolicyView"];
             preemption: components["schemas"]["PreemptionView"];
             quotas: components["schemas"]["QuotaUsageView"][];
             /**

@@ -113,6 +113,16 @@ describe('podManifestForReplica', () => {
     expect(() => podManifestForReplica({ ...job, terminationGracePeriodSeconds: -1 }, 0)).toThrow('job.terminationGracePeriodSeconds');
   });
 
+  it('mounts no ServiceAccount token unless the template names its ServiceAccount and asks for the token', () => {
+    expect(podManifestForReplica(job, 0).spec?.automountServiceAccountToken).toBe(false);
+    const named = (extra: Partial<PodJob['template']>): PodJob => ({ ...job, template: { ...job.template, ...extra } });
+    expect(podManifestForReplica(named({ serviceAccountName: 'trainer' }), 0).spec?.automountServiceAccountToken).toBe(false);
+    expect(podManifestForReplica(named({ automountServiceAccountToken: true }), 0).spec?.automountServiceAccountToken).toBe(false);
+    expect(podManifestForReplica(named({ serviceAccountName: 'trainer', automountServiceAccountToken: true }), 0).spec?.automountServiceAccountToken).toBe(true);
+    expect(podTemplateOf({ image: 'x', serviceAccountName: 'trainer', automountServiceAccountToken: true }).automountServiceAccountToken).toBe(true);
+    expect(podTemplateOf({ image: 'x', automountServiceAccountToken: 'yes' })).not.toHaveProperty('automountServiceAccountToken');
+  });
+
   it("carries the template's volumes, mounts, pull secrets, tolerations and service account into the pod", () => {
     const withPodParts: PodJob = {
       ...job,

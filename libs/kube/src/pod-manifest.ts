@@ -31,6 +31,8 @@ export interface JobPodTemplate {
   /** Added to the toleration of the flavor's resource taint. */
   tolerations?: V1Toleration[];
   serviceAccountName?: string;
+  /** Mount the ServiceAccount's token into the pods (default false: a job's pods get no API credential unless asked). */
+  automountServiceAccountToken?: boolean;
   /** Node labels the pods need, besides the flavor's (the core placed the job only on nodes carrying them). */
   nodeSelector?: Record<string, string>;
 }
@@ -54,6 +56,7 @@ export function podTemplateOf(stored: Record<string, unknown>): JobPodTemplate {
   if (isArray<string>(stored['imagePullSecrets'])) template.imagePullSecrets = stored['imagePullSecrets'];
   if (isArray<V1Toleration>(stored['tolerations'])) template.tolerations = stored['tolerations'];
   if (typeof stored['serviceAccountName'] === 'string') template.serviceAccountName = stored['serviceAccountName'];
+  if (stored['automountServiceAccountToken'] === true) template.automountServiceAccountToken = true;
   const selector = stored['nodeSelector'];
   if (typeof selector === 'object' && selector !== null && !Array.isArray(selector) && Object.values(selector).every((v) => typeof v === 'string')) {
     template.nodeSelector = selector as Record<string, string>;
@@ -228,6 +231,8 @@ export function podManifestForReplica(
       ...(Object.keys(nodeSelector).length > 0 ? { nodeSelector: { ...nodeSelector } } : {}),
       ...(options.rendezvous ? { hostname: replicaHostname(job.name, replica), subdomain: options.rendezvous.service } : {}),
       ...(template.serviceAccountName ? { serviceAccountName: template.serviceAccountName } : {}),
+      // Only a template that names its ServiceAccount and asks for it (the API checks both) gets its token.
+      automountServiceAccountToken: template.automountServiceAccountToken === true && template.serviceAccountName !== undefined,
       ...(template.imagePullSecrets && template.imagePullSecrets.length > 0 ? { imagePullSecrets: template.imagePullSecrets.map((name) => ({ name })) } : {}),
       ...(template.volumes && template.volumes.length > 0 ? { volumes: structuredClone(template.volumes) } : {}),
       tolerations: [{ key: job.flavor.resourceName, operator: 'Exists', effect: 'NoSchedule' }, ...structuredClone(template.tolerations ?? [])],

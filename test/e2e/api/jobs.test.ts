@@ -139,6 +139,15 @@ describe('jobs: submit, idempotency, list, get, events, cancel', () => {
       ],
       serviceAccountName: 'trainer',
     };
+    const podPolicy = {
+      serviceAccounts: ['trainer'],
+      secrets: ['wandb-key', 'registry-creds'],
+      configMaps: ['train-config'],
+      persistentVolumeClaims: ['datasets'],
+      nfsServers: ['fs-1.example.com'],
+      tolerations: ['*'],
+    };
+    expect((await h.request('PATCH', '/v1/teams/vision', { body: { podPolicy } })).status).toBe(200);
     const r = await h.request('POST', '/v1/jobs', { body: jobBody({ name: 'with-pod-parts', template }) });
     expect(r.status).toBe(201);
     expect(r.body.template).toEqual({ ...template, cpuMillis: 1000, memoryMiB: 4096 });

@@ -100,6 +100,25 @@ describe('qm flavor / cohort / team / node set: create, then change only what is
     expect((await qm('flavor', 'rm', 'v5p')).code).toBe(0);
   });
 
+  it("--allow-*: the team's pod policy, one list per flag (comma-separated, none empties it); the others keep theirs", async () => {
+    const set = await qm('team', 'set', 'vision', '--allow-service-accounts', 'trainer', '--allow-secrets', 'wandb-key,registry-creds', '--allow-nfs-servers', '*');
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('pod templates may reference: ServiceAccounts trainer; Secrets wandb-key, registry-creds; ConfigMaps none; PVCs none; NFS servers *; tolerated taint keys none');
+    await json('team', 'set', 'vision', '--allow-secrets', 'none', '--allow-pvcs', 'datasets');
+    expect((await json('team', 'set', 'vision', '--allow-tolerations', 'example.com/reserved')).podPolicy).toEqual({
+      serviceAccounts: ['trainer'],
+      secrets: [],
+      configMaps: [],
+      persistentVolumeClaims: ['datasets'],
+      nfsServers: ['*'],
+      tolerations: ['example.com/reserved'],
+    });
+    const before = await h.counts();
+    failed(await qm('team', 'set', 'vision', '--allow-secrets', 'a,,b'), 2, "--allow-secrets 'a,,b': expected comma-separated names, or none");
+    failed(await qm('team', 'set', 'vision', '--allow-config-maps', 'Not_A_Name'), 2, /^qm: invalid request: podPolicy\.configMaps: each must be a DNS-1123 subdomain or '\*'/);
+    expect(await h.counts()).toEqual(before);
+  });
+
   it('bad input: exit 2 with one line, and nothing written', async () => {
     const before = await h.counts();
     failed(await qm('flavor', 'set', 'a100'), 2, 'flavor a100 does not exist yet: --kind is required (nvidia-gpu, aws-trainium, intel-gaudi, google-tpu)');

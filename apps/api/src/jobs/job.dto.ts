@@ -72,7 +72,7 @@ export class JobTemplateDto {
   @ArrayOf(TEMPLATE_LIMITS.volumeMounts, () => VolumeMountDto)
   volumeMounts?: VolumeMountDto[];
 
-  @ApiPropertyOptional({ type: [String], example: ['registry-creds'], description: 'Secrets in the job namespace to pull the image with.' })
+  @ApiPropertyOptional({ type: [String], example: ['registry-creds'], description: "Secrets in the job namespace to pull the image with; ones the team's podPolicy.secrets allows." })
   @NameList(TEMPLATE_LIMITS.imagePullSecrets)
   imagePullSecrets?: string[];
 
@@ -80,9 +80,17 @@ export class JobTemplateDto {
   @ArrayOf(TEMPLATE_LIMITS.tolerations, () => TolerationDto)
   tolerations?: TolerationDto[];
 
-  @ApiPropertyOptional({ example: 'trainer', description: 'ServiceAccount of the pods (in the job namespace).' })
+  @ApiPropertyOptional({ example: 'trainer', description: "ServiceAccount of the pods (in the job namespace); one the team's podPolicy.serviceAccounts allows." })
   @ObjectName()
   serviceAccountName?: string;
+
+  @ApiPropertyOptional({
+    default: false,
+    description: "Mount serviceAccountName's API token into the pods (needs serviceAccountName). By default pods get no token.",
+  })
+  @Optional()
+  @IsBool()
+  automountServiceAccountToken?: boolean;
 
   @MapProperty('string', {
     required: false,

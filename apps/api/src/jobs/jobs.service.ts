@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError, Config, forbidden, LimitExceededError, notFound, type FieldError } from '#common';
 import { FlavorRepository, JobRepository, PendingLimitError, PROGRESS_GRACE_SLACK_SECONDS, SubmissionQueueFullError, TeamRepository, type JobDetail, type NewJob } from '#db';
-import { envelopeOf, rolesProblem, type JobRole, type JobState } from '#core';
+import { envelopeOf, podPolicyRefusals, rolesProblem, type JobRole, type JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -11,7 +11,7 @@ import { eventView, jobSummaryView, jobView, type JobDetailView, type JobEventLi
 import { plainPodTemplate, podTemplateProblems, templateSizeProblem } from './pod-template.dto.js';
 import { priorityFromClasses, priorityWithoutClasses } from './job-priority.js';
 import { PriorityChoiceCache } from './priority-choices.js';
-import { pendingLimitExceeded, SubmissionLimits } from './submission-limits.js';
+import { pendingLimitExceeded, SubmissionLimits, TeamSettingsCache } from './submission-limits.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -28,6 +28,7 @@ export class JobsService {
     @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
     @Inject(PriorityChoiceCache) private readonly priorities: PriorityChoiceCache,
     @Inject(SubmissionLimits) private readonly limits: SubmissionLimits,
+    @Inject(TeamSettingsCache) private readonly teamSettings: TeamSettingsCache,
     @Inject(Config) private readonly config: Config,
   ) {}
 
@@ -41,6 +42,10 @@ export class JobsService {
     }
     if (!canActForTeam(caller, dto.team)) throw forbidden(`${caller.subject} may not submit jobs for team ${dto.team}`);
     const job = normalize(dto, { maxTemplateBytes: this.config.maxTemplateBytes });
+    // What the pods may reference in Kubernetes: only what the team's pod policy lists (admins included: they set it).
+    const policy = await this.teamSettings.podPolicy(dto.team);
+    const refused = policy === null ? [] : podPolicyRefusals(dto.template, policy);
+    if (refused.length > 0) throw validationFailed(refused);
     // The key's hash is of the request as asked (the class by name), not of the value the class has today.
     const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job), scope: idempotencyScope(caller) };
     const priority = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.priorities.choiceFor(dto.team));
@@ -204,7 +209,7 @@ export function normalize(dto: CreateJobDto, bounds: { maxTemplateBytes: number 
   if (t.command !== undefined) template.command = t.command;
   if (t.args !== undefined) template.args = t.args;
   if (t.env !== undefined) template.env = t.env;
-  for (const field of ['volumes', 'volumeMounts', 'imagePullSecrets', 'tolerations', 'serviceAccountName', 'nodeSelector'] as const) {
+  for (const field of ['volumes', 'volumeMounts', 'imagePullSecrets', 'tolerations', 'serviceAccountName', 'automountServiceAccountToken', 'nodeSelector'] as const) {
     if (t[field] !== undefined) template[field] = plainPodTemplate(t[field]);
   }
   const cpuMillis = t.cpuMillis ?? TEMPLATE_DEFAULTS.cpuMillis;

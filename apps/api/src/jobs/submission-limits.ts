@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Config, LimitExceededError } from '#common';
+import type { PodPolicy } from '#core';
 import { PendingLimitError, TeamRepository, type TeamLimitsRecord } from '#db';
 import { withTimeout } from '../infra/redis.js';
 import { LOGGER, REDIS, REDIS_PREFIX } from '../infra/tokens.js';
@@ -20,12 +21,12 @@ const REDIS_TIMEOUT_MS = 500;
 const FAIL_OPEN_LOG_INTERVAL_MS = 10_000;
 
 /**
- * The teams' own submission limits, as submissions read them: kept in memory for QM_TOKEN_CACHE_TTL_MS
+ * The teams' own submission limits and pod policies, as submissions read them: kept in memory for QM_TOKEN_CACHE_TTL_MS
  * (as tokens and priority ceilings are), reloaded as a whole when older, dropped at once when this process
  * changes a team; another replica's change applies here within the TTL. TTL 0: read on every submission.
  */
 @Injectable()
-export class TeamLimitCache {
+export class TeamSettingsCache {
   private readonly snapshot: ReloadedSnapshot<Map<string, TeamLimitsRecord>>;
 
   constructor(
@@ -40,6 +41,13 @@ export class TeamLimitCache {
     let limits = await this.snapshot.current();
     if (!limits.has(team)) limits = await this.snapshot.reload();
     return limits.get(team)?.submissionsPerSecond ?? this.config.teamSubmissionsPerSecond;
+  }
+
+  /** The team's pod policy; null for a team not known (the insert answers it 422). */
+  async podPolicy(team: string): Promise<PodPolicy | null> {
+    let settings = await this.snapshot.current();
+    if (!settings.has(team)) settings = await this.snapshot.reload();
+    return settings.get(team)?.podPolicy ?? null;
   }
 
   /** A team changed through this process. */
@@ -105,7 +113,7 @@ export class SubmissionLimits {
     @Inject(REDIS) redis: Redis,
     @Inject(REDIS_PREFIX) private readonly prefix: string,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(TeamLimitCache) private readonly limits: TeamLimitCache,
+    @Inject(TeamSettingsCache) private readonly limits: TeamSettingsCache,
   ) {
     if (typeof (redis as unknown as Partial<BucketRedis>).qmSubmitBucket !== 'function') redis.defineCommand('qmSubmitBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
     this.redis = redis as unknown as BucketRedis;

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsObject, ValidateIf, ValidateNested } from 'class-validator';
 import { TEAM_LIMIT_MAX } from '#common';
 import { IntIn, IsName, OneOf, Optional, Required } from '../validation/validators.js';
+import { PodPolicyDto } from './pod-policy.dto.js';
 
 export const WITHIN_TEAM = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
 export const RECLAIM = ['Never', 'LowerPriority', 'Any'] as const;
@@ -81,6 +82,18 @@ export class PutTeamDto {
   @ValidateNested()
   @Type(() => TeamLimitsDto)
   limits?: TeamLimitsDto | null;
+
+  @ApiPropertyOptional({
+    type: () => PodPolicyDto,
+    nullable: true,
+    description:
+      "What its jobs' pod templates may reference: ServiceAccounts, Secrets, ConfigMaps, PVCs, NFS servers and tolerated taints. Each list sent replaces the team's, a list left out keeps its value (empty for a new team: nothing allowed); `podPolicy: null` empties every list.",
+  })
+  @Optional()
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested()
+  @Type(() => PodPolicyDto)
+  podPolicy?: PodPolicyDto | null;
 }
 
 /** PATCH: the same fields, each optional; the ones sent replace the team's (null: the default, as in a JSON merge patch), the others stay. */

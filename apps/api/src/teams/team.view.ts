@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { TeamFlavorUsage } from '#core';
 import type { QuotaRecord, TeamRecord } from '#db';
 import { TimeProperty } from '../response.doc.js';
+import { PodPolicyView } from './pod-policy.dto.js';
 import { RECLAIM, WITHIN_TEAM } from './team.dto.js';
 
 /** A team's quota for one flavor with its live usage (libs/core teamUsage). */
@@ -58,6 +59,8 @@ export class TeamView {
   maxPriorityClass!: string | null;
   @ApiProperty({ type: () => TeamLimitsView })
   limits!: TeamLimitsView;
+  @ApiProperty({ type: () => PodPolicyView, description: "What its jobs' pod templates may reference (every list empty: nothing)." })
+  podPolicy!: PodPolicyView;
   @ApiProperty({ type: [QuotaUsageView] })
   quotas!: QuotaUsageView[];
   @TimeProperty()
@@ -136,6 +139,14 @@ export const teamView = (t: TeamRecord, usage: readonly TeamFlavorUsage[], defau
   preemption: { withinTeam: t.withinTeam, reclaimWithinCohort: t.reclaimWithinCohort },
   maxPriorityClass: t.maxPriorityClass,
   limits: limitsView(t, defaults),
+  podPolicy: {
+    serviceAccounts: [...t.podPolicy.serviceAccounts],
+    secrets: [...t.podPolicy.secrets],
+    configMaps: [...t.podPolicy.configMaps],
+    persistentVolumeClaims: [...t.podPolicy.persistentVolumeClaims],
+    nfsServers: [...t.podPolicy.nfsServers],
+    tolerations: [...t.podPolicy.tolerations],
+  },
   quotas: usage.map(usageView),
   createdAt: t.createdAt.toISOString(),
   updatedAt: t.updatedAt.toISOString(),

@@ -4,7 +4,7 @@ import type { TeamFlavorUsage } from '#core';
 import { CohortRepository, FlavorRepository, MissingReferenceError, PriorityClassRepository, QuotaRepository, TeamRepository, type TeamRecord, type TeamUse } from '#db';
 import type { Principal } from '../auth/principal.js';
 import { PriorityChoiceCache } from '../jobs/priority-choices.js';
-import { TeamLimitCache } from '../jobs/submission-limits.js';
+import { TeamSettingsCache } from '../jobs/submission-limits.js';
 import type { PatchTeamDto, PutQuotaDto, PutTeamDto, TeamLimitsDto } from './team.dto.js';
 import { quotaView, teamView as viewOf, type LimitDefaults, type QuotaDeletedView, type QuotaSetView, type TeamView } from './team.view.js';
 import { UsageService } from './usage.service.js';
@@ -20,7 +20,7 @@ export class TeamsService {
     @Inject(UsageService) private readonly usage: UsageService,
     @Inject(PriorityClassRepository) private readonly classes: PriorityClassRepository,
     @Inject(PriorityChoiceCache) private readonly choices: PriorityChoiceCache,
-    @Inject(TeamLimitCache) private readonly limits: TeamLimitCache,
+    @Inject(TeamSettingsCache) private readonly limits: TeamSettingsCache,
     @Inject(Config) config: Config,
   ) {
     this.limitDefaults = { maxPendingJobs: config.teamMaxPendingJobs, submissionsPerSecond: config.teamSubmissionsPerSecond };
@@ -58,6 +58,7 @@ export class TeamsService {
         reclaimWithinCohort: dto.preemption?.reclaimWithinCohort ?? TEAM_DEFAULTS.reclaimWithinCohort,
         maxPriorityClass: dto.maxPriorityClass ?? null,
         ...limitChanges(dto.limits),
+        ...(dto.podPolicy !== undefined ? { podPolicy: dto.podPolicy } : {}),
       }, caller.subject)
       .catch(unknownTeamReference);
     this.choices.invalidate();
@@ -78,6 +79,7 @@ export class TeamsService {
         ...(dto.preemption?.reclaimWithinCohort !== undefined ? { reclaimWithinCohort: dto.preemption.reclaimWithinCohort ?? TEAM_DEFAULTS.reclaimWithinCohort } : {}),
         ...(dto.maxPriorityClass !== undefined ? { maxPriorityClass: dto.maxPriorityClass } : {}),
         ...limitChanges(dto.limits),
+        ...(dto.podPolicy !== undefined ? { podPolicy: dto.podPolicy } : {}),
       }, caller.subject)
       .catch(unknownTeamReference);
     this.choices.invalidate();

@@ -13,6 +13,32 @@ const WITHIN_TEAM = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as c
 const RECLAIM = ['Never', 'LowerPriority', 'Any'] as const;
 const NONE = /^(none|null|-)$/i;
 
+type PolicyField = keyof Team['podPolicy'];
+/** `qm team set` flags of the team's pod policy: flag, field, what it lists. */
+const POLICY_FLAGS: ReadonlyArray<readonly [string, PolicyField, string]> = [
+  ['--allow-service-accounts', 'serviceAccounts', 'ServiceAccounts'],
+  ['--allow-secrets', 'secrets', 'Secrets'],
+  ['--allow-config-maps', 'configMaps', 'ConfigMaps'],
+  ['--allow-pvcs', 'persistentVolumeClaims', 'PVCs'],
+  ['--allow-nfs-servers', 'nfsServers', 'NFS servers'],
+  ['--allow-tolerations', 'tolerations', 'tolerated taint keys'],
+];
+
+const camel = (flag: string): string => flag.replace(/^--/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+
+/** The pod-policy lists the flags give (each replaces the team's list; `none` empties it), or undefined when none is given. */
+function podPolicyChange(opts: Record<string, string | undefined>): Record<string, string[]> | undefined {
+  const change: Record<string, string[]> = {};
+  for (const [flag, field] of POLICY_FLAGS) {
+    const raw = opts[camel(flag)];
+    if (raw === undefined) continue;
+    const names = NONE.test(raw.trim()) ? [] : raw.split(',').map((n) => n.trim());
+    if (names.some((n) => n === '')) throw new UsageError(`${flag} '${raw}': expected comma-separated names, or none`);
+    change[field] = [...new Set(names)];
+  }
+  return Object.keys(change).length === 0 ? undefined : change;
+}
+
 /** The object at `path`, or undefined when the API answers 404. */
 export async function current<T>(client: ApiClient, path: string): Promise<T | undefined> {
   try {
@@ -211,7 +237,7 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
   // --- teams -----------------------------------------------------------------------------------------
   const team = program.command('team').description('create, change or delete a team (admin); list them with qm teams, set quotas with qm quota set');
   team.addHelpText('after', example('qm team set vision --cohort research --fair-share-weight 2', 'qm team rm legacy'));
-  team
+  const teamSet = team
     .command('set')
     .description('create a team, or change the settings given (PATCH: the others keep their value)')
     .argument('<name>')
@@ -219,12 +245,25 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
     .option('--fair-share-weight <n>', 'its weight in fair sharing (1-1000)')
     .option('--within-team <policy>', 'Never | LowerPriority | LowerOrNewerEqualPriority — which of its own jobs a job may preempt')
     .option('--reclaim-within-cohort <policy>', 'Never | LowerPriority | Any — which borrowers it may preempt to get its nominal quota back')
-    .option('--max-priority-class <class>', "the highest priority class its members may choose; none = up to the default class")
+    .option('--max-priority-class <class>', "the highest priority class its members may choose; none = up to the default class");
+  for (const [flag, , what] of POLICY_FLAGS) teamSet.option(`${flag} <names>`, `${what} its jobs' pod templates may reference, comma-separated ('*' any; none: no one); replaces that list`);
+  teamSet
     .option('-o, --output <format>', 'text | json | yaml')
-    .addHelpText('after', example('qm team set vision --cohort research', 'qm team set vision --within-team Never', 'qm team set nlp --cohort none'))
-    .action(async (name: string, opts: { cohort?: string; fairShareWeight?: string; withinTeam?: string; reclaimWithinCohort?: string; maxPriorityClass?: string; output?: string }) => {
+    .addHelpText(
+      'after',
+      example('qm team set vision --cohort research', 'qm team set vision --within-team Never', 'qm team set nlp --cohort none', 'qm team set vision --allow-service-accounts trainer --allow-secrets wandb-key,registry-creds'),
+    )
+    .action(async (name: string, opts: { cohort?: string; fairShareWeight?: string; withinTeam?: string; reclaimWithinCohort?: string; maxPriorityClass?: string; output?: string } & Record<string, string | undefined>) => {
       const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
-      const change: { cohort?: string | null; fairShareWeight?: number; maxPriorityClass?: string | null; preemption?: { withinTeam?: string; reclaimWithinCohort?: string } } = {};
+      const change: {
+        cohort?: string | null;
+        fairShareWeight?: number;
+        maxPriorityClass?: string | null;
+        preemption?: { withinTeam?: string; reclaimWithinCohort?: string };
+        podPolicy?: Record<string, string[]>;
+      } = {};
+      const policy = podPolicyChange(opts);
+      if (policy !== undefined) change.podPolicy = policy;
       if (opts.cohort !== undefined) change.cohort = NONE.test(opts.cohort) ? null : opts.cohort;
       if (opts.maxPriorityClass !== undefined) change.maxPriorityClass = NONE.test(opts.maxPriorityClass) ? null : opts.maxPriorityClass;
       if (opts.fairShareWeight !== undefined) change.fairShareWeight = positiveInt('--fair-share-weight', opts.fairShareWeight);
@@ -243,7 +282,11 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
       ctx.out(
         `team ${name} ${was === undefined ? 'created' : 'updated'}: cohort ${saved.cohort ?? 'none'}, fair-share weight ${saved.fairShareWeight}, ` +
           `preemption within team ${saved.preemption.withinTeam}, reclaim within cohort ${saved.preemption.reclaimWithinCohort}, ` +
-          `highest priority class ${saved.maxPriorityClass ?? 'the default'}\n`,
+          `highest priority class ${saved.maxPriorityClass ?? 'the default'}\n` +
+          // The pod policy when it was changed or allows something (a new team's allows nothing).
+          (policy !== undefined || Object.values(saved.podPolicy).some((list) => list.length > 0)
+            ? `pod templates may reference: ${POLICY_FLAGS.map(([, field, what]) => `${what} ${saved.podPolicy[field].join(', ') || 'none'}`).join('; ')}\n`
+            : ''),
       );
     });
   registerRemove(team, ctx, 'team', '/v1/teams', 'qm team rm legacy', 'delete a team (admin) with its finished jobs (its usage stays in qm usage) and take it off every token; refused while it has unfinished jobs, quotas or budgets');

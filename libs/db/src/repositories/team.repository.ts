@@ -1,17 +1,32 @@
+import { EMPTY_POD_POLICY, type PodPolicy } from '#core';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { DbHandle } from './db-handle.js';
 import { isForeignKeyViolation, lockTenancyRow, TX_OPTIONS, writeTenancyEvent, type Tx } from './prisma-helpers.js';
-import { MissingReferenceError, QUOTA_SELECT, TEAM_SELECT, type Deletion, type QuotaRecord, type TeamRecord, type Upserted } from './tenancy.records.js';
+import { MissingReferenceError, QUOTA_SELECT, TEAM_SELECT, podPolicyOf, teamRecord, type Deletion, type QuotaRecord, type TeamRecord, type Upserted } from './tenancy.records.js';
 import { auditUpsert, type Audited } from './tenancy-audit.js';
 
 /**
  * A team's settings; a ceiling or limit left out is null (the default) when the team is created and kept
  * when it is replaced.
  */
-export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt' | 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond'> &
-  Partial<Pick<TeamRecord, 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond'>>;
+export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt' | 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond' | 'podPolicy'> &
+  Partial<Pick<TeamRecord, 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond'>> & {
+    /** The pod policy's lists to replace (the others keep theirs; empty for a new team); null empties every list. */
+    podPolicy?: Partial<PodPolicy> | null;
+  };
 
-/** A team's own limits on submissions (null: the default of the API's configuration). */
-export type TeamLimitsRecord = Pick<TeamRecord, 'name' | 'maxPendingJobs' | 'submissionsPerSecond'>;
+/** The stored policy after `change` (see TeamInput.podPolicy). */
+const changedPolicy = (before: PodPolicy, change: Partial<PodPolicy> | null): PodPolicy =>
+  change === null ? EMPTY_POD_POLICY : { ...before, ...Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)) };
+
+/** `t` as Prisma writes it, its policy changed from `before`. */
+function teamData(t: Partial<TeamInput>, before: PodPolicy) {
+  const { podPolicy, ...rest } = t;
+  return podPolicy === undefined ? rest : { ...rest, podPolicy: changedPolicy(before, podPolicy) as unknown as Prisma.InputJsonObject };
+}
+
+/** What a team's submissions are checked against: its own limits (null: the API's configured default) and its pod policy. */
+export type TeamLimitsRecord = Pick<TeamRecord, 'name' | 'maxPendingJobs' | 'submissionsPerSecond' | 'podPolicy'>;
 
 /** What keeps a team from being deleted. */
 export interface TeamUse {
@@ -43,8 +58,9 @@ export class TeamRepository {
       return await this.db.prisma.$transaction(async (tx) => {
         for (;;) {
           // INSERT … ON CONFLICT DO NOTHING RETURNING: a row back means it was created.
-          const [created] = await tx.team.createManyAndReturn({ data: [{ name, ...t }], skipDuplicates: true, select: TEAM_SELECT });
-          if (created) {
+          const [row] = await tx.team.createManyAndReturn({ data: [{ name, ...teamData(t, EMPTY_POD_POLICY) }], skipDuplicates: true, select: TEAM_SELECT });
+          if (row) {
+            const created = teamRecord(row);
             await auditUpsert(tx, 'team', name, actor, null, audited(created));
             return { record: created, created: true };
           }
@@ -85,16 +101,19 @@ export class TeamRepository {
   }
 
   async list(names?: readonly string[]): Promise<TeamRecord[]> {
-    return this.db.prisma.team.findMany({ ...(names ? { where: { name: { in: [...names] } } } : {}), select: TEAM_SELECT, orderBy: { name: 'asc' } });
+    const rows = await this.db.prisma.team.findMany({ ...(names ? { where: { name: { in: [...names] } } } : {}), select: TEAM_SELECT, orderBy: { name: 'asc' } });
+    return rows.map(teamRecord);
   }
 
   /** Every team's own submission limits (null where it has none: the configured default applies). */
   async limits(): Promise<TeamLimitsRecord[]> {
-    return this.db.prisma.team.findMany({ select: { name: true, maxPendingJobs: true, submissionsPerSecond: true }, orderBy: { name: 'asc' } });
+    const rows = await this.db.prisma.team.findMany({ select: { name: true, maxPendingJobs: true, submissionsPerSecond: true, podPolicy: true }, orderBy: { name: 'asc' } });
+    return rows.map((r) => ({ ...r, podPolicy: podPolicyOf(r.podPolicy) }));
   }
 
   async get(name: string): Promise<TeamRecord | null> {
-    return this.db.prisma.team.findUnique({ where: { name }, select: TEAM_SELECT });
+    const row = await this.db.prisma.team.findUnique({ where: { name }, select: TEAM_SELECT });
+    return row === null ? null : teamRecord(row);
   }
 
   /** Names among `names` that are not teams. */
@@ -160,15 +179,15 @@ export class TeamRepository {
 
 /** What a team's audit events record: its settings. */
 function audited(t: TeamRecord): Audited {
-  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, maxPendingJobs, submissionsPerSecond } = t;
-  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, limits: { maxPendingJobs, submissionsPerSecond } };
+  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, maxPendingJobs, submissionsPerSecond, podPolicy } = t;
+  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, limits: { maxPendingJobs, submissionsPerSecond }, podPolicy };
 }
 
 /** Locks the team, changes the fields given and writes team.updated with the true before; null when there is no such team. */
 async function changeTeam(tx: Tx, name: string, t: Partial<TeamInput>, actor: string): Promise<TeamRecord | null> {
   if (!(await lockTenancyRow(tx, 'teams', name))) return null;
-  const before = await tx.team.findUniqueOrThrow({ where: { name }, select: TEAM_SELECT });
-  const after = await tx.team.update({ where: { name }, data: t, select: TEAM_SELECT });
+  const before = teamRecord(await tx.team.findUniqueOrThrow({ where: { name }, select: TEAM_SELECT }));
+  const after = teamRecord(await tx.team.update({ where: { name }, data: teamData(t, before.podPolicy), select: TEAM_SELECT }));
   await auditUpsert(tx, 'team', name, actor, audited(before), audited(after));
   return after;
 }

@@ -2,7 +2,7 @@
  * Rows of the tenancy tables as the repositories return them: the Prisma models' own fields (selected
  * columns), with the API's spelling of enums and the JSON columns typed.
  */
-import type { FlavorKind as CoreFlavorKind } from '#core';
+import { EMPTY_POD_POLICY, POD_POLICY_FIELDS, type FlavorKind as CoreFlavorKind, type PodPolicy } from '#core';
 import type { Prisma } from '../generated/prisma/client.js';
 
 export type FlavorKindName = CoreFlavorKind;
@@ -16,10 +16,25 @@ export const TEAM_SELECT = {
   maxPriorityClass: true,
   maxPendingJobs: true,
   submissionsPerSecond: true,
+  podPolicy: true,
   createdAt: true,
   updatedAt: true,
 } as const satisfies Prisma.TeamSelect;
-export type TeamRecord = Prisma.TeamGetPayload<{ select: typeof TEAM_SELECT }>;
+export type TeamRecord = Omit<Prisma.TeamGetPayload<{ select: typeof TEAM_SELECT }>, 'podPolicy'> & {
+  /** What its pod templates may reference; every list empty (nothing allowed) until an admin sets one. */
+  podPolicy: PodPolicy;
+};
+
+/** The stored pod policy (null for a team never given one) as a complete PodPolicy; unknown keys are dropped. */
+export function podPolicyOf(stored: unknown): PodPolicy {
+  if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return EMPTY_POD_POLICY;
+  const raw = stored as Record<string, unknown>;
+  const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  return Object.fromEntries(POD_POLICY_FIELDS.map((f) => [f, list(raw[f])])) as unknown as PodPolicy;
+}
+
+/** A team row as read, with its pod policy typed. */
+export const teamRecord = (row: Prisma.TeamGetPayload<{ select: typeof TEAM_SELECT }>): TeamRecord => ({ ...row, podPolicy: podPolicyOf(row.podPolicy) });
 
 export const QUOTA_SELECT = { team: true, flavor: true, nominal: true, borrowingLimit: true, lendingLimit: true } as const satisfies Prisma.QuotaSelect;
 export type QuotaRecord = Prisma.QuotaGetPayload<{ select: typeof QUOTA_SELECT }>;

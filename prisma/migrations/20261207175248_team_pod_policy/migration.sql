@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "teams" ADD COLUMN     "pod_policy" JSONB;
