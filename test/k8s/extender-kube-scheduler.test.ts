@@ -103,12 +103,122 @@ describe('kube-scheduler with Quartermaster as extender', () => {
     expect(Object.keys(filter.FailedAndUnresolvableNodes as object).sort()).toEqual([...nodes].sort());
     expect(String(Object.values(filter.FailedAndUnresolvableNodes as object)[0])).toMatch(/not admitted/);
     const bind = await post('bind', { PodName: pods[0]!.metadata!.name, PodNamespace: qm.namespace, PodUID: pods[0]!.metadata!.uid, Node: nodes[0] });
-    expect(String(bind.Error)).toMatch(/not allocated/);
+    expect(String(bind.Error)).toMatch(/not admitted .*was not bound to/);
     const preempt = await post('preempt', { Pod: pods[0], NodeNameToMetaVictims: { [nodes[0]!]: { Pods: [{ UID: 'x' }], NumPDBViolations: 0 } } });
     expect(preempt.NodeNameToMetaVictims).toEqual({});
     const bad = await fetch(`${qm.schedulerUrl}/extender/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' });
     expect(bad.status).toBe(400);
   }, 60_000);
+
+  it('binds only what kube-scheduler could have asked for, and answers nothing about a job to a pod outside its namespace', async () => {
+    const post = async (verb: string, body: unknown): Promise<Record<string, unknown>> => {
+      const res = await fetch(`${qm.schedulerUrl}/extender/${verb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Record<string, unknown>;
+    };
+    const okJob = (await qm.cluster.getPod('ok-0', qm.namespace))!.metadata!.labels!['quartermaster.io/job-id']!;
+    const gangPods = (await qm.jobPods(okJob)).filter((p) => p.metadata!.namespace === qm.namespace);
+    const gangNodes = new Set(gangPods.map((p) => p.spec!.nodeName!));
+    const freeA100 = qm.nodes.find((n) => n.includes('-a100-') && !gangNodes.has(n))!;
+    const replica0 = gangPods.find((p) => p.metadata!.labels!['quartermaster.io/replica'] === '0')!;
+    // Pods no kube-scheduler profile will place (a selector no node carries), each a way around the scheduler.
+    const unplaceable = { 'qm-test/nowhere': 'true' };
+    const podOf = (name: string, spec: Partial<V1Pod['spec']>, labels: Record<string, string> = {}): V1Pod => ({
+      metadata: { name, labels },
+      spec: { nodeSelector: unplaceable, containers: [{ name: 'c', image: 'x', resources: { limits: { 'nvidia.com/gpu': '8' } } }], ...spec },
+    });
+    const other = uniqueName('qm-ext-other');
+    await qm.core.createNamespace({ body: { metadata: { name: other } } });
+    try {
+      const cases: { pod: V1Pod; namespace: string; node: string; refused: RegExp }[] = [
+        // A pod of a scheduler nobody runs (as a kube-system pod would be), 8 GPUs onto the free a100 node.
+        { pod: podOf('other-scheduler', { schedulerName: 'nobody' }), namespace: qm.namespace, node: freeA100, refused: /scheduled by nobody, not by a kube-scheduler profile that delegates to Quartermaster \(default-scheduler\)/ },
+        // A CPU pod onto an accelerator node: kube-scheduler never asks the extender to bind it.
+        { pod: podOf('cpu-only', { containers: [{ name: 'c', image: 'x' }] }), namespace: qm.namespace, node: freeA100, refused: /asks for no nvidia.com\/gpu/ },
+        // Another namespace's pod wearing the labels of replica 0 of vision's running gang, onto that replica's node.
+        {
+          pod: podOf('forged', {}, { 'quartermaster.io/job-id': okJob, 'quartermaster.io/replica': '0' }),
+          namespace: other,
+          node: replica0.spec!.nodeName!,
+          refused: new RegExp(`job ${okJob} is unknown in namespace ${other}`),
+        },
+      ];
+      for (const c of cases) {
+        const made = await qm.core.createNamespacedPod({ namespace: c.namespace, body: c.pod });
+        const bind = await post('bind', { PodName: made.metadata!.name, PodNamespace: c.namespace, PodUID: made.metadata!.uid, Node: c.node });
+        expect(String(bind.Error)).toMatch(c.refused);
+        expect((await qm.cluster.getPod(made.metadata!.name!, c.namespace))?.spec?.nodeName).toBeUndefined();
+      }
+      // The forged pod learns nothing of the job through filter either: not its state, reason or node.
+      const forged = (await qm.cluster.getPod('forged', other))!;
+      const filter = await post('filter', { Pod: forged, NodeNames: [...gangNodes] });
+      expect(filter.NodeNames).toEqual([]);
+      const reasons = Object.values(filter.FailedAndUnresolvableNodes as Record<string, string>);
+      expect(reasons).toHaveLength(gangNodes.size);
+      for (const reason of reasons) {
+        expect(reason).toBe(`Quartermaster: job ${okJob} is unknown in namespace ${other}`);
+        expect(reason).not.toMatch(/RUNNING|allocated/);
+      }
+      const prioritize = (await (await fetch(`${qm.schedulerUrl}/extender/prioritize`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ Pod: forged, NodeNames: [...gangNodes] }),
+      })).json()) as { Host: string; Score: number }[];
+      expect(prioritize.every((p) => p.Score === 0)).toBe(true);
+      // Its own pod still gets the answer, and the gang is untouched.
+      const own = await post('filter', { Pod: replica0, NodeNames: [...gangNodes] });
+      expect(own.NodeNames).toEqual([replica0.spec!.nodeName]);
+      expect(((await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job).state).toBe('RUNNING');
+    } finally {
+      await qm.core.deleteNamespacedPod({ name: 'other-scheduler', namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+      await qm.core.deleteNamespacedPod({ name: 'cpu-only', namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+      await qm.core.deleteNamespacedPod({ name: 'forged', namespace: other, gracePeriodSeconds: 0 }).catch(() => undefined);
+      await qm.core.deleteNamespace({ name: other }).catch(() => undefined);
+    }
+  }, 90_000);
+
+  it("a job's labels copied onto a pod in another namespace neither fail nor end that job", async () => {
+    const okJob = (await qm.cluster.getPod('ok-0', qm.namespace))!.metadata!.labels!['quartermaster.io/job-id']!;
+    const replica0 = (await qm.jobPods(okJob)).find((p) => p.metadata!.namespace === qm.namespace && p.metadata!.labels!['quartermaster.io/replica'] === '0')!;
+    const other = uniqueName('qm-ext-forge');
+    await qm.core.createNamespace({ body: { metadata: { name: other } } });
+    try {
+      // Someone with pods in a namespace of their own: a pod labelled as replica 0 of vision's running gang, on
+      // that replica's node, failed.
+      await qm.core.createNamespacedPod({
+        namespace: other,
+        body: {
+          metadata: { name: 'forged-0', labels: { 'quartermaster.io/job-id': okJob, 'quartermaster.io/replica': '0' } },
+          spec: { nodeName: replica0.spec!.nodeName!, restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] },
+        },
+      });
+      await qm.cluster.patchPodStatus('forged-0', { phase: 'Failed' }, other);
+      // A witness whose end the same pod watch reads after the forged failure: a one-pod gang of nlp, bound by
+      // kube-scheduler, Running, then Succeeded.
+      await qm.core.createNamespacedPod({ namespace: qm.namespace, body: gangPod('witness-0', 'nlp', 'witness', 1, 1) });
+      const gangState = async (): Promise<string> => ((await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job).state;
+      const witness = await eventually('witness bound (or the gang ended)', async () => {
+        if ((await gangState()) !== 'RUNNING') return null;
+        const pod = await qm.cluster.getPod('witness-0', qm.namespace);
+        return pod?.spec?.nodeName ? pod.metadata!.labels!['quartermaster.io/job-id'] : undefined;
+      }, 90_000);
+      expect(await gangState()).toBe('RUNNING');
+      if (!witness) throw new Error('unreachable: the gang is RUNNING');
+      await qm.cluster.patchPodStatus('witness-0', { phase: 'Running' }, qm.namespace);
+      await eventually('witness running', async () => (((await qm.ok('GET', `/v1/jobs/${witness}`)) as Job).state === 'RUNNING' ? true : undefined));
+      await qm.cluster.patchPodStatus('witness-0', { phase: 'Succeeded' }, qm.namespace);
+      await eventually('witness succeeded', async () => (((await qm.ok('GET', `/v1/jobs/${witness}`)) as Job).state === 'SUCCEEDED' ? true : undefined));
+      // Read after the forged pod's failure: vision's gang is still RUNNING, its pods untouched.
+      expect(((await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job).state).toBe('RUNNING');
+      const own = (await qm.jobPods(okJob)).filter((pod) => pod.metadata!.namespace === qm.namespace);
+      expect(own).toHaveLength(3);
+      for (const pod of own) expect(pod.metadata?.deletionTimestamp).toBeUndefined();
+    } finally {
+      await qm.core.deleteNamespacedPod({ name: 'witness-0', namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+      await qm.core.deleteNamespacedPod({ name: 'forged-0', namespace: other, gracePeriodSeconds: 0 }).catch(() => undefined);
+      await qm.core.deleteNamespace({ name: other }).catch(() => undefined);
+    }
+  }, 180_000);
 
   it('lets kube-scheduler preempt only pods that are not Quartermaster\'s (preempt verb)', async () => {
     // The a100 nodes: three hold the admitted gang "ok" (its pods have priority 0), the fourth is free.

@@ -32,6 +32,16 @@ interface Decision {
   state: string;
   pendingMessage: string | null;
   node: string | null;
+  /** The namespace of the job's pods when not Quartermaster's own (a workload's, an imported gang's). */
+  namespace: string | null;
+}
+
+/** Who the extender answers for: Quartermaster's own pods' namespace, and the kube-scheduler profiles that call it. */
+export interface ExtenderScope {
+  /** Namespace of the pods Quartermaster creates for REST jobs (QM_KUBE_NAMESPACE). */
+  namespace: string;
+  /** schedulerNames of the kube-scheduler profiles configured with this extender (QM_EXTENDER_SCHEDULER_NAMES). */
+  delegatingSchedulers: ReadonlySet<string>;
 }
 
 /**
@@ -51,11 +61,19 @@ export class ExtenderService {
     /** Pods of Quartermaster jobs as the pod watch sees them (for the preempt verb's uid lookup). */
     private readonly ownPods: () => readonly V1Pod[],
     /** True for a pod of a team's workload (Job, JobSet, …) that the workload importer has not labelled yet. */
-    private readonly isUnimportedWorkloadPod: (pod: V1Pod) => Promise<boolean> = () => Promise.resolve(false),
+    private readonly isUnimportedWorkloadPod: (pod: V1Pod) => Promise<boolean>,
+    private readonly scope: ExtenderScope,
   ) {}
 
-  private decision(jobId: string, replica: number): Promise<Decision | null> {
-    return replicaDecision(this.db, jobId, replica);
+  /**
+   * The committed decision for a replica of `pod`'s job, or null when there is no such job — also when the
+   * pod is not in the namespace of that job's pods: a label anyone can write on a pod of their own namespace
+   * must not read another team's job (its state, its reason, its node) through the extender's answers.
+   */
+  private async decision(pod: V1Pod, jobId: string, replica: number): Promise<Decision | null> {
+    const decision = await replicaDecision(this.db, jobId, replica);
+    if (decision === null) return null;
+    return (decision.namespace ?? this.scope.namespace) === pod.metadata?.namespace ? decision : null;
   }
 
   async filter(args: ExtenderArgs): Promise<ExtenderFilterResult> {
@@ -74,8 +92,9 @@ export class ExtenderService {
     const jobLabel = args.Pod.metadata?.labels?.[LABEL_JOB_ID];
     if (jobLabel && podIdentity(args.Pod) === null) {
       // A workload's pod: its gang's job is known, its replica is given when the whole gang is admitted.
-      const decision = await this.decision(jobLabel, -1);
-      return rejectAll(`Quartermaster: gang ${jobLabel} is not admitted (${decision?.state ?? 'unknown'}${decision?.pendingMessage ? `: ${decision.pendingMessage}` : ''})`);
+      const decision = await this.decision(args.Pod, jobLabel, -1);
+      if (!decision) return rejectAll(`Quartermaster: job ${jobLabel} is unknown in namespace ${args.Pod.metadata?.namespace ?? '?'}`);
+      return rejectAll(`Quartermaster: gang ${jobLabel} is not admitted (${decision.state}${decision.pendingMessage ? `: ${decision.pendingMessage}` : ''})`);
     }
     if (!jobLabel && (await this.isUnimportedWorkloadPod(args.Pod))) return rejectAll('Quartermaster: workload gang not imported yet');
     const identity = podIdentity(args.Pod);
@@ -83,8 +102,8 @@ export class ExtenderService {
       const refused = await this.heldForGangs(args.Pod, names);
       return result(names.filter((n) => !(n in refused)), refused);
     }
-    const decision = await this.decision(identity.jobId, identity.replica);
-    if (!decision) return rejectAll(`Quartermaster: job ${identity.jobId} is unknown`);
+    const decision = await this.decision(args.Pod, identity.jobId, identity.replica);
+    if (!decision) return rejectAll(`Quartermaster: job ${identity.jobId} is unknown in namespace ${args.Pod.metadata?.namespace ?? '?'}`);
     if (!HOLDING.has(decision.state) || decision.node === null) {
       return rejectAll(`Quartermaster: gang ${identity.jobId} is not admitted (${decision.state}${decision.pendingMessage ? `: ${decision.pendingMessage}` : ''})`);
     }
@@ -114,8 +133,8 @@ export class ExtenderService {
   async prioritize(args: ExtenderArgs): Promise<HostPriority[]> {
     const names = args.NodeNames ?? (args.Nodes?.items ?? []).map((n) => n.metadata?.name ?? '');
     const identity = podIdentity(args.Pod);
-    if (identity) {
-      const decision = await this.decision(identity.jobId, identity.replica);
+    if (identity && args.Pod) {
+      const decision = await this.decision(args.Pod, identity.jobId, identity.replica);
       return names.map((Host) => ({ Host, Score: decision?.node === Host ? MAX_EXTENDER_PRIORITY : 0 }));
     }
     // Packing: the more of a node is in use (our allocations plus others' pods), the higher its score.
@@ -129,17 +148,34 @@ export class ExtenderService {
     });
   }
 
+  /**
+   * Binds only what kube-scheduler could have asked for: a pod that exists, is not bound yet (or already to
+   * this node: a retry), is scheduled by a profile that delegates to Quartermaster, asks for accelerators of
+   * the node's flavor or is a replica of a Quartermaster gang, onto a node that passes filter for it. Anyone
+   * else's call — a pod of another scheduler, a CPU pod onto an accelerator node, a node filter refuses — is
+   * refused with the reason and binds nothing.
+   */
   async bind(args: ExtenderBindingArgs): Promise<ExtenderBindingResult> {
     if (!args.PodName || !args.PodNamespace || !args.Node) return { Error: 'ExtenderBindingArgs needs PodName, PodNamespace and Node' };
+    const what = `pod ${args.PodNamespace}/${args.PodName}`;
     try {
       const pod = await this.cluster.getPod(args.PodName, args.PodNamespace);
-      if (!pod) return { Error: `pod ${args.PodNamespace}/${args.PodName} not found` };
-      const identity = podIdentity(pod);
-      if (identity) {
-        const decision = await this.decision(identity.jobId, identity.replica);
-        if (!decision || !HOLDING.has(decision.state) || decision.node !== args.Node) {
-          return { Error: `Quartermaster: replica ${identity.replica} of gang ${identity.jobId} is not allocated to ${args.Node}` };
-        }
+      if (!pod || (args.PodUID && pod.metadata?.uid !== args.PodUID)) return { Error: `${what} not found` };
+      const bound = pod.spec?.nodeName;
+      if (bound) return bound === args.Node ? { Error: '' } : { Error: `${what} is already bound to ${bound}` };
+      const scheduler = pod.spec?.schedulerName ?? 'default-scheduler';
+      if (!this.scope.delegatingSchedulers.has(scheduler)) {
+        return { Error: `Quartermaster: ${what} is scheduled by ${scheduler}, not by a kube-scheduler profile that delegates to Quartermaster (${[...this.scope.delegatingSchedulers].join(', ')})` };
+      }
+      if (!podIdentity(pod)) {
+        const [node] = await nodeUsage(this.db, [args.Node]);
+        if (!node) return { Error: `Quartermaster: ${args.Node} is not a node Quartermaster manages` };
+        if (podRequests(pod, node.resourceName).accelerators <= 0) return { Error: `Quartermaster: ${what} asks for no ${node.resourceName}; kube-scheduler binds it itself` };
+      }
+      const filtered = await this.filter({ Pod: pod, NodeNames: [args.Node] });
+      if (!filtered.NodeNames?.includes(args.Node)) {
+        const reason = filtered.FailedAndUnresolvableNodes?.[args.Node] ?? filtered.FailedNodes?.[args.Node] ?? filtered.Error ?? 'filter refused it';
+        return { Error: `${reason} (${what} was not bound to ${args.Node})` };
       }
       await this.cluster.bindPod(args.PodName, args.Node, { namespace: args.PodNamespace, ...(args.PodUID ? { uid: args.PodUID } : {}) });
       return { Error: '' };

@@ -1,5 +1,5 @@
 import { topologyLabelsOf, type JobState } from '#core';
-import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, PriorityClassRepository, moveJobs, type BindTargetRow, type DbHandle, type PriorityChoices } from '#db';
+import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, PriorityClassRepository, moveJobs, type BindTargetRow, type DbHandle, type JobPodsState, type PriorityChoices } from '#db';
 import { podTemplateOf, type JobPodTemplate, type KubeFlavor, type WorkloadRef } from '#kube';
 import type { WaitingJob } from './pod-feedback.js';
 import { workloadOfTemplate } from './workload-pods.js';
@@ -95,7 +95,7 @@ export class KubeJobStore {
    * State, admitted replica count, whether the job is an imported gang (its pods are not Quartermaster's to
    * re-create), and its current admission (BindTarget.admission; null before its first).
    */
-  state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean; admission: string | null } | null> {
+  state(jobId: string): Promise<JobPodsState | null> {
     return this.reads.state(jobId);
   }
 

@@ -198,7 +198,10 @@ export function attachExtender(
 ): ExtenderService {
   const settings = kubernetesSettingsFromEnv(env);
   const cluster = clusterFor(config, settings);
-  const service = new ExtenderService(database, cluster, ownPods, unimportedWorkloadPodCheck(cluster, views));
+  const service = new ExtenderService(database, cluster, ownPods, unimportedWorkloadPodCheck(cluster, views), {
+    namespace: settings.namespace,
+    delegatingSchedulers: new Set(settings.extenderSchedulerNames),
+  });
   registerExtenderRoutes(host, service, logger.child({ component: 'extender' }));
   return service;
 }

@@ -12,6 +12,7 @@ describe('kubernetesSettingsFromEnv', () => {
       flavorRefreshMs: 5000,
       importEveryMs: 1000,
       leaderLease: null,
+      extenderSchedulerNames: ['default-scheduler'],
     });
   });
 
@@ -23,7 +24,15 @@ describe('kubernetesSettingsFromEnv', () => {
     expect(kubernetesSettingsFromEnv({ QM_KUBE_LEADER_LEASE: ' qm-scheduler ' }).leaderLease).toBe('qm-scheduler');
   });
 
+  it('reads the kube-scheduler profiles that delegate to the extender', () => {
+    expect(kubernetesSettingsFromEnv({ QM_EXTENDER_SCHEDULER_NAMES: 'default-scheduler, gpu-scheduler,gpu-scheduler' }).extenderSchedulerNames).toEqual([
+      'default-scheduler',
+      'gpu-scheduler',
+    ]);
+  });
+
   it.each([
+    [{ QM_EXTENDER_SCHEDULER_NAMES: 'default-scheduler,,x' }, /QM_EXTENDER_SCHEDULER_NAMES=default-scheduler,,x: '' is not a scheduler name/],
     [{ QM_KUBE_LEADER_LEASE: 'Not_A_Name' }, /QM_KUBE_LEADER_LEASE=Not_A_Name must be a Lease name/],
     [{ QM_KUBE_NAMESPACE: 'a.b' }, /QM_KUBE_NAMESPACE=a.b must be a DNS label/],
     [{ QM_KUBE_REPLICA_FAILURE: 'retry' }, /must be fail or requeue/],

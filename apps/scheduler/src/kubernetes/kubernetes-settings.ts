@@ -23,6 +23,11 @@ export interface KubernetesSettings {
    * (`QM_KUBE_LEADER_LEASE`; unset = the Postgres lease alone). `kubectl get lease` then shows the leader.
    */
   leaderLease: string | null;
+  /**
+   * schedulerNames of the kube-scheduler profiles configured with Quartermaster as their extender
+   * (`QM_EXTENDER_SCHEDULER_NAMES`, comma-separated, default `default-scheduler`): the extender binds only their pods.
+   */
+  extenderSchedulerNames: string[];
 }
 
 export class KubernetesSettingsError extends Error {}
@@ -44,6 +49,14 @@ function leaderLease(raw: string | undefined): string | null {
   return raw;
 }
 
+function schedulerNames(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return ['default-scheduler'];
+  const names = raw.split(',').map((n) => n.trim());
+  const bad = names.find((n) => !isDnsSubdomain(n));
+  if (bad !== undefined) throw new KubernetesSettingsError(`QM_EXTENDER_SCHEDULER_NAMES=${raw}: '${bad}' is not a scheduler name (a DNS-1123 subdomain)`);
+  return [...new Set(names)];
+}
+
 export function kubernetesSettingsFromEnv(env: Record<string, string | undefined>): KubernetesSettings {
   const namespace = env['QM_KUBE_NAMESPACE']?.trim() || 'default';
   if (!DNS_LABEL.test(namespace) || namespace.length > 63) throw new KubernetesSettingsError(`QM_KUBE_NAMESPACE=${namespace} must be a DNS label`);
@@ -60,5 +73,6 @@ export function kubernetesSettingsFromEnv(env: Record<string, string | undefined
     flavorRefreshMs: integer(env, 'QM_KUBE_FLAVOR_REFRESH_MS', 5000, 100),
     importEveryMs: integer(env, 'QM_KUBE_IMPORT_EVERY_MS', 1000, 0),
     leaderLease: leaderLease(env['QM_KUBE_LEADER_LEASE']?.trim()),
+    extenderSchedulerNames: schedulerNames(env['QM_EXTENDER_SCHEDULER_NAMES']),
   };
 }

@@ -219,8 +219,11 @@ export class PodPhaseSync {
     if (!disrupted && gangVerdict(members, members.length).kind === 'none') return;
     const job = await this.store.state(jobId);
     if (!job || !['ADMITTED', 'BINDING', 'RUNNING'].includes(job.state)) return;
-    // Pods of an earlier admission (a moved job's on its old nodes, Running until evicted) say nothing of this one.
-    const all = every.filter((pod) => ofAdmission(pod, job.admission));
+    // Pods of an earlier admission (a moved job's on its old nodes, Running until evicted) say nothing of this one;
+    // nor do pods outside the job's namespace: a job's labels copied onto a pod elsewhere (anyone's, in a
+    // namespace of their own) must not fail, requeue or start another team's job.
+    const home = job.namespace ?? this.cluster.namespace;
+    const all = every.filter((pod) => pod.metadata?.namespace === home && ofAdmission(pod, job.admission));
     const pods = gangMembers(all);
     // An imported gang's pods all exist from its import on: one going away is a loss in any holding state.
     const verdict = gangVerdict(pods, job.replicas, job.state === 'RUNNING' || job.imported);

@@ -1,18 +1,22 @@
 import type { SqlHandle } from '../scheduling/sql-handle.js';
 
-/** A job's state and the node its replica is allocated to (null: not allocated), for the scheduler extender. */
+/**
+ * A job's state and the node its replica is allocated to (null: not allocated), for the scheduler extender, with
+ * the namespace its pods live in when that is not Quartermaster's own (a workload's or an imported gang's).
+ */
 export async function replicaDecision(
   db: SqlHandle,
   jobId: string,
   replica: number,
-): Promise<{ state: string; pendingMessage: string | null; node: string | null } | null> {
-  const { rows } = await db.pool.query<{ state: string; pending_message: string | null; node: string | null }>(
-    `SELECT j.state::text AS state, j.pending_message, a.node
+): Promise<{ state: string; pendingMessage: string | null; node: string | null; namespace: string | null } | null> {
+  const { rows } = await db.pool.query<{ state: string; pending_message: string | null; node: string | null; namespace: string | null }>(
+    `SELECT j.state::text AS state, j.pending_message, a.node,
+            COALESCE(j.template->'workload'->>'namespace', j.template->'importedFrom'->>'namespace') AS namespace
      FROM jobs j LEFT JOIN allocations a ON a.job_id = j.id AND a.replica = $2 WHERE j.id = $1`,
     [jobId, replica],
   );
   const row = rows[0];
-  return row ? { state: row.state, pendingMessage: row.pending_message, node: row.node } : null;
+  return row ? { state: row.state, pendingMessage: row.pending_message, node: row.node, namespace: row.namespace } : null;
 }
 
 /** A node's accelerators as the extender weighs them. */

@@ -46,6 +46,17 @@ export interface WaitingJobRow {
 }
 
 /** Kubernetes mode's reads of jobs (state changes go through the transition writer). */
+/** What the pod phase sync reads of a job. */
+export interface JobPodsState {
+  state: JobState;
+  replicas: number;
+  imported: boolean;
+  /** Its admission (ms since the epoch, as text), which Quartermaster's own pods carry; null when not admitted. */
+  admission: string | null;
+  /** The namespace of its pods when not Quartermaster's own (a workload's, an imported gang's). */
+  namespace: string | null;
+}
+
 export class KubeJobsRepository {
   constructor(private readonly db: SqlHandle) {}
 
@@ -135,10 +146,11 @@ export class KubeJobsRepository {
    * State, admitted replica count, whether the job is an imported gang, and its current admission
    * (admitted_at in epoch ms as text, as BindTargetRow.admission; null before its first).
    */
-  async state(jobId: string): Promise<{ state: JobState; replicas: number; imported: boolean; admission: string | null } | null> {
-    const { rows } = await this.db.pool.query<{ state: JobState; replicas: number; imported: boolean; admission: string | null }>(
+  async state(jobId: string): Promise<JobPodsState | null> {
+    const { rows } = await this.db.pool.query<JobPodsState>(
       `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas,
-              (template ? 'importedFrom') AS imported, (extract(epoch from admitted_at) * 1000)::bigint::text AS admission
+              (template ? 'importedFrom') AS imported, (extract(epoch from admitted_at) * 1000)::bigint::text AS admission,
+              COALESCE(template->'workload'->>'namespace', template->'importedFrom'->>'namespace') AS namespace
        FROM jobs j WHERE id = $1`,
       [jobId],
     );
