@@ -52,7 +52,10 @@ function leaderLease(raw: string | undefined): string | null {
 function schedulerNames(raw: string | undefined): string[] {
   if (raw === undefined || raw.trim() === '') return ['default-scheduler'];
   const names = raw.split(',').map((n) => n.trim());
-  const bad = names.find((n) => !isDnsSubdomain(n));
+  const bad = names.find((n) => {
+    const valid: boolean = isDnsSubdomain(n);
+    return !valid;
+  });
   if (bad !== undefined) throw new KubernetesSettingsError(`QM_EXTENDER_SCHEDULER_NAMES=${raw}: '${bad}' is not a scheduler name (a DNS-1123 subdomain)`);
   return [...new Set(names)];
 }
