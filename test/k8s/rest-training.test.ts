@@ -244,4 +244,25 @@ describe('REST jobs that really train', () => {
       await admission.deleteValidatingAdmissionPolicy({ name });
     }
   }, 120_000);
+
+  it("a queued job whose ServiceAccount the team's pod policy no longer allows fails at admission, no pod made", async () => {
+    // No a100 quota for vision while the job is queued, and the policy narrowed meanwhile.
+    await qm.ok('PUT', '/v1/teams/vision/quotas/a100', { nominal: 0, borrowingLimit: 0, lendingLimit: null });
+    const id = await submit(gangBody({ name: 'narrowed', replicas: 2, flavors: ['a100'], template: { image: 'x', serviceAccountName: 'trainer', cpuMillis: 1000, memoryMiB: 1024 } }));
+    await eventually('job waits for quota', async () => (((await qm.ok('GET', `/v1/jobs/${id}`)) as { pending?: { code: string | null } }).pending?.code ? true : undefined));
+    expect(await state(id)).toBe('PENDING');
+    await qm.ok('PATCH', '/v1/teams/vision', { podPolicy: { serviceAccounts: ['root-sa'] } });
+    try {
+      await qm.ok('PUT', '/v1/teams/vision/quotas/a100', { nominal: 32, borrowingLimit: 0, lendingLimit: null });
+      await eventually('job FAILED', async () => ((await state(id)) === 'FAILED' ? true : undefined));
+      const events = (await qm.ok('GET', `/v1/jobs/${id}/events`)) as { items: { kind: string; message: string }[] };
+      expect(events.items.find((e) => e.kind === 'job.failed')?.message).toContain(
+        "its team's pod policy no longer allows its template: template.serviceAccountName: ServiceAccount trainer is not allowed for this team (the team's podPolicy.serviceAccounts allows root-sa)",
+      );
+      expect(await qm.jobPods(id)).toEqual([]);
+      expect(((await qm.ok('GET', `/v1/jobs/${id}`)) as { allocation?: unknown[] }).allocation ?? []).toEqual([]);
+    } finally {
+      await qm.ok('PATCH', '/v1/teams/vision', { podPolicy: { serviceAccounts: ['trainer', 'root-sa'] } });
+    }
+  }, 120_000);
 });

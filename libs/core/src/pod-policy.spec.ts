@@ -55,6 +55,16 @@ describe('podPolicyRefusals', () => {
     expect(podPolicyRefusals({ tolerations: [{ key: '', operator: 'Exists' }] }, policy({ tolerations: ['*'] }))).toEqual([]);
   });
 
+  it('a stored template missing a name is refused unless the list allows any', () => {
+    const stored = { volumes: [{ secret: {} }, { configMap: {} }], tolerations: [{}] };
+    expect(podPolicyRefusals(stored, policy({ secrets: ['a'], configMaps: ['b'], tolerations: ['c'] })).map((r) => r.field)).toEqual([
+      'template.volumes[0].secret.secretName',
+      'template.volumes[1].configMap.name',
+      'template.tolerations[0].key',
+    ]);
+    expect(podPolicyRefusals(stored, policy({ secrets: ['*'], configMaps: ['*'], tolerations: ['*'] }))).toEqual([]);
+  });
+
   it("mounting a ServiceAccount token needs a named (allowed) ServiceAccount", () => {
     expect(podPolicyRefusals({ automountServiceAccountToken: true }, policy({ serviceAccounts: ['*'] })).map((r) => r.field)).toEqual([
       'template.automountServiceAccountToken',

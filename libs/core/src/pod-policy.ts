@@ -24,16 +24,16 @@ export const ANY = '*';
 /** A policy that allows nothing: a team's until an admin lists something. */
 export const EMPTY_POD_POLICY: PodPolicy = { serviceAccounts: [], secrets: [], configMaps: [], persistentVolumeClaims: [], nfsServers: [], tolerations: [] };
 
-/** The parts of a pod template the policy looks at (the API's template, as submitted). */
+/** The parts of a pod template the policy looks at (the API's template as submitted, or as stored). */
 export interface PolicedTemplate {
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
   imagePullSecrets?: readonly string[];
   volumes?: ReadonlyArray<{
-    persistentVolumeClaim?: { claimName: string };
-    configMap?: { name: string };
-    secret?: { secretName: string };
-    nfs?: { server: string };
+    persistentVolumeClaim?: { claimName?: string };
+    configMap?: { name?: string };
+    secret?: { secretName?: string };
+    nfs?: { server?: string };
   }>;
   tolerations?: ReadonlyArray<{ key?: string; operator?: string }>;
 }
@@ -71,12 +71,16 @@ export function podPolicyRefusals(template: PolicedTemplate, policy: PodPolicy):
   });
   (template.volumes ?? []).forEach((v, i) => {
     const at = `template.volumes[${i}]`;
-    if (v.secret && !allows(policy.secrets, v.secret.secretName)) out.push(refusal(`${at}.secret.secretName`, 'Secret', v.secret.secretName, policy.secrets, 'secrets'));
-    if (v.configMap && !allows(policy.configMaps, v.configMap.name)) out.push(refusal(`${at}.configMap.name`, 'ConfigMap', v.configMap.name, policy.configMaps, 'configMaps'));
-    if (v.persistentVolumeClaim && !allows(policy.persistentVolumeClaims, v.persistentVolumeClaim.claimName)) {
-      out.push(refusal(`${at}.persistentVolumeClaim.claimName`, 'PersistentVolumeClaim', v.persistentVolumeClaim.claimName, policy.persistentVolumeClaims, 'persistentVolumeClaims'));
+    const secret = v.secret?.secretName ?? '';
+    const configMap = v.configMap?.name ?? '';
+    const claim = v.persistentVolumeClaim?.claimName ?? '';
+    const server = v.nfs?.server ?? '';
+    if (v.secret && !allows(policy.secrets, secret)) out.push(refusal(`${at}.secret.secretName`, 'Secret', secret, policy.secrets, 'secrets'));
+    if (v.configMap && !allows(policy.configMaps, configMap)) out.push(refusal(`${at}.configMap.name`, 'ConfigMap', configMap, policy.configMaps, 'configMaps'));
+    if (v.persistentVolumeClaim && !allows(policy.persistentVolumeClaims, claim)) {
+      out.push(refusal(`${at}.persistentVolumeClaim.claimName`, 'PersistentVolumeClaim', claim, policy.persistentVolumeClaims, 'persistentVolumeClaims'));
     }
-    if (v.nfs && !allowsHost(policy.nfsServers, v.nfs.server)) out.push(refusal(`${at}.nfs.server`, 'NFS server', v.nfs.server, policy.nfsServers, 'nfsServers'));
+    if (v.nfs && !allowsHost(policy.nfsServers, server)) out.push(refusal(`${at}.nfs.server`, 'NFS server', server, policy.nfsServers, 'nfsServers'));
   });
   (template.tolerations ?? []).forEach((t, i) => {
     const key = t.key ?? '';

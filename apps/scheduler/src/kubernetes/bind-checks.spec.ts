@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
 import { standingFor } from './bind-checks.js';
+import { EMPTY_POD_POLICY } from '#core';
 import type { BindTarget } from './kube-job-store.js';
 
 const target: BindTarget = {
@@ -20,6 +21,7 @@ const target: BindTarget = {
   neighbours: new Set(['job-b/1/n1']),
   admission: '1',
   preemptedJobs: [],
+  podPolicy: EMPTY_POD_POLICY,
 };
 const pod = (jobId: string, replica: { label?: string; annotation?: string }): V1Pod => ({
   metadata: {

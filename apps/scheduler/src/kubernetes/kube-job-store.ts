@@ -1,5 +1,5 @@
-import { topologyLabelsOf, type JobState } from '#core';
-import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, PriorityClassRepository, moveJobs, type BindTargetRow, type DbHandle, type JobPodsState, type PriorityChoices } from '#db';
+import { topologyLabelsOf, type JobState, type PodPolicy } from '#core';
+import { FlavorRepository, GroupBatcher, JobRepository, KubeJobsRepository, PriorityClassRepository, moveJobs, podPolicyOf, type BindTargetRow, type DbHandle, type JobPodsState, type PriorityChoices } from '#db';
 import { podTemplateOf, type JobPodTemplate, type KubeFlavor, type WorkloadRef } from '#kube';
 import type { WaitingJob } from './pod-feedback.js';
 import { workloadOfTemplate } from './workload-pods.js';
@@ -35,6 +35,8 @@ export interface BindTarget {
   admission: string;
   /** Victims of the current admission: their pods must be gone before this job's are bound. */
   preemptedJobs: string[];
+  /** Its team's pod policy now: its pods are made only from a template the policy still allows. */
+  podPolicy: PodPolicy;
 }
 
 const ACTOR = 'kubernetes';
@@ -190,5 +192,6 @@ function bindTargetOf(row: BindTargetRow): BindTarget {
     neighbours: new Set(row.neighbours.map((n) => `${n.job}/${n.replica}/${n.node}`)),
     preemptedJobs: row.preempted_jobs ?? [],
     admission: row.admission ?? '',
+    podPolicy: podPolicyOf(row.pod_policy),
   };
 }

@@ -1,5 +1,6 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { podPolicyRefusals } from '#core';
 import {
   DEFAULT_MASTER_PORT,
   KubeApiError,
@@ -186,7 +187,14 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, workload: target.workload, replicas: target.allocations.length }, 'bind: every replica of the workload bound');
           return;
         }
-        const { refused, placed } = await bindReplicas(cluster, target, settings, grace, events, announced, existing);
+        const { refused, disallowed, placed } = await bindReplicas(cluster, target, settings, grace, events, announced, existing);
+        if (disallowed) {
+          // Retrying cannot help either: the job ends, no pod of it made.
+          if (await releasedMeanwhile(jobId, await store.bindTarget(jobId))) return;
+          await store.transition(jobId, 'FAILED', disallowed);
+          logger.info({ jobId, disallowed }, 'bind: the team\'s pod policy no longer allows the job\'s template, job failed');
+          return;
+        }
         // The second check's pods: once the watch delivered ours, every pod bound before them is in the view (listed
         // instead if it has not within SEEN_TIMEOUT_MS). Taken before the job is read again, so every Quartermaster
         // pod among them belongs to an admission that read sees (a neighbour's, not taken for one leaving).
@@ -367,7 +375,7 @@ async function bindReplicas(
   events: EventRecorder,
   announced: Set<string>,
   imported: Map<number, V1Pod> | undefined,
-): Promise<{ refused?: string; placed: string[] }> {
+): Promise<{ refused?: string; disallowed?: string; placed: string[] }> {
   const admission = `${target.id}:${target.admission}`;
   const announce = !announced.has(admission);
   if (announce) {
@@ -379,6 +387,12 @@ async function bindReplicas(
   const existing = imported ?? new Map<number, V1Pod>();
   const flavor = target.flavor;
   if (!flavor) throw new PermanentSideEffectError(`job ${target.id} holds an allocation but has no known flavor`);
+  // Our own pods are made only from a template the team's pod policy allows now: an admin may have narrowed it
+  // since the job was accepted (the API checked it then).
+  const disallowed = target.importedFrom ? [] : podPolicyRefusals(target.template, target.podPolicy);
+  if (disallowed.length > 0) {
+    return { disallowed: `its team's pod policy no longer allows its template: ${disallowed.map((r) => `${r.field}: ${r.message}`).join('; ')}`, placed: [] };
+  }
   // Quartermaster's own multi-pod gangs rendezvous through a headless Service made before their pods.
   const rendezvous: Rendezvous | undefined = target.importedFrom ? undefined : rendezvousOf(target, settings.namespace);
   if (rendezvous && rendezvous.replicas > 1) await ensureRendezvousService(cluster.kubeConfig, target.id, rendezvous);

@@ -24,6 +24,8 @@ export interface BindTargetRow {
   allocations: { replica: number; node: string; accelerators: number; cpuMillis: number; memoryMiB: number; role: string | null }[];
   nodes: { name: string; accelerators: number; cpuMillis: number; memoryMiB: number; schedulable: boolean }[];
   neighbours: { job: string; replica: number; node: string }[];
+  /** Its team's pod policy as stored (null: never set, nothing allowed); read with podPolicyOf. */
+  pod_policy: unknown;
 }
 
 /** What the waiting pods of a job should show. */
@@ -78,8 +80,9 @@ export class KubeJobsRepository {
                         FROM nodes n WHERE n.name IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS nodes,
               COALESCE((SELECT json_agg(json_build_object('job', o.job_id, 'replica', o.replica, 'node', o.node))
                         FROM allocations o WHERE o.job_id <> j.id
-                          AND o.node IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS neighbours
-       FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor WHERE j.id = ANY($1::uuid[])`,
+                          AND o.node IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS neighbours,
+              t.pod_policy
+       FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor LEFT JOIN teams t ON t.name = j.team WHERE j.id = ANY($1::uuid[])`,
       [ids],
     );
     const byId = new Map(rows.map((row) => [row.id, row]));
