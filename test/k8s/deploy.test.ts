@@ -86,7 +86,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     await cleanUp(core, namespace, [gpuNode, gpuNode2, cpuNode]);
   }, 60_000);
 
-  it('renders the three processes, a Service, ConfigMap, ServiceAccount and RBAC', () => {
+  it('renders the three processes, a Service, ConfigMap, ServiceAccounts, RBAC and NetworkPolicies', () => {
     const summary = objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort();
     const base = `${release}-quartermaster`;
     expect(summary).toEqual(
@@ -100,6 +100,10 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         `Service/${base}-api`,
         `Service/${base}-scheduler`,
         `ServiceAccount/${base}`,
+        `ServiceAccount/${base}-api`,
+        `NetworkPolicy/${base}-api`,
+        `NetworkPolicy/${base}-scheduler`,
+        `NetworkPolicy/${base}-worker`,
       ].sort(),
     );
     const deployment = (component: string): Record<string, unknown> =>
@@ -112,8 +116,66 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     const configMap = objects.find((o) => o.kind === 'ConfigMap')!;
     expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'); // see the next tests
     expect(configMap.data?.QM_KUBE_LEADER_LEASE).toBe(`${base}-scheduler`);
+    expect(configMap.data?.QM_KUBE_LEADER_LEASE_NAMESPACE).toBe(namespace); // the release's, not the jobs' pods'
     // The processes listen on 127.0.0.1 unless told: the chart tells them every interface, or the probes (to the pod IP) fail.
     expect(configMap.data?.HOST).toBe('0.0.0.0');
+  });
+
+  it('hardens every pod: read-only root filesystem, RuntimeDefault seccomp, no privilege escalation; the API has no Kubernetes identity', () => {
+    const base = `${release}-quartermaster`;
+    type PodSpec = {
+      serviceAccountName: string;
+      automountServiceAccountToken?: boolean;
+      securityContext: Record<string, unknown>;
+      containers: { securityContext: Record<string, unknown>; volumeMounts: { mountPath: string }[] }[];
+    };
+    const podSpec = (component: string): PodSpec =>
+      (objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === `${base}-${component}`)!.spec as { template: { spec: PodSpec } }).template.spec;
+    for (const component of ['api', 'scheduler', 'worker']) {
+      const spec = podSpec(component);
+      expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(spec.containers[0]!.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(spec.containers[0]!.volumeMounts.map((m) => m.mountPath)).toContain('/tmp');
+    }
+    // The ClusterRole is bound to the scheduler's and worker's ServiceAccount only.
+    const binding = objects.find((o) => o.kind === 'ClusterRoleBinding') as unknown as { subjects: { name: string }[] };
+    expect(binding.subjects.map((s) => s.name)).toEqual([base]);
+    expect(podSpec('scheduler').serviceAccountName).toBe(base);
+    expect(podSpec('worker').serviceAccountName).toBe(base);
+    expect(podSpec('api')).toMatchObject({ serviceAccountName: `${base}-api`, automountServiceAccountToken: false });
+    expect(objects.find((o) => o.kind === 'ServiceAccount' && o.metadata?.name === `${base}-api`)).toMatchObject({ automountServiceAccountToken: false });
+  });
+
+  it("admits only kube-scheduler to the extender's port, nobody to the worker's, everyone to the API's", () => {
+    const base = `${release}-quartermaster`;
+    type Policy = { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: { ports?: { port: string }[]; from?: unknown[] }[] };
+    const policy = (component: string): Policy => objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata?.name === `${base}-${component}`)!.spec as unknown as Policy;
+    for (const component of ['api', 'scheduler', 'worker']) {
+      expect(policy(component).podSelector.matchLabels['app.kubernetes.io/component']).toBe(component);
+      expect(policy(component).policyTypes).toEqual(['Ingress']);
+    }
+    expect(policy('api').ingress).toEqual([{ ports: [{ port: 'http' }] }]);
+    expect(policy('scheduler').ingress).toEqual([
+      {
+        ports: [{ port: 'http' }],
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { component: 'kube-scheduler' } } }],
+      },
+    ]);
+    expect(policy('worker').ingress).toEqual([]);
+    // A Prometheus given as metricsFrom reaches the scheduler's and the worker's /metrics.
+    const helm = process.env.QM_HELM!;
+    const chart = new URL('../../deploy/helm/quartermaster', import.meta.url).pathname;
+    const withMetrics = spawnSync(
+      helm,
+      ['template', release, chart, '--namespace', namespace, '--kube-version', 'v1.34.4', '--set-json', 'networkPolicy.metricsFrom=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}}}]'],
+      { encoding: 'utf8' },
+    );
+    expect(withMetrics.status).toBe(0);
+    const rendered = parseAllDocuments(withMetrics.stdout).map((d) => d.toJS() as Rendered).filter((o) => o?.kind === 'NetworkPolicy');
+    const worker = rendered.find((o) => o.metadata?.name === `${base}-worker`)!.spec as unknown as Policy;
+    expect(worker.ingress).toEqual([{ ports: [{ port: 'http' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
+    const scheduler = rendered.find((o) => o.metadata?.name === `${base}-scheduler`)!.spec as unknown as Policy;
+    expect(scheduler.ingress[0]!.from).toHaveLength(2);
   });
 
   it('points kube-scheduler at the scheduler processes\' Service (they serve the extender)', () => {
@@ -219,7 +281,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     }
     expect((await core.listNamespacedServiceAccount({ namespace })).items.map((sa) => sa.metadata?.name)).toContain(`${release}-quartermaster`);
 
-    const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata!.name!;
+    const serviceAccount = `${release}-quartermaster`;
     const cluster = new KubeCluster(asServiceAccount(serviceAccount), { namespace });
     expect((await cluster.listNodes()).map((n) => n.metadata?.name)).toContain(gpuNode);
     await cluster.listPods({ allNamespaces: true });
@@ -249,12 +311,17 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(await statusOf(asSa.deleteNode({ name: gpuNode2 }))).toBe(403);
     expect(await statusOf(asSa.deleteNamespacedEvent({ name: 'any', namespace }))).toBe(403);
     expect(await statusOf(asSa.listNamespacedSecret({ namespace }))).toBe(403);
+    // The API's ServiceAccount may do nothing at all: no pods, no nodes, no bindings.
+    const asApi = asServiceAccount(`${release}-quartermaster-api`).makeApiClient(CoreV1Api);
+    expect(await statusOf(asApi.listPodForAllNamespaces({}))).toBe(403);
+    expect(await statusOf(asApi.listNode({}))).toBe(403);
+    expect(await statusOf(asApi.createNamespacedPod({ namespace, body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'c', image: 'x' }] } } }))).toBe(403);
   }, 60_000);
 
   it('runs with the chart\'s in-cluster kubeconfig and a real ServiceAccount token', async () => {
     // What a pod gets: the ConfigMap's kubeconfig, the projected token and CA at the usual paths
     // (here: temp files), the API server behind kubernetes.default.svc (here: the test one).
-    const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata!.name!;
+    const serviceAccount = `${release}-quartermaster`; // the scheduler's and worker's
     const request = await core.createNamespacedServiceAccountToken({
       name: serviceAccount,
       namespace,

@@ -17,6 +17,8 @@ const LEASE = 'quartermaster-scheduler';
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const namespace = uniqueName('qm-split');
+/** Where the chart would be installed: the Lease lives here, the jobs' pods in `namespace`. */
+const releaseNamespace = uniqueName('qm-split-release');
 const cluster = new KubeCluster(kc, { namespace });
 const product = uniqueName('A100');
 // One node named as on EKS (a DNS-1123 subdomain with dots).
@@ -53,6 +55,7 @@ const gangPod = (name: string, gang: string, size: number): V1Pod => ({
 
 beforeAll(async () => {
   await createNamespace(core, namespace);
+  await createNamespace(core, releaseNamespace);
   for (const name of nodes) await core.createNode({ body: fakeNode(name, { labels: { 'nvidia.com/gpu.product': product }, extended: { 'nvidia.com/gpu': '8' } }) });
   db = await createTestDatabase({ label: 'k8s_split' });
   // Every process acts as the Helm chart's ServiceAccount, as in a cluster.
@@ -64,6 +67,7 @@ beforeAll(async () => {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info', // the child's "started"/"listening" log line carries its URL
     QM_KUBE_LEADER_LEASE: LEASE, // as the Helm chart sets it
+    QM_KUBE_LEADER_LEASE_NAMESPACE: releaseNamespace, // the release's namespace, apart from the pods'
   };
   const api = spawnRole('api', env);
   processes.push(api);
@@ -88,6 +92,7 @@ afterAll(async () => {
   await kubeScheduler?.stop();
   await Promise.all(processes.map((p) => p.kill('SIGTERM')));
   await cleanUp(core, namespace, nodes);
+  await core.deleteNamespace({ name: releaseNamespace }).catch(() => undefined);
   await identity?.cleanUp();
   await db?.drop();
 }, 120_000);
@@ -147,7 +152,7 @@ describe('split deployment (api, scheduler ×2, worker) with kube-scheduler', ()
     type Status = { scheduler: { leader: boolean; holder: string; fencingToken: string | null } };
     const status = async (url: string): Promise<Status['scheduler'] | undefined> =>
       fetch(`${url}/readyz`).then(async (r) => ((await r.json()) as Status).scheduler, () => undefined);
-    const leaseHolder = async (): Promise<string | undefined> => (await coordination.readNamespacedLease({ name: LEASE, namespace })).spec?.holderIdentity;
+    const leaseHolder = async (): Promise<string | undefined> => (await coordination.readNamespacedLease({ name: LEASE, namespace: releaseNamespace })).spec?.holderIdentity;
 
     const before = await Promise.all(schedulerUrls.map(status));
     const leaderIndex = before.findIndex((s) => s?.leader);

@@ -50,7 +50,9 @@ export async function chartServiceAccount(admin: KubeConfig, namespace: string):
   for (const object of objects) {
     await generic.create(object.kind === 'ServiceAccount' ? { ...object, metadata: { ...object.metadata, namespace } } : object);
   }
-  const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata!.name!;
+  // The one the ClusterRole is bound to (the scheduler's and worker's; the API's has no role).
+  const binding = objects.find((o) => o.kind === 'ClusterRoleBinding') as { subjects?: { name: string }[] } | undefined;
+  const serviceAccount = binding!.subjects![0]!.name;
   const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
     name: serviceAccount,
     namespace,

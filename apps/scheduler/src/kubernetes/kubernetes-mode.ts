@@ -41,7 +41,7 @@ export function kubernetesLeaderLease(config: Config, env: Record<string, string
   const settings = kubernetesSettingsFromEnv(env);
   const name = settings.leaderLease;
   if (name === null) return undefined;
-  const gate = new KubeLeaseStore(clusterFor(config, settings));
+  const gate = new KubeLeaseStore(clusterFor(config, settings), settings.leaderLeaseNamespace);
   return (postgres) => new GatedLeaseStore(gate, postgres, () => name);
 }
 

@@ -13,6 +13,7 @@ describe('kubernetesSettingsFromEnv', () => {
       importEveryMs: 1000,
       leaderLease: null,
       extenderSchedulerNames: ['default-scheduler'],
+      leaderLeaseNamespace: 'default',
     });
   });
 
@@ -20,8 +21,10 @@ describe('kubernetesSettingsFromEnv', () => {
     expect(kubernetesSettingsFromEnv({ QM_KUBE_GRACE_SECONDS: '0', QM_KUBE_REPLICA_FAILURE: 'requeue' })).toMatchObject({ gracePeriodSeconds: 0, replicaFailure: 'requeue' });
   });
 
-  it('reads the leader Lease name', () => {
+  it('reads the leader Lease name and namespace (by default the pods\' namespace)', () => {
     expect(kubernetesSettingsFromEnv({ QM_KUBE_LEADER_LEASE: ' qm-scheduler ' }).leaderLease).toBe('qm-scheduler');
+    expect(kubernetesSettingsFromEnv({ QM_KUBE_NAMESPACE: 'jobs' }).leaderLeaseNamespace).toBe('jobs');
+    expect(kubernetesSettingsFromEnv({ QM_KUBE_NAMESPACE: 'jobs', QM_KUBE_LEADER_LEASE_NAMESPACE: 'quartermaster' }).leaderLeaseNamespace).toBe('quartermaster');
   });
 
   it('reads the kube-scheduler profiles that delegate to the extender', () => {
@@ -35,6 +38,7 @@ describe('kubernetesSettingsFromEnv', () => {
     [{ QM_EXTENDER_SCHEDULER_NAMES: 'default-scheduler,,x' }, /QM_EXTENDER_SCHEDULER_NAMES=default-scheduler,,x: '' is not a scheduler name/],
     [{ QM_KUBE_LEADER_LEASE: 'Not_A_Name' }, /QM_KUBE_LEADER_LEASE=Not_A_Name must be a Lease name/],
     [{ QM_KUBE_NAMESPACE: 'a.b' }, /QM_KUBE_NAMESPACE=a.b must be a DNS label/],
+    [{ QM_KUBE_LEADER_LEASE_NAMESPACE: 'Release' }, /QM_KUBE_LEADER_LEASE_NAMESPACE=Release must be a DNS label/],
     [{ QM_KUBE_REPLICA_FAILURE: 'retry' }, /must be fail or requeue/],
     [{ QM_KUBE_IMPORT_EVERY_MS: '-1' }, /QM_KUBE_IMPORT_EVERY_MS=-1 must be an integer ≥ 0/],
     [{ QM_KUBE_GRACE_SECONDS: '-1' }, /QM_KUBE_GRACE_SECONDS=-1 must be an integer ≥ 0/],

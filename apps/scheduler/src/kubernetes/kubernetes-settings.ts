@@ -28,6 +28,8 @@ export interface KubernetesSettings {
    * (`QM_EXTENDER_SCHEDULER_NAMES`, comma-separated, default `default-scheduler`): the extender binds only their pods.
    */
   extenderSchedulerNames: string[];
+  /** Namespace of that Lease (`QM_KUBE_LEADER_LEASE_NAMESPACE`, default `namespace`; the chart sets its release's). */
+  leaderLeaseNamespace: string;
 }
 
 export class KubernetesSettingsError extends Error {}
@@ -60,9 +62,14 @@ function schedulerNames(raw: string | undefined): string[] {
   return [...new Set(names)];
 }
 
+function dnsLabel(env: Record<string, string | undefined>, name: string, fallback: string): string {
+  const value = env[name]?.trim() || fallback;
+  if (!DNS_LABEL.test(value) || value.length > 63) throw new KubernetesSettingsError(`${name}=${value} must be a DNS label`);
+  return value;
+}
+
 export function kubernetesSettingsFromEnv(env: Record<string, string | undefined>): KubernetesSettings {
-  const namespace = env['QM_KUBE_NAMESPACE']?.trim() || 'default';
-  if (!DNS_LABEL.test(namespace) || namespace.length > 63) throw new KubernetesSettingsError(`QM_KUBE_NAMESPACE=${namespace} must be a DNS label`);
+  const namespace = dnsLabel(env, 'QM_KUBE_NAMESPACE', 'default');
   const schedulerName = env['QM_KUBE_SCHEDULER_NAME']?.trim() || 'quartermaster';
   const policy = env['QM_KUBE_REPLICA_FAILURE']?.trim() || 'fail';
   if (policy !== 'fail' && policy !== 'requeue') throw new KubernetesSettingsError(`QM_KUBE_REPLICA_FAILURE=${policy} must be fail or requeue`);
@@ -77,5 +84,6 @@ export function kubernetesSettingsFromEnv(env: Record<string, string | undefined
     importEveryMs: integer(env, 'QM_KUBE_IMPORT_EVERY_MS', 1000, 0),
     leaderLease: leaderLease(env['QM_KUBE_LEADER_LEASE']?.trim()),
     extenderSchedulerNames: schedulerNames(env['QM_EXTENDER_SCHEDULER_NAMES']),
+    leaderLeaseNamespace: dnsLabel(env, 'QM_KUBE_LEADER_LEASE_NAMESPACE', namespace),
   };
 }

@@ -24,6 +24,10 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (include "quartermaster.fullname" .) .Values.serviceAccount.name -}}
 {{- end -}}
 
+{{- define "quartermaster.apiServiceAccountName" -}}
+{{- default (printf "%s-api" (include "quartermaster.fullname" .)) .Values.serviceAccount.apiName -}}
+{{- end -}}
+
 {{/* One Deployment of the image; .component is api | scheduler | worker, .spec its values block. */}}
 {{- define "quartermaster.deployment" -}}
 {{- $root := .root -}}
@@ -46,10 +50,17 @@ spec:
       annotations:
         checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
     spec:
+      {{- if eq .component "api" }}
+      # The API makes no Kubernetes call: its own ServiceAccount, with no role and no token mounted.
+      serviceAccountName: {{ include "quartermaster.apiServiceAccountName" $root }}
+      automountServiceAccountToken: false
+      {{- else }}
       serviceAccountName: {{ include "quartermaster.serviceAccountName" $root }}
+      {{- end }}
       securityContext:
         runAsNonRoot: true
         runAsUser: 1000
+        seccompProfile: { type: RuntimeDefault }
       containers:
         - name: {{ .component }}
           image: "{{ $root.Values.image.repository }}:{{ $root.Values.image.tag }}"
@@ -76,12 +87,18 @@ spec:
             {{- toYaml .spec.resources | nindent 12 }}
           securityContext:
             allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
             capabilities: { drop: [ALL] }
           volumeMounts:
             - name: kubeconfig
               mountPath: /etc/quartermaster
               readOnly: true
+            # The root filesystem is read-only: Node.js and its libraries write temporary files here only.
+            - name: tmp
+              mountPath: /tmp
       volumes:
+        - name: tmp
+          emptyDir: { sizeLimit: 64Mi }
         - name: kubeconfig
           configMap:
             name: {{ include "quartermaster.fullname" $root }}
