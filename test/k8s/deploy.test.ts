@@ -14,6 +14,9 @@ import { parseAllDocuments } from 'yaml';
 import { DEFAULT_MASTER_PORT, KubeApiError, KubeCluster, deleteRendezvousService, ensureRendezvousService, podManifestForReplica, rendezvousServiceName } from '#kube';
 import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
 import { readRepoFile, startKubeScheduler } from './support/kube-scheduler.js';
+import { request as httpsRequest } from 'node:https';
+import { createLogger } from '#common';
+import { startExtenderTlsServer } from '../../apps/scheduler/src/extender/extender-tls-server.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -176,6 +179,72 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(worker.ingress).toEqual([{ ports: [{ port: 'http' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
     const scheduler = rendered.find((o) => o.metadata?.name === `${base}-scheduler`)!.spec as unknown as Policy;
     expect(scheduler.ingress[0]!.from).toHaveLength(2);
+  });
+
+  it("extender.tls.generate: a CA, the scheduler's certificate and kube-scheduler's client certificate that complete a mutual-TLS handshake; the extender on its own port", async () => {
+    const helm = process.env.QM_HELM!;
+    const chart = new URL('../../deploy/helm/quartermaster', import.meta.url).pathname;
+    const result = spawnSync(helm, ['template', release, chart, '--namespace', namespace, '--kube-version', 'v1.34.4', '--set', 'extender.tls.generate=true'], { encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    const rendered = parseAllDocuments(result.stdout).map((d) => d.toJS() as Rendered).filter((o) => o !== null);
+    const base = `${release}-quartermaster`;
+    const secret = rendered.find((o) => o.kind === 'Secret' && o.metadata?.name === `${base}-extender-tls`)!;
+    expect(Object.keys(secret.data!).sort()).toEqual(['ca.crt', 'kube-scheduler.crt', 'kube-scheduler.key', 'tls.crt', 'tls.key']);
+    // The scheduler serves it on port `extender` (8443) of its pods and Service; the NetworkPolicy admits only kube-scheduler there.
+    type Container = { env: { name: string; value: string }[]; ports: { name: string; containerPort: number }[] };
+    const scheduler = (rendered.find((o) => o.kind === 'Deployment' && o.metadata?.name === `${base}-scheduler`)!.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0]!;
+    expect(scheduler.ports).toContainEqual({ name: 'extender', containerPort: 8443 });
+    expect(Object.fromEntries(scheduler.env.map((e) => [e.name, e.value]))).toMatchObject({
+      QM_EXTENDER_TLS_PORT: '8443',
+      QM_EXTENDER_TLS_CERT_FILE: '/etc/quartermaster/extender-tls/tls.crt',
+      QM_EXTENDER_TLS_CLIENT_CA_FILE: '/etc/quartermaster/extender-tls/ca.crt',
+    });
+    const api = (rendered.find((o) => o.kind === 'Deployment' && o.metadata?.name === `${base}-api`)!.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0]!;
+    expect(api.env.map((e) => e.name)).not.toContain('QM_EXTENDER_TLS_CERT_FILE');
+    const service = rendered.find((o) => o.kind === 'Service' && o.metadata?.name === `${base}-scheduler`)!.spec as { ports: { name: string; port: number }[] };
+    expect(service.ports.map((p) => p.name)).toEqual(['http', 'extender']);
+    const policy = rendered.find((o) => o.kind === 'NetworkPolicy' && o.metadata?.name === `${base}-scheduler`)!.spec as { ingress: { ports: { port: string }[] }[] };
+    expect(policy.ingress).toEqual([expect.objectContaining({ ports: [{ port: 'extender' }] })]);
+
+    // The generated files work: the extender's listener with tls.crt/tls.key/ca.crt answers a client with
+    // kube-scheduler.crt (verifying the server as <release>-scheduler.<namespace>.svc), and no one else.
+    const dir = mkdtempSync(join(tmpdir(), 'qm-chart-tls-'));
+    const pem = (key: string): string => Buffer.from(secret.data![key]!, 'base64').toString('utf8');
+    for (const key of Object.keys(secret.data!)) writeFileSync(join(dir, key), pem(key));
+    const server = await startExtenderTlsServer(
+      { port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientCaFile: join(dir, 'ca.crt') },
+      '127.0.0.1',
+      (host) => host.post('/extender/filter', () => Promise.resolve({ NodeNames: ['n'], FailedNodes: {}, Error: '' })),
+      createLogger('silent', 'deploy-test'),
+    );
+    const call = (client: boolean): Promise<number | string> =>
+      new Promise((resolve) => {
+        const req = httpsRequest(
+          {
+            host: '127.0.0.1',
+            port: new URL(server.url).port,
+            path: '/extender/filter',
+            method: 'POST',
+            servername: `${base}-scheduler.${namespace}.svc`,
+            ca: pem('ca.crt'),
+            ...(client ? { cert: pem('kube-scheduler.crt'), key: pem('kube-scheduler.key') } : {}),
+            agent: false,
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', (error) => resolve(error.message));
+        req.end('{}');
+      });
+    try {
+      expect(await call(true)).toBe(200);
+      expect(typeof (await call(false))).toBe('string'); // the handshake is refused
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('points kube-scheduler at the scheduler processes\' Service (they serve the extender)', () => {

@@ -10,7 +10,7 @@ import { LABEL_JOB_ID, KubeCluster } from '#kube';
 import { schedulerSettingsFromEnv } from '#scheduling';
 import { createApiApp, type ApiApp } from '../../apps/api/src/main.js';
 import { startRole, type RunningRole } from '../../apps/scheduler/src/bootstrap.js';
-import { kubernetesHandlers, startKubernetesMode, type KubernetesWatchers } from '../../apps/scheduler/src/kubernetes/kubernetes-mode.js';
+import { kubernetesHandlers, startKubernetesMode, type KubernetesMode, type KubernetesWatchers } from '../../apps/scheduler/src/kubernetes/kubernetes-mode.js';
 import { chartServiceAccount, type ChartIdentity } from './support/chart-rbac.js';
 import { cleanUp, createNamespace, fakeNode, testKubeConfig, uniqueName } from './support/cluster.js';
 
@@ -27,6 +27,8 @@ export interface QmEnv {
   url: string;
   /** The scheduler's HTTP server (with `extender`: it serves /extender/*); changes on restartScheduler. */
   readonly schedulerUrl: string | null;
+  /** The extender's mutual-TLS listener (with QM_EXTENDER_TLS_* set), else null. */
+  readonly extenderTlsUrl: string | null;
   db: TestDatabase;
   /** The Helm chart's ServiceAccount, which Quartermaster runs as (its kubeconfig is Quartermaster's KUBECONFIG). */
   identity: ChartIdentity;
@@ -116,7 +118,7 @@ export async function startQm(
 
   // As `npm start` does: watchers first, then scheduler + worker; with `extender`, the scheduler's HTTP
   // server (on a random port) serves /extender/* as in production.
-  const startBackground = async (): Promise<[RunningRole, KubernetesWatchers]> => {
+  const startBackground = async (): Promise<[RunningRole, KubernetesMode]> => {
     const kube = await startKubernetesMode(config, api.database, settings.redisPrefix, logger, env);
     const background = await startRole('both', config, settings, {
       database: api.database,
@@ -158,6 +160,9 @@ export async function startQm(
     },
     get schedulerUrl() {
       return background.url;
+    },
+    get extenderTlsUrl() {
+      return watchers.extenderTls?.url ?? null;
     },
     async restartScheduler(whileDown) {
       await background.stop();

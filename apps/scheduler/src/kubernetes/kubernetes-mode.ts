@@ -6,6 +6,7 @@ import { KubeCluster, KubeLeaseStore, isTerminalPod, podRequests, schedulerNameO
 import { CycleTriggerPublisher, GatedLeaseStore, type AnySideEffectHandler, type CycleTriggerReason, type LeaseStore } from '#scheduling';
 import { ExtenderService } from '../extender/extender-service.js';
 import { registerExtenderRoutes, type RouteHost } from '../extender/extender-routes.js';
+import { extenderTlsSettingsFromEnv, startExtenderTlsServer, type ExtenderTlsServer } from '../extender/extender-tls-server.js';
 import { GangImporter } from './gang-importer.js';
 import { KubeJobStore } from './kube-job-store.js';
 import { kubernetesSettingsFromEnv, type KubernetesSettings } from './kubernetes-settings.js';
@@ -163,8 +164,13 @@ export async function startKubernetesWatchers(config: Config, database: Database
 
 /** Kubernetes mode of a scheduler process: the watchers, and the extender routes for its HTTP server. */
 export interface KubernetesMode extends KubernetesWatchers {
-  /** Registers POST /extender/* on a process's HTTP server (startRole's `routes`). */
+  /**
+   * Registers POST /extender/* on a process's HTTP server (startRole's `routes`) — unless the extender has its
+   * own mutual-TLS listener (QM_EXTENDER_TLS_*): then the plain port does not serve it at all.
+   */
   routes(host: RouteHost): void;
+  /** The extender's mutual-TLS listener when configured, else null. */
+  extenderTls: { url: string } | null;
 }
 
 /**
@@ -174,11 +180,29 @@ export interface KubernetesMode extends KubernetesWatchers {
  * kube-scheduler, since the answers come from Postgres and this process's pod watch.
  */
 export async function startKubernetesMode(config: Config, database: Database, redisPrefix: string, logger: Logger, env: Record<string, string | undefined> = process.env): Promise<KubernetesMode> {
+  const tls = extenderTlsSettingsFromEnv(env);
   const watchers = await startKubernetesWatchers(config, database, redisPrefix, logger, env);
+  const attach = (host: RouteHost): void => {
+    attachExtender(host, config, database, () => watchers.pods.pods(), logger, env, watchers.workloadViews);
+  };
+  let server: ExtenderTlsServer | null = null;
+  if (tls) {
+    server = await startExtenderTlsServer(tls, config.host, attach, logger.child({ component: 'extender' })).catch(async (error: unknown) => {
+      await watchers.stop();
+      throw error;
+    });
+  } else {
+    logger.warn('extender: served on the scheduler port without client authentication; set QM_EXTENDER_TLS_CERT_FILE, _KEY_FILE and _CLIENT_CA_FILE for mutual TLS');
+  }
   return {
     ...watchers,
     routes(host) {
-      attachExtender(host, config, database, () => watchers.pods.pods(), logger, env, watchers.workloadViews);
+      if (!tls) attach(host);
+    },
+    extenderTls: server ? { url: server.url } : null,
+    async stop() {
+      await server?.close();
+      await watchers.stop();
     },
   };
 }

@@ -24,6 +24,15 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (include "quartermaster.fullname" .) .Values.serviceAccount.name -}}
 {{- end -}}
 
+{{/* The Secret of the extender's mutual TLS, or "" when it is off. */}}
+{{- define "quartermaster.extenderTlsSecret" -}}
+{{- if .Values.extender.tls.secretName -}}
+{{- .Values.extender.tls.secretName -}}
+{{- else if .Values.extender.tls.generate -}}
+{{- printf "%s-extender-tls" (include "quartermaster.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "quartermaster.apiServiceAccountName" -}}
 {{- default (printf "%s-api" (include "quartermaster.fullname" .)) .Values.serviceAccount.apiName -}}
 {{- end -}}
@@ -69,6 +78,10 @@ spec:
           ports:
             - name: http
               containerPort: {{ .spec.port }}
+            {{- if and (eq .component "scheduler") (include "quartermaster.extenderTlsSecret" $root) }}
+            - name: extender
+              containerPort: {{ $root.Values.extender.tls.port }}
+            {{- end }}
           envFrom:
             - configMapRef:
                 name: {{ include "quartermaster.fullname" $root }}
@@ -77,6 +90,16 @@ spec:
           env:
             - name: KUBECONFIG
               value: /etc/quartermaster/kubeconfig
+            {{- if and (eq .component "scheduler") (include "quartermaster.extenderTlsSecret" $root) }}
+            - name: QM_EXTENDER_TLS_PORT
+              value: {{ $root.Values.extender.tls.port | quote }}
+            - name: QM_EXTENDER_TLS_CERT_FILE
+              value: /etc/quartermaster/extender-tls/tls.crt
+            - name: QM_EXTENDER_TLS_KEY_FILE
+              value: /etc/quartermaster/extender-tls/tls.key
+            - name: QM_EXTENDER_TLS_CLIENT_CA_FILE
+              value: /etc/quartermaster/extender-tls/ca.crt
+            {{- end }}
           livenessProbe:
             httpGet: { path: /healthz, port: http }
             periodSeconds: 10
@@ -96,9 +119,23 @@ spec:
             # The root filesystem is read-only: Node.js and its libraries write temporary files here only.
             - name: tmp
               mountPath: /tmp
+            {{- if and (eq .component "scheduler") (include "quartermaster.extenderTlsSecret" $root) }}
+            - name: extender-tls
+              mountPath: /etc/quartermaster/extender-tls
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir: { sizeLimit: 64Mi }
+        {{- if and (eq .component "scheduler") (include "quartermaster.extenderTlsSecret" $root) }}
+        - name: extender-tls
+          secret:
+            secretName: {{ include "quartermaster.extenderTlsSecret" $root }}
+            items:
+              - { key: tls.crt, path: tls.crt }
+              - { key: tls.key, path: tls.key }
+              - { key: ca.crt, path: ca.crt }
+        {{- end }}
         - name: kubeconfig
           configMap:
             name: {{ include "quartermaster.fullname" $root }}
