@@ -188,7 +188,12 @@ describe('kube-scheduler with Quartermaster as extender', () => {
       await qm.core.createNamespacedPod({
         namespace: other,
         body: {
-          metadata: { name: 'forged-0', labels: { 'quartermaster.io/job-id': okJob, 'quartermaster.io/replica': '0' } },
+          metadata: {
+            name: 'forged-0',
+            labels: { 'quartermaster.io/job-id': okJob, 'quartermaster.io/replica': '0' },
+            // … that also claims the gang's progress (the annotations an executor writes on its own pods).
+            annotations: { 'quartermaster.io/last-checkpoint-at': new Date().toISOString(), 'quartermaster.io/completed-fraction': '0.99' },
+          },
           spec: { nodeName: replica0.spec!.nodeName!, restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] },
         },
       });
@@ -208,8 +213,10 @@ describe('kube-scheduler with Quartermaster as extender', () => {
       await eventually('witness running', async () => (((await qm.ok('GET', `/v1/jobs/${witness}`)) as Job).state === 'RUNNING' ? true : undefined));
       await qm.cluster.patchPodStatus('witness-0', { phase: 'Succeeded' }, qm.namespace);
       await eventually('witness succeeded', async () => (((await qm.ok('GET', `/v1/jobs/${witness}`)) as Job).state === 'SUCCEEDED' ? true : undefined));
-      // Read after the forged pod's failure: vision's gang is still RUNNING, its pods untouched.
-      expect(((await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job).state).toBe('RUNNING');
+      // Read after the forged pod's failure: vision's gang is still RUNNING, its pods untouched, its progress not the forger's.
+      const after = (await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job & { progress?: { completedFraction: number | null } | null };
+      expect(after.state).toBe('RUNNING');
+      expect(after.progress?.completedFraction ?? null).toBeNull();
       const own = (await qm.jobPods(okJob)).filter((pod) => pod.metadata!.namespace === qm.namespace);
       expect(own).toHaveLength(3);
       for (const pod of own) expect(pod.metadata?.deletionTimestamp).toBeUndefined();

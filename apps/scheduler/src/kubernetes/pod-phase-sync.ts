@@ -75,7 +75,8 @@ export class PodPhaseSync {
   /** Keys of deleted pods kept in byJob because they had Succeeded: their replica is done, not lost. */
   private readonly finished = new Set<string>();
   /** Progress annotated on a job's pods (its executor's checkpoints), not yet written; and the last one written, per job. */
-  private readonly progress = new Map<string, PodProgress & { key: string }>();
+  /** Progress reports by job, with the namespace of the pod that carried each (checked against the job's). */
+  private readonly progress = new Map<string, PodProgress & { key: string; namespace: string }>();
   private readonly reported = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
@@ -164,7 +165,7 @@ export class PodPhaseSync {
     }
     const key = `${progress.lastCheckpointAt?.toISOString() ?? ''}|${progress.completedFraction ?? ''}`;
     if (this.reported.get(jobId) === key || this.progress.get(jobId)?.key === key) return;
-    this.progress.set(jobId, { ...progress, key });
+    this.progress.set(jobId, { ...progress, key, namespace: pod.metadata?.namespace ?? '' });
   }
 
   private async reportProgress(): Promise<void> {
@@ -172,6 +173,12 @@ export class PodPhaseSync {
     this.progress.clear();
     for (const [jobId, report] of reports) {
       try {
+        // Only a pod in the job's own namespace speaks for it: a copy of its labels elsewhere reports nothing.
+        const job = await this.store.state(jobId);
+        if (job !== null && (job.namespace ?? this.cluster.namespace) !== report.namespace) {
+          this.logger.warn({ jobId, namespace: report.namespace }, "pod progress annotation ignored: the pod is not in the job's namespace");
+          continue;
+        }
         const r = await this.store.submitter().reportProgress(jobId, report);
         this.reported.set(jobId, report.key);
         if (this.reported.size > 10_000) this.reported.delete(this.reported.keys().next().value!);
