@@ -400,7 +400,7 @@ async function seedQuartermaster(qm: QmService): Promise<void> {
   await qm.ok('PUT', '/v1/cohorts/research', { description: 'bench:k8s:kueue' });
   await qm.ok('PUT', '/v1/flavors/h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: { 'nvidia.com/gpu.product': PRODUCT }, memoryGiB: 80, relativeSpeed: 1, costPerHour: 4 });
   for (const team of TEAMS) {
-    await qm.ok('PUT', `/v1/teams/${team}`, { cohort: 'research', preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } });
+    await qm.ok('PUT', `/v1/teams/${team}`, { cohort: 'research', preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, namespaces: [qm.namespace] });
     await qm.ok('PUT', `/v1/teams/${team}/quotas/h100`, { nominal: NOMINAL, borrowingLimit: null, lendingLimit: null });
   }
   for (;;) {

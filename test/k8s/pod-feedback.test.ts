@@ -81,9 +81,25 @@ describe('feedback on pods that wait for Quartermaster', () => {
     expect(logs.filter((l) => l.msg === 'waiting pods: reason changed' && l.subject === `import:${qm.namespace}/bad`)).toHaveLength(1);
 
     // Skipped, not lost: once the team exists, the gang is imported and bound.
-    await qm.ok('PUT', '/v1/teams/ghost', { cohort: 'research' });
+    await qm.ok('PUT', '/v1/teams/ghost', { cohort: 'research', namespaces: [qm.namespace] });
     await qm.ok('PUT', '/v1/teams/ghost/quotas/a100', { nominal: 8, borrowingLimit: 0, lendingLimit: null });
     await eventually('bad-0 imported and bound once its team exists', async () => ((await jobOf('bad-0')) ? bound(['bad-0']) : undefined));
+  }, 120_000);
+
+  it("a gang naming a team from a namespace not the team's is refused with the reason, charging nobody; imported once an admin adds the namespace", async () => {
+    // Team outsider takes workloads from its own namespace only; someone in this namespace names it anyway.
+    await qm.ok('PUT', '/v1/teams/outsider', { cohort: 'research' });
+    await qm.ok('PUT', '/v1/teams/outsider/quotas/a100', { nominal: 8, borrowingLimit: 0, lendingLimit: null });
+    await create(gangPod('foreign-0', gang('outsider', 'foreign', 1)));
+    const refused = await eventually('foreign-0 shows why', async () => ((await scheduledCondition('foreign-0'))?.reason === 'InvalidGang' ? scheduledCondition('foreign-0') : undefined));
+    expect(refused.message).toContain(`team outsider does not take workloads from namespace ${qm.namespace} (its namespaces: outsider)`);
+    await passesRan('after-foreign');
+    expect(await jobOf('foreign-0')).toBeUndefined();
+    const jobs = (await qm.ok('GET', '/v1/jobs?team=outsider')) as { items: unknown[] };
+    expect(jobs.items).toEqual([]);
+
+    await qm.ok('PATCH', '/v1/teams/outsider', { namespaces: ['outsider', qm.namespace] });
+    await eventually('foreign-0 imported and bound once its team takes this namespace', async () => ((await jobOf('foreign-0')) ? bound(['foreign-0']) : undefined));
   }, 120_000);
 
   it('a waiting gang shows PodScheduled=False with its pending reason, position and expected start; one Event and one log line per change', async () => {

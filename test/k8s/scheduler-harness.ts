@@ -201,12 +201,13 @@ export async function startQm(
 }
 
 /** Flavors h100 and a100 selecting this environment's fake nodes; cohort, teams and quotas. */
-export async function seedTenancy(qm: Pick<QmEnv, 'ok' | 'h100Product' | 'a100Product'>, quota = { nominal: 32, borrowingLimit: 0 }): Promise<void> {
+export async function seedTenancy(qm: Pick<QmEnv, 'ok' | 'h100Product' | 'a100Product' | 'namespace'>, quota = { nominal: 32, borrowingLimit: 0 }): Promise<void> {
   await qm.ok('PUT', '/v1/cohorts/research', { description: 'pool' });
   await qm.ok('PUT', '/v1/flavors/h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: { 'nvidia.com/gpu.product': qm.h100Product }, memoryGiB: 80, relativeSpeed: 2, costPerHour: 4 });
   await qm.ok('PUT', '/v1/flavors/a100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: { 'nvidia.com/gpu.product': qm.a100Product }, memoryGiB: 80, relativeSpeed: 1, costPerHour: 2 });
   for (const team of ['vision', 'nlp']) {
-    await qm.ok('PUT', `/v1/teams/${team}`, { cohort: 'research', preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } });
+    // Both take annotated gangs and workloads from this environment's namespace.
+    await qm.ok('PUT', `/v1/teams/${team}`, { cohort: 'research', preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, namespaces: [qm.namespace] });
     for (const flavor of ['h100', 'a100']) await qm.ok('PUT', `/v1/teams/${team}/quotas/${flavor}`, { nominal: quota.nominal, borrowingLimit: quota.borrowingLimit, lendingLimit: null });
   }
 }

@@ -79,7 +79,7 @@ beforeAll(async () => {
   await worker.ready;
 
   await ok('PUT', '/v1/flavors/a100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: { 'nvidia.com/gpu.product': product }, memoryGiB: 80 });
-  await ok('PUT', '/v1/teams/vision', {});
+  await ok('PUT', '/v1/teams/vision', { namespaces: [namespace] });
   await ok('PUT', '/v1/teams/vision/quotas/a100', { nominal: 16, borrowingLimit: 0, lendingLimit: null });
   await eventually('3 nodes synced by the scheduler processes', async () => {
     const items = (await ok('GET', '/v1/nodes')).items as { source: string }[];

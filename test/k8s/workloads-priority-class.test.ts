@@ -83,6 +83,18 @@ describe('the priority class of an imported workload', () => {
     for (const name of ['vision-urgent', 'nlp-high', 'vision-nope']) expect(await workloadJobs(qm, 'Job', name)).toEqual([]);
   }, 180_000);
 
+  it("a Job naming a team that does not take workloads from its namespace is refused on it; imported once an admin adds the namespace", async () => {
+    await qm.ok('PUT', '/v1/teams/outsider', { cohort: 'research' });
+    await qm.ok('PUT', '/v1/teams/outsider/quotas/a100', { nominal: 8, borrowingLimit: 0, lendingLimit: null });
+    await applyManifest(qm, teamJob('outsider-job', 'outsider'));
+    const refused = await refusal('Job', 'outsider-job');
+    expect(refused).toContain(`quartermaster.io/team: team outsider does not take workloads from namespace ${qm.namespace} (its namespaces: outsider)`);
+    expect(await workloadJobs(qm, 'Job', 'outsider-job')).toEqual([]);
+    await qm.ok('PATCH', '/v1/teams/outsider', { namespaces: [qm.namespace] });
+    const job = await workloadJob(qm, 'Job', 'outsider-job');
+    expect(job).toMatchObject({ team: 'outsider' });
+  }, 180_000);
+
   it('a numeric quartermaster.io/priority is refused on the workload (numbers are for admins over REST); no job is written', async () => {
     await applyManifest(qm, teamJob('vision-numeric', 'vision', { 'quartermaster.io/priority': '100' }));
     // Whichever comes first: before ADR 0022's Kubernetes side, the number was taken and the job written.

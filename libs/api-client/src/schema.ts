@@ -1932,6 +1932,14 @@ export interface components {
              * @example high
              */
             maxPriorityClass?: string | null;
+            /**
+             * @description Kubernetes namespaces whose annotated pods and workloads may name the team (quartermaster.io/team); one elsewhere is refused with the reason on its pods. Left out: kept (a new team's: its own name); null or []: its own name.
+             * @example [
+             *       "cv-train",
+             *       "cv-eval"
+             *     ]
+             */
+            namespaces?: string[] | null;
             /** @description What its jobs' pod templates may reference: ServiceAccounts, Secrets, ConfigMaps, PVCs, NFS servers and tolerated taints. Each list sent replaces the team's, a list left out keeps its value (empty for a new team: nothing allowed); `podPolicy: null` empties every list. */
             podPolicy?: components["schemas"]["PodPolicyDto"] | null;
             preemption?: components["schemas"]["PreemptionDto"];
@@ -2266,6 +2274,14 @@ export interface components {
              * @example high
              */
             maxPriorityClass?: string | null;
+            /**
+             * @description Kubernetes namespaces whose annotated pods and workloads may name the team (quartermaster.io/team); one elsewhere is refused with the reason on its pods. Left out: kept (a new team's: its own name); null or []: its own name.
+             * @example [
+             *       "cv-train",
+             *       "cv-eval"
+             *     ]
+             */
+            namespaces?: string[] | null;
             /** @description What its jobs' pod templates may reference: ServiceAccounts, Secrets, ConfigMaps, PVCs, NFS servers and tolerated taints. Each list sent replaces the team's, a list left out keeps its value (empty for a new team: nothing allowed); `podPolicy: null` empties every list. */
             podPolicy?: components["schemas"]["PodPolicyDto"] | null;
             preemption?: components["schemas"]["PreemptionDto"];
@@ -2428,6 +2444,13 @@ export interface components {
             maxPriorityClass: string | null;
             /** @example vision */
             name: string;
+            /**
+             * @description Kubernetes namespaces whose annotated pods and workloads may name it (by default its own name).
+             * @example [
+             *       "vision"
+             *     ]
+             */
+            namespaces: string[];
             /** @description What its jobs' pod templates may reference (every list empty: nothing). */
             podPolicy: components["schemas"]["PodPolicyView"];
             preemption: components["schemas"]["PreemptionView"];

@@ -46,3 +46,4 @@ export {
   type TeamPriorityClasses,
 } from './priority-class-choice.js';
 export { ANY as POD_POLICY_ANY, EMPTY_POD_POLICY, POD_POLICY_FIELDS, podPolicyRefusals, type PodPolicy, type PodPolicyRefusal, type PolicedTemplate } from './pod-policy.js';
+export { teamNamespaceRefusal, teamNamespaces } from './team-namespaces.js';

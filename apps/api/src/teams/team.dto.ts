@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsObject, ValidateIf, ValidateNested } from 'class-validator';
 import { TEAM_LIMIT_MAX } from '#common';
-import { IntIn, IsName, OneOf, Optional, Required } from '../validation/validators.js';
+import { IntIn, IsName, IsNameList, OneOf, Optional, Required } from '../validation/validators.js';
 import { PodPolicyDto } from './pod-policy.dto.js';
 
 export const WITHIN_TEAM = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const;
@@ -94,6 +94,17 @@ export class PutTeamDto {
   @ValidateNested()
   @Type(() => PodPolicyDto)
   podPolicy?: PodPolicyDto | null;
+
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['cv-train', 'cv-eval'],
+    description:
+      "Kubernetes namespaces whose annotated pods and workloads may name the team (quartermaster.io/team); one elsewhere is refused with the reason on its pods. Left out: kept (a new team's: its own name); null or []: its own name.",
+  })
+  @ValidateIf((_o, v) => v !== null && v !== undefined)
+  @IsNameList(0, 64)
+  namespaces?: string[] | null;
 }
 
 /** PATCH: the same fields, each optional; the ones sent replace the team's (null: the default, as in a JSON merge patch), the others stay. */

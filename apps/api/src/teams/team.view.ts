@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { TeamFlavorUsage } from '#core';
+import { teamNamespaces, type TeamFlavorUsage } from '#core';
 import type { QuotaRecord, TeamRecord } from '#db';
 import { TimeProperty } from '../response.doc.js';
 import { PodPolicyView } from './pod-policy.dto.js';
@@ -61,6 +61,8 @@ export class TeamView {
   limits!: TeamLimitsView;
   @ApiProperty({ type: () => PodPolicyView, description: "What its jobs' pod templates may reference (every list empty: nothing)." })
   podPolicy!: PodPolicyView;
+  @ApiProperty({ type: [String], example: ['vision'], description: 'Kubernetes namespaces whose annotated pods and workloads may name it (by default its own name).' })
+  namespaces!: string[];
   @ApiProperty({ type: [QuotaUsageView] })
   quotas!: QuotaUsageView[];
   @TimeProperty()
@@ -147,6 +149,7 @@ export const teamView = (t: TeamRecord, usage: readonly TeamFlavorUsage[], defau
     nfsServers: [...t.podPolicy.nfsServers],
     tolerations: [...t.podPolicy.tolerations],
   },
+  namespaces: teamNamespaces(t.name, t.namespaces),
   quotas: usage.map(usageView),
   createdAt: t.createdAt.toISOString(),
   updatedAt: t.updatedAt.toISOString(),

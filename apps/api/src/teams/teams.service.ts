@@ -59,6 +59,7 @@ export class TeamsService {
         maxPriorityClass: dto.maxPriorityClass ?? null,
         ...limitChanges(dto.limits),
         ...(dto.podPolicy !== undefined ? { podPolicy: dto.podPolicy } : {}),
+        ...(dto.namespaces !== undefined ? { namespaces: dto.namespaces ?? [] } : {}),
       }, caller.subject)
       .catch(unknownTeamReference);
     this.choices.invalidate();
@@ -80,6 +81,7 @@ export class TeamsService {
         ...(dto.maxPriorityClass !== undefined ? { maxPriorityClass: dto.maxPriorityClass } : {}),
         ...limitChanges(dto.limits),
         ...(dto.podPolicy !== undefined ? { podPolicy: dto.podPolicy } : {}),
+        ...(dto.namespaces !== undefined ? { namespaces: dto.namespaces ?? [] } : {}),
       }, caller.subject)
       .catch(unknownTeamReference);
     this.choices.invalidate();

@@ -24,6 +24,13 @@ const POLICY_FLAGS: ReadonlyArray<readonly [string, PolicyField, string]> = [
   ['--allow-tolerations', 'tolerations', 'tolerated taint keys'],
 ];
 
+/** `a,b,c` as distinct names; an empty one is a usage error naming the flag. */
+function commaList(flag: string, raw: string): string[] {
+  const names = raw.split(',').map((n) => n.trim());
+  if (names.some((n) => n === '')) throw new UsageError(`${flag} '${raw}': expected comma-separated names, or none`);
+  return [...new Set(names)];
+}
+
 const camel = (flag: string): string => flag.replace(/^--/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 /** The pod-policy lists the flags give (each replaces the team's list; `none` empties it), or undefined when none is given. */
@@ -32,9 +39,7 @@ function podPolicyChange(opts: Record<string, string | undefined>): Record<strin
   for (const [flag, field] of POLICY_FLAGS) {
     const raw = opts[camel(flag)];
     if (raw === undefined) continue;
-    const names = NONE.test(raw.trim()) ? [] : raw.split(',').map((n) => n.trim());
-    if (names.some((n) => n === '')) throw new UsageError(`${flag} '${raw}': expected comma-separated names, or none`);
-    change[field] = [...new Set(names)];
+    change[field] = NONE.test(raw.trim()) ? [] : commaList(flag, raw);
   }
   return Object.keys(change).length === 0 ? undefined : change;
 }
@@ -246,6 +251,7 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
     .option('--within-team <policy>', 'Never | LowerPriority | LowerOrNewerEqualPriority — which of its own jobs a job may preempt')
     .option('--reclaim-within-cohort <policy>', 'Never | LowerPriority | Any — which borrowers it may preempt to get its nominal quota back')
     .option('--max-priority-class <class>', "the highest priority class its members may choose; none = up to the default class");
+  teamSet.option('--namespaces <names>', "Kubernetes namespaces whose annotated pods and workloads may name the team, comma-separated; none = its own name");
   for (const [flag, , what] of POLICY_FLAGS) teamSet.option(`${flag} <names>`, `${what} its jobs' pod templates may reference, comma-separated ('*' any; none: no one); replaces that list`);
   teamSet
     .option('-o, --output <format>', 'text | json | yaml')
@@ -261,7 +267,9 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
         maxPriorityClass?: string | null;
         preemption?: { withinTeam?: string; reclaimWithinCohort?: string };
         podPolicy?: Record<string, string[]>;
+        namespaces?: string[] | null;
       } = {};
+      if (opts['namespaces'] !== undefined) change.namespaces = NONE.test(opts['namespaces'].trim()) ? null : commaList('--namespaces', opts['namespaces']);
       const policy = podPolicyChange(opts);
       if (policy !== undefined) change.podPolicy = policy;
       if (opts.cohort !== undefined) change.cohort = NONE.test(opts.cohort) ? null : opts.cohort;
@@ -286,7 +294,8 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
           // The pod policy when it was changed or allows something (a new team's allows nothing).
           (policy !== undefined || Object.values(saved.podPolicy).some((list) => list.length > 0)
             ? `pod templates may reference: ${POLICY_FLAGS.map(([, field, what]) => `${what} ${saved.podPolicy[field].join(', ') || 'none'}`).join('; ')}\n`
-            : ''),
+            : '') +
+          (change.namespaces !== undefined ? `takes workloads from namespaces: ${saved.namespaces.join(', ')}\n` : ''),
       );
     });
   registerRemove(team, ctx, 'team', '/v1/teams', 'qm team rm legacy', 'delete a team (admin) with its finished jobs (its usage stays in qm usage) and take it off every token; refused while it has unfinished jobs, quotas or budgets');

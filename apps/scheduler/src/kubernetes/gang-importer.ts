@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { teamNamespaceRefusal } from '#core';
 import type { NewJob, PriorityChoices } from '#db';
 import {
   LABEL_GANG,
@@ -167,6 +168,10 @@ export class GangImporter {
   }
 
   private async importGang(gang: GangImport, choices: PriorityChoices): Promise<string> {
+    // Only a namespace of the team may name it (an unknown team is answered by the submission below).
+    const namespaces = (await this.store.teamNamespaces()).get(gang.team);
+    const elsewhere = namespaces === undefined ? null : teamNamespaceRefusal(gang.team, gang.namespace, namespaces);
+    if (elsewhere !== null) throw new GangImportError(`quartermaster.io/team: ${elsewhere}`);
     // The class is a member's choice, under the team's ceiling (ADR 0022); refused, the gang says why on its pods.
     const priority = importedPriority(gang.priorityClass, gang.team, choices);
     if (!priority.ok) throw new GangImportError(`${priority.field}: ${priority.message}`);

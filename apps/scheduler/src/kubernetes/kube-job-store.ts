@@ -167,6 +167,11 @@ export class KubeJobStore {
     return this.reads.importedJobId(key);
   }
 
+  /** Every team's namespaces as stored (empty: the team's own name). */
+  teamNamespaces(): Promise<Map<string, string[]>> {
+    return this.reads.teamNamespaces();
+  }
+
   submitter(): JobRepository {
     return this.jobs;
   }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { envelopeOf, type JobKind } from '#core';
+import { envelopeOf, teamNamespaceRefusal, type JobKind } from '#core';
 import type { NewJob, PriorityChoices } from '#db';
 import {
   LABEL_GANG,
@@ -304,6 +304,12 @@ export class WorkloadImporter {
       jobId = labelled[0]!;
     } else {
       const key = `kube-workload:${gang.key}`;
+      // Only a namespace of the team may name it (an unknown team is answered by the submission below).
+      const namespaces = (await this.store.teamNamespaces()).get(gang.team);
+      const elsewhere = namespaces === undefined ? null : teamNamespaceRefusal(gang.team, gang.workload.namespace, namespaces);
+      if (elsewhere !== null && (await this.store.importedJobId(key)) === null) {
+        return { kind: 'issue', issue: { field: LABEL_TEAM, message: elsewhere, code: 'INVALID_WORKLOAD' } };
+      }
       // The class is a member's choice, under the team's ceiling (ADR 0022). A workload imported before keeps its
       // job (and the priority it was given) when its class is refused today: its recreated pods rejoin it.
       const priority = importedPriority(gang.priorityClass, gang.team, await priorityChoices());

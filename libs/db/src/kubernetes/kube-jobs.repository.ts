@@ -89,6 +89,12 @@ export class KubeJobsRepository {
     return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   });
 
+  /** Every team's namespaces as stored (empty: the team's own name; libs/core teamNamespaces). */
+  async teamNamespaces(): Promise<Map<string, string[]>> {
+    const { rows } = await this.db.pool.query<{ name: string; namespaces: string[] | null }>('SELECT name, namespaces FROM teams');
+    return new Map(rows.map((r) => [r.name, r.namespaces ?? []]));
+  }
+
   /** What the waiting pods of these jobs should show (state and pending reason); unknown ids are left out. */
   async waitingJobs(ids: readonly string[]): Promise<WaitingJobRow[]> {
     if (ids.length === 0) return [];

@@ -9,8 +9,8 @@ import { auditUpsert, type Audited } from './tenancy-audit.js';
  * A team's settings; a ceiling or limit left out is null (the default) when the team is created and kept
  * when it is replaced.
  */
-export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt' | 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond' | 'podPolicy'> &
-  Partial<Pick<TeamRecord, 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond'>> & {
+export type TeamInput = Omit<TeamRecord, 'name' | 'createdAt' | 'updatedAt' | 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond' | 'podPolicy' | 'namespaces'> &
+  Partial<Pick<TeamRecord, 'maxPriorityClass' | 'maxPendingJobs' | 'submissionsPerSecond' | 'namespaces'>> & {
     /** The pod policy's lists to replace (the others keep theirs; empty for a new team); null empties every list. */
     podPolicy?: Partial<PodPolicy> | null;
   };
@@ -179,8 +179,8 @@ export class TeamRepository {
 
 /** What a team's audit events record: its settings. */
 function audited(t: TeamRecord): Audited {
-  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, maxPendingJobs, submissionsPerSecond, podPolicy } = t;
-  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, limits: { maxPendingJobs, submissionsPerSecond }, podPolicy };
+  const { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, maxPendingJobs, submissionsPerSecond, podPolicy, namespaces } = t;
+  return { cohort, fairShareWeight, withinTeam, reclaimWithinCohort, maxPriorityClass, limits: { maxPendingJobs, submissionsPerSecond }, podPolicy, namespaces };
 }
 
 /** Locks the team, changes the fields given and writes team.updated with the true before; null when there is no such team. */

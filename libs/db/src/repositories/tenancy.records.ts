@@ -17,6 +17,7 @@ export const TEAM_SELECT = {
   maxPendingJobs: true,
   submissionsPerSecond: true,
   podPolicy: true,
+  namespaces: true,
   createdAt: true,
   updatedAt: true,
 } as const satisfies Prisma.TeamSelect;

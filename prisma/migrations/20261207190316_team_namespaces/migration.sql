@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "teams" ADD COLUMN     "namespaces" TEXT[] DEFAULT ARRAY[]::TEXT[];
