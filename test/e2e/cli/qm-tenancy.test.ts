@@ -113,7 +113,11 @@ describe('qm flavor / cohort / team / node set: create, then change only what is
       nfsServers: ['*'],
       tolerations: ['example.com/reserved'],
     });
+    const ns = await qm('team', 'set', 'vision', '--namespaces', 'cv-train,cv-eval');
+    expect(ns.stdout).toContain('takes workloads from namespaces: cv-train, cv-eval\n');
+    expect((await json('team', 'set', 'vision', '--namespaces', 'none')).namespaces).toEqual(['vision']);
     const before = await h.counts();
+    failed(await qm('team', 'set', 'vision', '--namespaces', 'a,'), 2, "--namespaces 'a,': expected comma-separated names, or none");
     failed(await qm('team', 'set', 'vision', '--allow-secrets', 'a,,b'), 2, "--allow-secrets 'a,,b': expected comma-separated names, or none");
     failed(await qm('team', 'set', 'vision', '--allow-config-maps', 'Not_A_Name'), 2, /^qm: invalid request: podPolicy\.configMaps: each must be a DNS-1123 subdomain or '\*'/);
     expect(await h.counts()).toEqual(before);
