@@ -107,6 +107,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
         `NetworkPolicy/${base}-api`,
         `NetworkPolicy/${base}-scheduler`,
         `NetworkPolicy/${base}-worker`,
+        `Secret/${base}-metrics`,
       ].sort(),
     );
     const deployment = (component: string): Record<string, unknown> =>
@@ -147,6 +148,24 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(podSpec('worker').serviceAccountName).toBe(base);
     expect(podSpec('api')).toMatchObject({ serviceAccountName: `${base}-api`, automountServiceAccountToken: false });
     expect(objects.find((o) => o.kind === 'ServiceAccount' && o.metadata?.name === `${base}-api`)).toMatchObject({ automountServiceAccountToken: false });
+  });
+
+  it('guards /metrics on every process with a generated bearer token (metrics.guard), or none when told', () => {
+    const base = `${release}-quartermaster`;
+    const secret = objects.find((o) => o.kind === 'Secret' && o.metadata?.name === `${base}-metrics`)!;
+    // At least the 16 characters QM_METRICS_TOKEN must have (the processes refuse to start with fewer).
+    expect(Buffer.from(secret.data!.token!, 'base64').toString('utf8')).toMatch(/^[A-Za-z0-9]{40}$/);
+    type Env = { name: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
+    for (const component of ['api', 'scheduler', 'worker']) {
+      const container = (objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === `${base}-${component}`)!.spec as { template: { spec: { containers: { env: Env[] }[] } } }).template.spec.containers[0]!;
+      expect(container.env.find((e) => e.name === 'QM_METRICS_TOKEN')?.valueFrom?.secretKeyRef).toEqual({ name: `${base}-metrics`, key: 'token' });
+    }
+    const helm = process.env.QM_HELM!;
+    const chart = new URL('../../deploy/helm/quartermaster', import.meta.url).pathname;
+    const open = spawnSync(helm, ['template', release, chart, '--namespace', namespace, '--kube-version', 'v1.34.4', '--set', 'metrics.guard=false'], { encoding: 'utf8' });
+    expect(open.status).toBe(0);
+    expect(open.stdout).not.toContain('QM_METRICS_TOKEN');
+    expect(open.stdout).not.toContain(`${base}-metrics`);
   });
 
   it("admits only kube-scheduler to the extender's port, nobody to the worker's, everyone to the API's", () => {

@@ -33,6 +33,10 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{- define "quartermaster.metricsSecret" -}}
+{{- default (printf "%s-metrics" (include "quartermaster.fullname" .)) .Values.metrics.secretName -}}
+{{- end -}}
+
 {{- define "quartermaster.apiServiceAccountName" -}}
 {{- default (printf "%s-api" (include "quartermaster.fullname" .)) .Values.serviceAccount.apiName -}}
 {{- end -}}
@@ -90,6 +94,13 @@ spec:
           env:
             - name: KUBECONFIG
               value: /etc/quartermaster/kubeconfig
+            {{- if $root.Values.metrics.guard }}
+            - name: QM_METRICS_TOKEN
+              valueFrom:
+                secretKeyRef:
+                  name: {{ include "quartermaster.metricsSecret" $root }}
+                  key: token
+            {{- end }}
             {{- if and (eq .component "scheduler") (include "quartermaster.extenderTlsSecret" $root) }}
             - name: QM_EXTENDER_TLS_PORT
               value: {{ $root.Values.extender.tls.port | quote }}
