@@ -233,6 +233,7 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     const server = await startExtenderTlsServer(
       { port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientCaFile: join(dir, 'ca.crt') },
       '127.0.0.1',
+      { requestMs: 30_000, keepAliveMs: 72_000, idleMs: 300_000 },
       (host) => host.post('/extender/filter', () => Promise.resolve({ NodeNames: ['n'], FailedNodes: {}, Error: '' })),
       createLogger('silent', 'deploy-test'),
     );

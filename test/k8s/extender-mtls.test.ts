@@ -5,39 +5,24 @@
 // through it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { TestCerts } from '../support/test-certs.js';
 import { readRepoFile, startKubeScheduler, type RunningKubeScheduler } from './support/kube-scheduler.js';
 import { eventually, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'qm-extender-tls-'));
-const file = (name: string): string => join(dir, name);
-const openssl = (...args: string[]): void => {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-};
-
-/** A CA, and a certificate it signs (`usage`: serverAuth or clientAuth; `san` for a server). */
-function makeCa(name: string): void {
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-subj', `/CN=${name}`, '-days', '2');
-}
-function makeCert(name: string, ca: string, usage: 'serverAuth' | 'clientAuth', san?: string): void {
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-  writeFileSync(file(`${name}.ext`), [`extendedKeyUsage=${usage}`, ...(san ? [`subjectAltName=${san}`] : [])].join('\n'));
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
-}
+const certs = new TestCerts();
+const file = (name: string): string => certs.file(name);
 
 let qm: QmEnv;
 let kubeScheduler: RunningKubeScheduler | undefined;
 
 beforeAll(async () => {
-  makeCa('extender-ca');
-  makeCert('extender', 'extender-ca', 'serverAuth', 'IP:127.0.0.1,DNS:localhost');
-  makeCert('kube-scheduler', 'extender-ca', 'clientAuth');
-  makeCa('other-ca');
-  makeCert('intruder', 'other-ca', 'clientAuth');
+  certs.ca('extender-ca');
+  certs.cert('extender', 'extender-ca', 'serverAuth', 'IP:127.0.0.1,DNS:localhost');
+  certs.cert('kube-scheduler', 'extender-ca', 'clientAuth');
+  certs.ca('other-ca');
+  certs.cert('intruder', 'other-ca', 'clientAuth');
   qm = await startQm('qm-mtls', 2, {
     QM_EXTENDER_TLS_CERT_FILE: file('extender.crt'),
     QM_EXTENDER_TLS_KEY_FILE: file('extender.key'),
@@ -54,7 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await kubeScheduler?.stop();
   await qm?.close();
-  rmSync(dir, { recursive: true, force: true });
+  certs.remove();
 }, 120_000);
 
 /** POST /extender/filter over TLS with the given client certificate (or none); the status, or the error. */

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { teamNamespaces, type TeamFlavorUsage } from '#core';
+import { POD_POLICY_FIELDS, teamNamespaces, type TeamFlavorUsage } from '#core';
 import type { QuotaRecord, TeamRecord } from '#db';
 import { TimeProperty } from '../response.doc.js';
 import { PodPolicyView } from './pod-policy.dto.js';
@@ -141,14 +141,7 @@ export const teamView = (t: TeamRecord, usage: readonly TeamFlavorUsage[], defau
   preemption: { withinTeam: t.withinTeam, reclaimWithinCohort: t.reclaimWithinCohort },
   maxPriorityClass: t.maxPriorityClass,
   limits: limitsView(t, defaults),
-  podPolicy: {
-    serviceAccounts: [...t.podPolicy.serviceAccounts],
-    secrets: [...t.podPolicy.secrets],
-    configMaps: [...t.podPolicy.configMaps],
-    persistentVolumeClaims: [...t.podPolicy.persistentVolumeClaims],
-    nfsServers: [...t.podPolicy.nfsServers],
-    tolerations: [...t.podPolicy.tolerations],
-  },
+  podPolicy: Object.fromEntries(POD_POLICY_FIELDS.map((f) => [f, [...t.podPolicy[f]]])) as unknown as PodPolicyView,
   namespaces: teamNamespaces(t.name, t.namespaces),
   quotas: usage.map(usageView),
   createdAt: t.createdAt.toISOString(),

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
+import { serverTimeouts, type HttpTimeouts } from '#common';
 import type { RouteHost } from './extender-routes.js';
 
 /**
@@ -52,21 +53,32 @@ export interface ExtenderTlsServer {
   close(): Promise<void>;
 }
 
-/** Listens with mutual TLS and serves the routes `register` adds (the extender's POST /extender/*). */
-export async function startExtenderTlsServer(settings: ExtenderTlsSettings, host: string, register: (host: RouteHost) => void, logger: Logger): Promise<ExtenderTlsServer> {
+/**
+ * Listens with mutual TLS and serves the routes `register` adds (the extender's POST /extender/*), with the
+ * same request, keep-alive and idle timeouts as the process's other ports (QM_HTTP_*).
+ */
+export async function startExtenderTlsServer(
+  settings: ExtenderTlsSettings,
+  host: string,
+  timeouts: HttpTimeouts,
+  register: (host: RouteHost) => void,
+  logger: Logger,
+): Promise<ExtenderTlsServer> {
   const routes = new Map<string, Handler>();
   register({ post: (path, handler) => routes.set(path, handler) });
+  const limits = serverTimeouts(timeouts);
   const server: Server = createServer(
     {
+      ...limits.http,
+      keepAliveTimeout: limits.keepAliveTimeout,
+      // A client that connects and never finishes the handshake is held no longer than a request may take.
+      handshakeTimeout: limits.http.requestTimeout,
       cert: readFileSync(settings.certFile),
       key: readFileSync(settings.keyFile),
       ca: readFileSync(settings.clientCaFile),
       requestCert: true,
       rejectUnauthorized: true,
       minVersion: 'TLSv1.2',
-      requestTimeout: 30_000,
-      headersTimeout: 30_000,
-      keepAliveTimeout: 72_000,
     },
     (req: IncomingMessage, res: ServerResponse) => {
       // The handshake already refused clients without a certificate of the CA; this is belt and braces.
@@ -103,6 +115,7 @@ export async function startExtenderTlsServer(settings: ExtenderTlsSettings, host
       });
     },
   );
+  server.setTimeout(limits.connectionTimeout); // a silent socket after the handshake is closed
   server.on('tlsClientError', (error) => logger.debug({ err: error }, 'extender: TLS handshake refused'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -108,9 +108,11 @@ export class GangImporter {
     }
 
     const ids: string[] = [];
-    // The priority classes and the teams' ceilings: read once per pass, and only when a gang is to be submitted.
+    // The priority classes, the teams' ceilings and namespaces: read once per pass, and only when a gang is to be submitted.
     let choices: Promise<PriorityChoices> | undefined;
     const priorityChoices = (): Promise<PriorityChoices> => (choices ??= this.store.priorityChoices());
+    let namespaces: Promise<Map<string, string[]>> | undefined;
+    const teamNamespaces = (): Promise<Map<string, string[]>> => (namespaces ??= this.store.teamNamespaces());
     for (const gang of gangs) {
       const names = new Set(gang.pods.map((pod) => `${pod.namespace}/${pod.name}`));
       const pods = candidates.filter((pod) => names.has(podKey(pod)));
@@ -119,7 +121,7 @@ export class GangImporter {
         continue;
       }
       try {
-        ids.push(await this.importGang(gang, await priorityChoices()));
+        ids.push(await this.importGang(gang, await priorityChoices(), await teamNamespaces()));
       } catch (error) {
         // One gang's trouble is its own: report it on its pods, go on with the others.
         items.push(this.item(`import:${gang.key}`, pods, invalidGangReport(`gang ${gang.key}`, [error instanceof Error ? error.message : String(error)]), 'warn'));
@@ -167,9 +169,9 @@ export class GangImporter {
     return { subject, pods: ours, report, level, alsoOn: others.map(involvedPod) };
   }
 
-  private async importGang(gang: GangImport, choices: PriorityChoices): Promise<string> {
+  private async importGang(gang: GangImport, choices: PriorityChoices, teamNamespaces: ReadonlyMap<string, string[]>): Promise<string> {
     // Only a namespace of the team may name it (an unknown team is answered by the submission below).
-    const namespaces = (await this.store.teamNamespaces()).get(gang.team);
+    const namespaces = teamNamespaces.get(gang.team);
     const elsewhere = namespaces === undefined ? null : teamNamespaceRefusal(gang.team, gang.namespace, namespaces);
     if (elsewhere !== null) throw new GangImportError(`quartermaster.io/team: ${elsewhere}`);
     // The class is a member's choice, under the team's ceiling (ADR 0022); refused, the gang says why on its pods.

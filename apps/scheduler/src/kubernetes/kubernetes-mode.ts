@@ -187,7 +187,7 @@ export async function startKubernetesMode(config: Config, database: Database, re
   };
   let server: ExtenderTlsServer | null = null;
   if (tls) {
-    server = await startExtenderTlsServer(tls, config.host, attach, logger.child({ component: 'extender' })).catch(async (error: unknown) => {
+    server = await startExtenderTlsServer(tls, config.host, config.httpTimeouts, attach, logger.child({ component: 'extender' })).catch(async (error: unknown) => {
       await watchers.stop();
       throw error;
     });

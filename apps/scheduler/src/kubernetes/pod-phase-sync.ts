@@ -175,7 +175,7 @@ export class PodPhaseSync {
       try {
         // Only a pod in the job's own namespace speaks for it: a copy of its labels elsewhere reports nothing.
         const job = await this.store.state(jobId);
-        if (job !== null && (job.namespace ?? this.cluster.namespace) !== report.namespace) {
+        if (job !== null && this.homeOf(job) !== report.namespace) {
           this.logger.warn({ jobId, namespace: report.namespace }, "pod progress annotation ignored: the pod is not in the job's namespace");
           continue;
         }
@@ -207,6 +207,11 @@ export class PodPhaseSync {
     if ((this.dirty.size > 0 || this.progress.size > 0) && !this.stopped) setTimeout(() => this.schedule(), 500).unref();
   }
 
+  /** The namespace of a job's pods: its workload's or imported gang's, else the one Quartermaster makes them in. */
+  private homeOf(job: { namespace: string | null }): string {
+    return job.namespace ?? this.cluster.namespace;
+  }
+
   private async evaluate(jobId: string): Promise<void> {
     const byKey = this.byJob.get(jobId);
     const pods = [...(byKey?.values() ?? [])];
@@ -229,7 +234,7 @@ export class PodPhaseSync {
     // Pods of an earlier admission (a moved job's on its old nodes, Running until evicted) say nothing of this one;
     // nor do pods outside the job's namespace: a job's labels copied onto a pod elsewhere (anyone's, in a
     // namespace of their own) must not fail, requeue or start another team's job.
-    const home = job.namespace ?? this.cluster.namespace;
+    const home = this.homeOf(job);
     const all = every.filter((pod) => pod.metadata?.namespace === home && ofAdmission(pod, job.admission));
     const pods = gangMembers(all);
     // An imported gang's pods all exist from its import on: one going away is a loss in any holding state.

@@ -202,15 +202,17 @@ export class WorkloadImporter {
 
     const ids: string[] = [];
     const workloadOf = new Map<string, WorkloadRef>();
-    // The priority classes and the teams' ceilings: read once per pass, and only when a gang is to be submitted.
+    // The priority classes, the teams' ceilings and namespaces: read once per pass, and only when a gang is to be submitted.
     let choices: Promise<PriorityChoices> | undefined;
     const priorityChoices = (): Promise<PriorityChoices> => (choices ??= this.store.priorityChoices());
+    let namespaces: Promise<Map<string, string[]>> | undefined;
+    const teamNamespaces = (): Promise<Map<string, string[]>> => (namespaces ??= this.store.teamNamespaces());
     // Gangs are imported concurrently, a bounded number at a time: each is a submission, a label per pod and a
     // bind-target read, and one after another they made a pass of 50 JobSets take ~25 s.
     await eachLimited([...gangs.values()], IMPORT_CONCURRENCY, async ({ gang, pods: members }) => {
       const what = `${gang.workload.kind} ${gang.workload.namespace}/${gang.workload.name}${gang.group === null ? '' : ` group ${gang.group}`}`;
       try {
-        const outcome = await this.importGang(gang, members, priorityChoices);
+        const outcome = await this.importGang(gang, members, priorityChoices, teamNamespaces);
         if (outcome.kind === 'issue') {
           invalid.set(what, {
             what,
@@ -297,6 +299,7 @@ export class WorkloadImporter {
     gang: WorkloadGang,
     pods: V1Pod[],
     priorityChoices: () => Promise<PriorityChoices>,
+    teamNamespaces: () => Promise<ReadonlyMap<string, string[]>>,
   ): Promise<{ kind: 'job'; jobId: string } | { kind: 'issue'; issue: WorkloadIssue }> {
     const labelled = pods.map((p) => this.labelled.jobIdOf(p)).filter((id): id is string => !!id);
     let jobId: string;
@@ -305,7 +308,7 @@ export class WorkloadImporter {
     } else {
       const key = `kube-workload:${gang.key}`;
       // Only a namespace of the team may name it (an unknown team is answered by the submission below).
-      const namespaces = (await this.store.teamNamespaces()).get(gang.team);
+      const namespaces = (await teamNamespaces()).get(gang.team);
       const elsewhere = namespaces === undefined ? null : teamNamespaceRefusal(gang.team, gang.workload.namespace, namespaces);
       if (elsewhere !== null && (await this.store.importedJobId(key)) === null) {
         return { kind: 'issue', issue: { field: LABEL_TEAM, message: elsewhere, code: 'INVALID_WORKLOAD' } };

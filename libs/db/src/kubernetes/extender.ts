@@ -1,6 +1,12 @@
 import type { SqlHandle } from '../scheduling/sql-handle.js';
 
 /**
+ * SQL: the namespace of the pods of job `j` when they are not Quartermaster's own — a workload's, an imported
+ * gang's — else NULL (the scheduler's QM_KUBE_NAMESPACE).
+ */
+export const JOB_PODS_NAMESPACE = `COALESCE(j.template->'workload'->>'namespace', j.template->'importedFrom'->>'namespace')`;
+
+/**
  * A job's state and the node its replica is allocated to (null: not allocated), for the scheduler extender, with
  * the namespace its pods live in when that is not Quartermaster's own (a workload's or an imported gang's).
  */
@@ -11,7 +17,7 @@ export async function replicaDecision(
 ): Promise<{ state: string; pendingMessage: string | null; node: string | null; namespace: string | null } | null> {
   const { rows } = await db.pool.query<{ state: string; pending_message: string | null; node: string | null; namespace: string | null }>(
     `SELECT j.state::text AS state, j.pending_message, a.node,
-            COALESCE(j.template->'workload'->>'namespace', j.template->'importedFrom'->>'namespace') AS namespace
+            ${JOB_PODS_NAMESPACE} AS namespace
      FROM jobs j LEFT JOIN allocations a ON a.job_id = j.id AND a.replica = $2 WHERE j.id = $1`,
     [jobId, replica],
   );

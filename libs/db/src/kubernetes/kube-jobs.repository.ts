@@ -2,6 +2,7 @@ import type { JobState, PendingCode } from '#core';
 import { GroupBatcher } from '../group-batcher.js';
 import type { SqlHandle } from '../scheduling/sql-handle.js';
 import { UUID } from '../uuid.js';
+import { JOB_PODS_NAMESPACE } from './extender.js';
 
 /** A job as the Kubernetes bind handler needs it: the row, its flavor, allocation, nodes and neighbours. */
 export interface BindTargetRow {
@@ -159,7 +160,7 @@ export class KubeJobsRepository {
     const { rows } = await this.db.pool.query<JobPodsState>(
       `SELECT state::text AS state, COALESCE(admitted_replicas, (SELECT count(*)::int FROM allocations a WHERE a.job_id = j.id)) AS replicas,
               (template ? 'importedFrom') AS imported, (extract(epoch from admitted_at) * 1000)::bigint::text AS admission,
-              COALESCE(template->'workload'->>'namespace', template->'importedFrom'->>'namespace') AS namespace
+              ${JOB_PODS_NAMESPACE} AS namespace
        FROM jobs j WHERE id = $1`,
       [jobId],
     );
