@@ -121,6 +121,11 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(configMap.data?.kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token'); // see the next tests
     expect(configMap.data?.QM_KUBE_LEADER_LEASE).toBe(`${base}-scheduler`);
     expect(configMap.data?.QM_KUBE_LEADER_LEASE_NAMESPACE).toBe(namespace); // the release's, not the jobs' pods'
+    // Its own namespace, which no team's pods may use; team namespaces are not created unless asked.
+    expect(configMap.data?.QM_KUBE_OWN_NAMESPACE).toBe(namespace);
+    expect(configMap.data?.QM_KUBE_CREATE_NAMESPACES).toBeUndefined();
+    expect(configMap.data?.QM_KUBE_NAMESPACE_POD_SECURITY).toBe('restricted');
+    expect(configMap.data?.QM_EXTENDER_UNLABELLED_ACCELERATOR_PODS).toBe('allow');
     // The processes listen on 127.0.0.1 unless told: the chart tells them every interface, or the probes (to the pod IP) fail.
     expect(configMap.data?.HOST).toBe('0.0.0.0');
   });
@@ -166,6 +171,25 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(open.status).toBe(0);
     expect(open.stdout).not.toContain('QM_METRICS_TOKEN');
     expect(open.stdout).not.toContain(`${base}-metrics`);
+  });
+
+  it('grants creating namespaces, and says so to the scheduler, only with teamNamespaces.create', () => {
+    const helm = process.env.QM_HELM!;
+    const chart = new URL('../../deploy/helm/quartermaster', import.meta.url).pathname;
+    const render = (...args: string[]): string => {
+      const result = spawnSync(helm, ['template', release, chart, '--namespace', namespace, '--kube-version', 'v1.34.4', ...args], { encoding: 'utf8' });
+      expect(result.status).toBe(0);
+      return result.stdout;
+    };
+    const namespaceVerbs = (yaml: string): string[] => {
+      const role = parseAllDocuments(yaml).map((d) => d.toJS() as Rendered & { rules?: { resources: string[]; verbs: string[] }[] }).find((o) => o?.kind === 'ClusterRole')!;
+      return role.rules!.find((r) => r.resources.includes('namespaces'))!.verbs;
+    };
+    expect(namespaceVerbs(render())).toEqual(['get', 'list', 'watch']);
+    const creating = render('--set', 'teamNamespaces.create=true', '--set', 'teamNamespaces.podSecurity=baseline');
+    expect(namespaceVerbs(creating)).toEqual(['get', 'list', 'watch', 'create']);
+    expect(creating).toContain('QM_KUBE_CREATE_NAMESPACES: "true"');
+    expect(creating).toContain('QM_KUBE_NAMESPACE_POD_SECURITY: "baseline"');
   });
 
   it("admits only kube-scheduler to the extender's port, nobody to the worker's, everyone to the API's", () => {
@@ -310,6 +334,9 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     );
     expect(grants.sort()).toEqual(
       [
+        'core namespaces get',
+        'core namespaces list',
+        'core namespaces watch',
         'core nodes get',
         'core nodes list',
         'core nodes watch',
@@ -400,6 +427,9 @@ describe('deploy/: Helm chart and kube-scheduler configuration', () => {
     expect(await statusOf(asSa.deleteNode({ name: gpuNode2 }))).toBe(403);
     expect(await statusOf(asSa.deleteNamespacedEvent({ name: 'any', namespace }))).toBe(403);
     expect(await statusOf(asSa.listNamespacedSecret({ namespace }))).toBe(403);
+    // Namespaces: read, never created unless teamNamespaces.create grants it.
+    expect(await statusOf(asSa.listNamespace({}))).toBe(200);
+    expect(await statusOf(asSa.createNamespace({ body: { metadata: { name: uniqueName('forbidden') } } }))).toBe(403);
     // The API's ServiceAccount may do nothing at all: no pods, no nodes, no bindings.
     const asApi = asServiceAccount(`${release}-quartermaster-api`).makeApiClient(CoreV1Api);
     expect(await statusOf(asApi.listPodForAllNamespaces({}))).toBe(403);

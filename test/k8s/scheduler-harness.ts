@@ -84,7 +84,7 @@ export async function startQm(
   label: string,
   nodesPerFlavor = 4,
   extraEnv: Record<string, string> = {},
-  options: { extender?: boolean; existingNodes?: { names: string[]; h100Product: string; a100Product: string }; logger?: Logger } = {},
+  options: { extender?: boolean; existingNodes?: { names: string[]; h100Product: string; a100Product: string }; logger?: Logger; chartArgs?: string[] } = {},
 ): Promise<QmEnv> {
   const kc = testKubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
@@ -102,7 +102,7 @@ export async function startQm(
   }
 
   // Quartermaster acts as the Helm chart's ServiceAccount, so the chart's ClusterRole must grant every call it makes.
-  const identity = await chartServiceAccount(kc, namespace);
+  const identity = await chartServiceAccount(kc, namespace, options.chartArgs);
   const db = await createTestDatabase({ label: label.replace(/-/g, '_') });
   const env: Record<string, string> = {
     ...kubeTestEnv(label, namespace),

@@ -19,6 +19,7 @@ import { NodesService } from './nodes/nodes.service.js';
 import { PriorityClassesController } from './priority-classes/priority-classes.controller.js';
 import { PriorityClassesService } from './priority-classes/priority-classes.service.js';
 import { PriorityChoiceCache } from './jobs/priority-choices.js';
+import { ClusterNamespaces } from './jobs/cluster-namespaces.js';
 import { SubmissionLimits, TeamSettingsCache } from './jobs/submission-limits.js';
 import { TokenUsage } from './auth/token-usage.js';
 import { SchedulerController } from './scheduler/scheduler.controller.js';
@@ -59,6 +60,7 @@ export class ApiModule {
         PriorityClassesService,
         PriorityChoiceCache,
         TeamSettingsCache,
+        ClusterNamespaces,
         SubmissionLimits,
         TokenUsage,
         TeamsService,

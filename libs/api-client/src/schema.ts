@@ -1443,6 +1443,11 @@ export interface components {
             minReplicas: number;
             /** @example llama-ft-7 */
             name: string;
+            /**
+             * @description The Kubernetes namespace of a REST job's pods: its team's first namespace when it was submitted (absent for a job imported from the cluster, whose pods stay where they are).
+             * @example vision
+             */
+            namespace?: string;
             /** @description Only while PENDING. */
             pending: components["schemas"]["PendingView"] | null;
             /** Format: uuid */
@@ -1713,6 +1718,11 @@ export interface components {
             minReplicas: number;
             /** @example llama-ft-7 */
             name: string;
+            /**
+             * @description The Kubernetes namespace of a REST job's pods: its team's first namespace when it was submitted (absent for a job imported from the cluster, whose pods stay where they are).
+             * @example vision
+             */
+            namespace?: string;
             /** @description Only while PENDING. */
             pending: components["schemas"]["PendingView"] | null;
             /** Format: uuid */

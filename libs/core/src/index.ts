@@ -46,4 +46,16 @@ export {
   type TeamPriorityClasses,
 } from './priority-class-choice.js';
 export { ANY as POD_POLICY_ANY, EMPTY_POD_POLICY, POD_POLICY_FIELDS, podPolicyRefusals, type PodPolicy, type PodPolicyRefusal, type PolicedTemplate } from './pod-policy.js';
-export { teamNamespaceRefusal, teamNamespaces } from './team-namespaces.js';
+export {
+  jobsNamespaceRefusal,
+  namespaceTeam,
+  ownNamespaceConflicts,
+  ownNamespaceRefusal,
+  podsNamespace,
+  POD_SECURITY_LEVELS,
+  teamNamespaceLabels,
+  teamNamespaceRefusal,
+  teamNamespaces,
+  type JobsNamespaceFacts,
+  type PodSecurityLevel,
+} from './team-namespaces.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Pod } from '@kubernetes/client-node';
-import { gangImportsFromPods, isGangImportCandidate, parseGangAnnotations } from './gang-import.js';
+import { asOnePodGang, gangImportsFromPods, isGangImportCandidate, isLoneAcceleratorPod, onePodGangName, parseGangAnnotations } from './gang-import.js';
 import type { KubeFlavor } from './node-mapping.js';
 
 const flavors: KubeFlavor[] = [
@@ -165,5 +165,32 @@ describe('gang import from annotated foreign pods', () => {
     const { gangs, issues } = gangImportsFromPods(pods, flavors);
     expect(gangs).toEqual([]);
     expect(issues.map((i) => i.message).join('\n')).toMatch(message);
+  });
+});
+
+describe('lone accelerator pods (extender mode)', () => {
+  const delegating = new Set(['default-scheduler']);
+
+  it('are unbound pods of a delegating profile that ask for a known accelerator and name no gang or job', () => {
+    expect(isLoneAcceleratorPod(foreign('infer-0', {}), flavors, delegating)).toBe(true);
+    expect(isLoneAcceleratorPod(foreign('infer-0', {}, { nodeName: 'n1' }), flavors, delegating)).toBe(false);
+    expect(isLoneAcceleratorPod(foreign('infer-0', {}, { resource: 'example.com/fpga' }), flavors, delegating)).toBe(false);
+    expect(isLoneAcceleratorPod(foreign('infer-0', gang), flavors, delegating)).toBe(false);
+    const ours = foreign('infer-0', {});
+    ours.metadata!.labels = { 'quartermaster.io/job-id': 'j1' };
+    expect(isLoneAcceleratorPod(ours, flavors, delegating)).toBe(false);
+    const other = foreign('infer-0', {});
+    other.spec!.schedulerName = 'volcano';
+    expect(isLoneAcceleratorPod(other, flavors, delegating)).toBe(false);
+  });
+
+  it('are imported as one-pod gangs of the team they are charged to', () => {
+    const pod = foreign('infer-0', {}, { gpus: '2' });
+    const { gangs, issues } = gangImportsFromPods([asOnePodGang(pod, 'vision')], flavors);
+    expect(issues).toEqual([]);
+    expect(gangs).toEqual([expect.objectContaining({ key: 'ml/infer-0', team: 'vision', replicas: 1, acceleratorsPerReplica: 2, complete: true })]);
+    expect(pod.metadata?.annotations).toEqual({}); // the pod itself is not changed
+    const long = foreign(`x${'y'.repeat(80)}`, {});
+    expect(onePodGangName(long)).toMatch(/^pod-[0-9a-f]{20}$/);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   ANNOTATION_FLAVOR,
@@ -88,6 +89,40 @@ export function isGangImportCandidate(pod: V1Pod): boolean {
   const annotations = pod.metadata?.annotations ?? {};
   const labels = pod.metadata?.labels ?? {};
   return LABEL_GANG in annotations && !(LABEL_JOB_ID in labels) && !(LABEL_JOB_ID in annotations);
+}
+
+/**
+ * A lone accelerator pod: unbound, scheduled by a kube-scheduler profile that delegates to Quartermaster (the
+ * extender), asking for a known flavor's accelerator resource, and neither a gang's (no quartermaster.io/gang)
+ * nor a job's. Unless it is charged as a one-pod gang of its namespace's team (asOnePodGang), kube-scheduler
+ * would place it outside every quota.
+ */
+export function isLoneAcceleratorPod(pod: V1Pod, flavors: readonly KubeFlavor[], delegating: ReadonlySet<string>): boolean {
+  if (pod.spec?.nodeName || pod.metadata?.deletionTimestamp) return false;
+  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return false;
+  const annotations = pod.metadata?.annotations ?? {};
+  if (LABEL_GANG in annotations || LABEL_JOB_ID in annotations || LABEL_JOB_ID in (pod.metadata?.labels ?? {})) return false;
+  if (!delegating.has(pod.spec?.schedulerName ?? DEFAULT_KUBE_SCHEDULER)) return false;
+  return acceleratorResourcesOf(pod.spec, flavors).length > 0;
+}
+
+const DEFAULT_KUBE_SCHEDULER = 'default-scheduler';
+
+/** The gang name of a lone pod: its own name when that is a DNS label, else one derived from it. */
+export function onePodGangName(pod: V1Pod): string {
+  const name = pod.metadata?.name ?? '';
+  return name.length <= 63 && NAME.test(name) ? name : `pod-${createHash('sha256').update(name).digest('hex').slice(0, 20)}`;
+}
+
+/** A lone accelerator pod as the annotated one-pod gang of `team` it is imported as (a copy; the pod is not changed). */
+export function asOnePodGang(pod: V1Pod, team: string): V1Pod {
+  return {
+    ...pod,
+    metadata: {
+      ...pod.metadata,
+      annotations: { ...(pod.metadata?.annotations ?? {}), [LABEL_TEAM]: team, [LABEL_GANG]: onePodGangName(pod), [ANNOTATION_GANG_SIZE]: '1' },
+    },
+  };
 }
 
 /** Reads and checks the gang annotations of one pod. */

@@ -10,6 +10,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
   type V1Lease,
+  type V1Namespace,
   type V1Node,
   type V1Pod,
   type V1PodStatus,
@@ -245,6 +246,40 @@ export class KubeCluster {
     const pods = await this.listPods({ allNamespaces: true, fieldSelector: 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed' });
     return gangImportsFromPods(pods, flavors);
   }
+
+  // ---------------------------------------------------------------------------------------------
+  // Namespaces
+  // ---------------------------------------------------------------------------------------------
+
+  async watchNamespaces(handlers: ResourceHandlers<V1Namespace>): Promise<ResourceWatch<V1Namespace>> {
+    return this.watch<V1Namespace>('watch namespaces', '/api/v1/namespaces', () => this.core.listNamespace(), handlers);
+  }
+
+  async getNamespace(name: string): Promise<V1Namespace | null> {
+    try {
+      return await this.core.readNamespace({ name });
+    } catch (error) {
+      if (apiStatusOf(error) === 404) return null;
+      throw KubeApiError.from(`get namespace ${name}`, error);
+    }
+  }
+
+  /** Creates the namespace with these labels; one that exists already is returned as it is (`created: false`). */
+  async createNamespace(name: string, labels: Record<string, string>): Promise<{ namespace: V1Namespace; created: boolean }> {
+    try {
+      const namespace = await this.core.createNamespace({ body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }, fieldManager: this.fieldManager });
+      return { namespace, created: true };
+    } catch (error) {
+      if (apiStatusOf(error) !== 409) throw KubeApiError.from(`create namespace ${name}`, error);
+    }
+    const existing = await this.getNamespace(name);
+    if (existing === null) throw new KubeApiError(`create namespace ${name}`, 409, 'namespace existed, then vanished; retry', { retryable: true });
+    return { namespace: existing, created: false };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Pods
+  // ---------------------------------------------------------------------------------------------
 
   async getPod(name: string, namespace = this.namespace): Promise<V1Pod | null> {
     try {

@@ -80,6 +80,15 @@ describe('podManifestForReplica', () => {
     });
   });
 
+  it("meets Pod Security restricted in a namespace that enforces it, and sets nothing otherwise", () => {
+    const restricted = podManifestForReplica(job, 0, undefined, { namespace: 'vision', restricted: true });
+    expect(restricted.spec?.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(restricted.spec?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    const plain = podManifestForReplica(job, 0, undefined, { namespace: 'vision' });
+    expect(plain.spec?.securityContext).toBeUndefined();
+    expect(plain.spec?.containers[0]?.securityContext).toBeUndefined();
+  });
+
   it('is deterministic and pre-binds when given a node', () => {
     expect(podManifestForReplica(job, 0)).toEqual(podManifestForReplica(job, 0));
     expect(podManifestForReplica(job, 0).metadata?.namespace).toBe('default');

@@ -1,4 +1,4 @@
-import type { V1EnvVar, V1Pod, V1Toleration, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1EnvVar, V1Pod, V1PodSecurityContext, V1SecurityContext, V1Toleration, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import {
   ANNOTATION_FLAVOR,
   ANNOTATION_GANG_SIZE,
@@ -91,7 +91,17 @@ export interface PodManifestOptions {
   schedulerName?: string;
   /** The gang's rendezvous: the pod gets a stable hostname in its headless Service and the launcher's env. */
   rendezvous?: Rendezvous;
+  /**
+   * The namespace enforces Pod Security `restricted`: the pod runs as non-root, with the runtime's default
+   * seccomp profile, no privilege escalation and no capabilities (an image whose user is root then fails to start,
+   * saying so).
+   */
+  restricted?: boolean;
 }
+
+/** The pod and container securityContext that Pod Security `restricted` asks for. */
+const RESTRICTED_POD: V1PodSecurityContext = { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } };
+const RESTRICTED_CONTAINER: V1SecurityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
 
 export class PodManifestError extends Error {
   constructor(
@@ -236,6 +246,7 @@ export function podManifestForReplica(
       ...(template.imagePullSecrets && template.imagePullSecrets.length > 0 ? { imagePullSecrets: template.imagePullSecrets.map((name) => ({ name })) } : {}),
       ...(template.volumes && template.volumes.length > 0 ? { volumes: structuredClone(template.volumes) } : {}),
       tolerations: [{ key: job.flavor.resourceName, operator: 'Exists', effect: 'NoSchedule' }, ...structuredClone(template.tolerations ?? [])],
+      ...(options.restricted ? { securityContext: structuredClone(RESTRICTED_POD) } : {}),
       containers: [
         {
           name: 'main',
@@ -244,6 +255,7 @@ export function podManifestForReplica(
           ...(template.args && template.args.length > 0 ? { args: [...template.args] } : {}),
           ...(template.volumeMounts && template.volumeMounts.length > 0 ? { volumeMounts: structuredClone(template.volumeMounts) } : {}),
           env,
+          ...(options.restricted ? { securityContext: structuredClone(RESTRICTED_CONTAINER) } : {}),
           resources: {
             ...(Object.keys(requests).length > 0 ? { requests } : {}),
             ...(Object.keys(limits).length > 0 ? { limits } : {}),

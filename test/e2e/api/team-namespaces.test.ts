@@ -1,7 +1,7 @@
 // A team's namespaces (issue #27): the Kubernetes namespaces whose annotated pods and workloads may name it.
 // By default its own name; admins set the list (PUT/PATCH /v1/teams/{name} namespaces), audited; members read it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type Harness, memberToken, seedTenancy, startHarness } from './harness.js';
+import { type Harness, jobBody, memberToken, seedTenancy, startHarness } from './harness.js';
 
 describe('team namespaces', () => {
   let h: Harness;
@@ -38,5 +38,19 @@ describe('team namespaces', () => {
     }
     expect((await h.request('PATCH', '/v1/teams/vision', { token: alice, body: { namespaces: ['mine'] } })).status).toBe(403);
     expect(await h.counts()).toEqual(before);
+  });
+
+  it("fix a REST job's pods' namespace at submission: the team's first, shown on the job", async () => {
+    await h.request('PATCH', '/v1/teams/vision', { body: { namespaces: ['cv-train', 'cv-eval'] } });
+    const first = await h.request('POST', '/v1/jobs', { token: alice, body: jobBody({ name: 'ns-a' }) });
+    expect(first.status).toBe(201);
+    expect(first.body.namespace).toBe('cv-train');
+    await h.request('PATCH', '/v1/teams/vision', { body: { namespaces: null } });
+    const second = await h.request('POST', '/v1/jobs', { token: alice, body: jobBody({ name: 'ns-b' }) });
+    expect(second.body.namespace).toBe('vision');
+    // Kept as it was given, in the job and in lists.
+    expect((await h.request('GET', `/v1/jobs/${first.body.id}`, { token: alice })).body.namespace).toBe('cv-train');
+    const listed = await h.request('GET', '/v1/jobs?team=vision', { token: alice });
+    expect(listed.body.items.find((j: { id: string }) => j.id === first.body.id).namespace).toBe('cv-train');
   });
 });

@@ -167,6 +167,7 @@ describe("a researcher's first hour (member token, no TTY)", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Name: +llama-ft-7\nID: +[0-9a-f-]{36}\nTeam: +vision\n/);
     expect(r.stdout).toContain('State:        ADMITTED');
+    expect(r.stdout).toContain('Namespace:    vision (its pods, in Kubernetes mode)');
     expect(r.stdout).toMatch(/Placement:\n {2}NODE +REPLICAS +ACCELERATORS\n {2}gpu-\d +0,1 +8\n|Placement:\n {2}NODE +REPLICAS +ACCELERATORS\n {2}gpu-\d +\d +4\n {2}gpu-\d +\d +4\n/);
     expect(r.stdout).toContain('Transitions:');
     expect(r.stdout).toMatch(/\d\d:\d\d:\d\d UTC +PENDING +ADMITTED +cycle \d+: admitted 2 replica\(s\) on h100-80gb/);

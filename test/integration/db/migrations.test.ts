@@ -86,7 +86,7 @@ describe('migrations', () => {
     const tables = new Set(fromMigrations.columns.map((c) => c.split('.')[0]));
     expect([...tables].sort()).toEqual([
       'allocations', 'api_tokens', 'budget_alerts', 'budgets', 'cohorts', 'events', 'flavor_prices', 'flavors', 'fleet_history', 'idempotency_keys',
-      'job_transitions', 'jobs', 'nodes', 'outbox', 'priority_classes', 'quotas', 'scheduler_cycles', 'scheduler_leases', 'snapshot_changes', 'teams',
+      'job_transitions', 'jobs', 'kube_cluster', 'kube_namespaces', 'nodes', 'outbox', 'priority_classes', 'quotas', 'scheduler_cycles', 'scheduler_leases', 'snapshot_changes', 'teams',
       'usage_segments',
     ]);
     const indexes = fromMigrations.indexes.join('\n');

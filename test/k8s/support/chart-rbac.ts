@@ -43,9 +43,9 @@ export interface ChartIdentity {
  * Creates the chart's ServiceAccount (in `namespace`), ClusterRole and ClusterRoleBinding for a fresh
  * release, and returns a kubeconfig that acts as that ServiceAccount against the same API server as `admin`.
  */
-export async function chartServiceAccount(admin: KubeConfig, namespace: string): Promise<ChartIdentity> {
+export async function chartServiceAccount(admin: KubeConfig, namespace: string, chartArgs: string[] = []): Promise<ChartIdentity> {
   const release = uniqueName('qm-rbac');
-  const objects = renderChart(release, namespace).filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind ?? ''));
+  const objects = renderChart(release, namespace, chartArgs).filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind ?? ''));
   const generic = KubernetesObjectApi.makeApiClient(admin);
   for (const object of objects) {
     await generic.create(object.kind === 'ServiceAccount' ? { ...object, metadata: { ...object.metadata, namespace } } : object);

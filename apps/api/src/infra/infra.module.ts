@@ -7,6 +7,7 @@ import {
   Database,
   FlavorRepository,
   JobRepository,
+  KubeNamespacesRepository,
   NodeRepository,
   PriorityClassRepository,
   QuotaRepository,
@@ -41,6 +42,7 @@ const REPOSITORIES = [
   SchedulerStateRepository,
   UsageRepository,
   PriorityClassRepository,
+  KubeNamespacesRepository,
 ] as const;
 
 /**

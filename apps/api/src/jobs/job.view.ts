@@ -168,6 +168,12 @@ export class JobView {
   finishedAt!: string | null;
   @ApiProperty({ type: () => WorkloadRefView, required: false, description: 'The Kubernetes workload a job imported from one stands for.' })
   workload?: WorkloadRefView;
+  @ApiProperty({
+    required: false,
+    example: 'vision',
+    description: "The Kubernetes namespace of a REST job's pods: its team's first namespace when it was submitted (absent for a job imported from the cluster, whose pods stay where they are).",
+  })
+  namespace?: string;
 }
 
 /** A job with its pod template, placement and state history. */
@@ -273,5 +279,6 @@ function summaryView(j: Omit<JobRecord, 'template'>, workload: unknown): JobView
   };
   // A job imported from a Kubernetes workload (Job, JobSet, TrainJob, RayCluster/RayJob, LeaderWorkerSet) names it.
   if (workload && typeof workload === 'object') view.workload = workload as WorkloadRefView;
+  if (j.namespace !== null && j.namespace !== undefined) view.namespace = j.namespace;
   return view;
 }

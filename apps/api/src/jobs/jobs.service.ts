@@ -5,6 +5,7 @@ import { FlavorRepository, JobRepository, PendingLimitError, PROGRESS_GRACE_SLAC
 import { envelopeOf, podPolicyRefusals, rolesProblem, type JobRole, type JobState } from '#core';
 import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Principal } from '../auth/principal.js';
 import { validationFailed } from '../validation/validation.pipe.js';
+import { ClusterNamespaces } from './cluster-namespaces.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { type CreateJobDto, JOB_LIMITS, type JobPriorityDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
 import { eventView, jobSummaryView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
@@ -29,6 +30,7 @@ export class JobsService {
     @Inject(PriorityChoiceCache) private readonly priorities: PriorityChoiceCache,
     @Inject(SubmissionLimits) private readonly limits: SubmissionLimits,
     @Inject(TeamSettingsCache) private readonly teamSettings: TeamSettingsCache,
+    @Inject(ClusterNamespaces) private readonly namespaces: ClusterNamespaces,
     @Inject(Config) private readonly config: Config,
   ) {}
 
@@ -48,6 +50,10 @@ export class JobsService {
     if (refused.length > 0) throw validationFailed(refused);
     // The key's hash is of the request as asked (the class by name), not of the value the class has today.
     const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job), scope: idempotencyScope(caller) };
+    // Its pods go to the team's namespace: one that exists (or that Quartermaster may create), never Quartermaster's own.
+    job.namespace = await this.teamSettings.podsNamespace(dto.team);
+    const elsewhere = job.namespace === null ? null : await this.namespaces.jobsRefusal(job.namespace);
+    if (elsewhere !== null) throw new AppError('UNKNOWN_REFERENCE', `team ${dto.team}: ${elsewhere}`, [{ field: 'team', message: elsewhere }]);
     const priority = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.priorities.choiceFor(dto.team));
     job.priority = priority.priority;
     job.priorityClass = priority.priorityClass;

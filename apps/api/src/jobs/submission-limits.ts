@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Config, LimitExceededError } from '#common';
-import type { PodPolicy } from '#core';
+import { podsNamespace, type PodPolicy } from '#core';
 import { PendingLimitError, TeamRepository, type TeamLimitsRecord } from '#db';
 import { withTimeout } from '../infra/redis.js';
 import { LOGGER, REDIS, REDIS_PREFIX } from '../infra/tokens.js';
@@ -48,6 +48,14 @@ export class TeamSettingsCache {
     let settings = await this.snapshot.current();
     if (!settings.has(team)) settings = await this.snapshot.reload();
     return settings.get(team)?.podPolicy ?? null;
+  }
+
+  /** The namespace its REST jobs' pods go to (libs/core podsNamespace); null for a team not known (the insert answers it 422). */
+  async podsNamespace(team: string): Promise<string | null> {
+    let settings = await this.snapshot.current();
+    if (!settings.has(team)) settings = await this.snapshot.reload();
+    const record = settings.get(team);
+    return record === undefined ? null : podsNamespace(team, record.namespaces);
   }
 
   /** A team changed through this process. */

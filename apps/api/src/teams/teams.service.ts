@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, Config, notFound, unknownReference, type FieldError } from '#common';
-import type { TeamFlavorUsage } from '#core';
+import { teamNamespaces, type TeamFlavorUsage } from '#core';
 import { CohortRepository, FlavorRepository, MissingReferenceError, PriorityClassRepository, QuotaRepository, TeamRepository, type TeamRecord, type TeamUse } from '#db';
 import type { Principal } from '../auth/principal.js';
+import { ClusterNamespaces } from '../jobs/cluster-namespaces.js';
 import { PriorityChoiceCache } from '../jobs/priority-choices.js';
 import { TeamSettingsCache } from '../jobs/submission-limits.js';
 import type { PatchTeamDto, PutQuotaDto, PutTeamDto, TeamLimitsDto } from './team.dto.js';
@@ -21,6 +22,7 @@ export class TeamsService {
     @Inject(PriorityClassRepository) private readonly classes: PriorityClassRepository,
     @Inject(PriorityChoiceCache) private readonly choices: PriorityChoiceCache,
     @Inject(TeamSettingsCache) private readonly limits: TeamSettingsCache,
+    @Inject(ClusterNamespaces) private readonly namespaces: ClusterNamespaces,
     @Inject(Config) config: Config,
   ) {
     this.limitDefaults = { maxPendingJobs: config.teamMaxPendingJobs, submissionsPerSecond: config.teamSubmissionsPerSecond };
@@ -48,6 +50,7 @@ export class TeamsService {
       }
     }
     const cohort = dto.cohort ?? null;
+    await this.assertNotOwnNamespace(name, dto.namespaces);
     await this.assertCohort(cohort);
     await this.assertPriorityClass(dto.maxPriorityClass ?? null);
     const { record, created } = await this.teams
@@ -70,6 +73,7 @@ export class TeamsService {
   /** Merge: changes the fields sent (`cohort: null` leaves the cohort; null elsewhere restores the default), keeps the others. 404 for an unknown team. */
   async patch(name: string, dto: PatchTeamDto, caller: Principal): Promise<TeamView> {
     const cohort = dto.cohort;
+    if (dto.namespaces !== undefined) await this.assertNotOwnNamespace(name, dto.namespaces);
     if (typeof cohort === 'string') await this.assertCohort(cohort);
     if (typeof dto.maxPriorityClass === 'string') await this.assertPriorityClass(dto.maxPriorityClass);
     const record = await this.teams
@@ -98,6 +102,21 @@ export class TeamsService {
     const result = await this.teams.delete(name, caller.subject);
     if (result.outcome === 'missing') throw notFound(`team ${name}`);
     if (result.outcome === 'in-use') throw new AppError('IN_USE', teamInUseDetail(name, result.use));
+  }
+
+  /**
+   * A team's namespaces (those sent; none sent or an empty list: its name) may not include Quartermaster's own,
+   * where its ServiceAccount and Secrets are: 400 naming the field.
+   */
+  private async assertNotOwnNamespace(team: string, namespaces: readonly string[] | null | undefined): Promise<void> {
+    const listed = namespaces ?? [];
+    const effective = teamNamespaces(team, listed);
+    const errors: FieldError[] = [];
+    for (const [i, namespace] of effective.entries()) {
+      const refusal = await this.namespaces.teamRefusal(namespace);
+      if (refusal !== null) errors.push({ field: listed.length > 0 ? `namespaces[${i}]` : 'namespaces', message: listed.length > 0 ? refusal : `(none listed: the team's name) ${refusal}` });
+    }
+    if (errors.length > 0) throw new AppError('VALIDATION_FAILED', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
   }
 
   async list(): Promise<TeamView[]> {

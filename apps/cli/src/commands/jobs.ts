@@ -393,6 +393,7 @@ function describeText(j: JobDetail, events: JobEvent[], now: number, time: { tim
   out += field('Team', j.team);
   const source = sourceText(j);
   if (source) out += field('Workload', source);
+  if (j.namespace !== undefined) out += field('Namespace', `${j.namespace} (its pods, in Kubernetes mode)`);
   out += field('Kind', `${j.kind}, priority ${j.priority}${j.priorityClass ? ` (class ${j.priorityClass})` : ''}, ${j.preemptible ? 'preemptible' : 'not preemptible'}`);
   out += field('State', j.state + (j.preemptionCount > 0 ? ` (preempted ${j.preemptionCount}×${j.preemptedBy ? `, last by ${j.preemptedBy}` : ''})` : ''));
   if (j.roles === null) {

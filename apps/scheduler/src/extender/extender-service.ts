@@ -42,6 +42,8 @@ export interface ExtenderScope {
   namespace: string;
   /** schedulerNames of the kube-scheduler profiles configured with this extender (QM_EXTENDER_SCHEDULER_NAMES). */
   delegatingSchedulers: ReadonlySet<string>;
+  /** With QM_EXTENDER_UNLABELLED_ACCELERATOR_PODS=charge: whom a lone accelerator pod is charged to (it waits to be imported), or why nobody. */
+  lonePods?: (pod: V1Pod) => Promise<{ team: string } | { refusal: string } | null>;
 }
 
 /**
@@ -97,6 +99,11 @@ export class ExtenderService {
       return rejectAll(`Quartermaster: gang ${jobLabel} is not admitted (${decision.state}${decision.pendingMessage ? `: ${decision.pendingMessage}` : ''})`);
     }
     if (!jobLabel && (await this.isUnimportedWorkloadPod(args.Pod))) return rejectAll('Quartermaster: workload gang not imported yet');
+    // An accelerator pod that names no gang: charged to its namespace's team as a one-pod gang once imported, or to nobody.
+    const lone = jobLabel ? null : ((await this.scope.lonePods?.(args.Pod)) ?? null);
+    if (lone !== null) {
+      return rejectAll('team' in lone ? `Quartermaster: not imported yet as a one-pod job of team ${lone.team} (its namespace's)` : `Quartermaster: ${lone.refusal}`);
+    }
     const identity = podIdentity(args.Pod);
     if (!identity) {
       const refused = await this.heldForGangs(args.Pod, names);

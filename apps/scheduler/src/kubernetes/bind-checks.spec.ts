@@ -22,6 +22,7 @@ const target: BindTarget = {
   admission: '1',
   preemptedJobs: [],
   podPolicy: EMPTY_POD_POLICY,
+  namespace: null,
 };
 const pod = (jobId: string, replica: { label?: string; annotation?: string }): V1Pod => ({
   metadata: {

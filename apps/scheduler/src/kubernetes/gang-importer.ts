@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { teamNamespaceRefusal } from '#core';
+import { namespaceTeam, teamNamespaceRefusal } from '#core';
 import type { NewJob, PriorityChoices } from '#db';
 import {
   LABEL_GANG,
   LABEL_JOB_ID,
   LABEL_REPLICA,
+  LABEL_TEAM,
+  asOnePodGang,
   gangImportsFromPods,
   involvedPod,
   isGangImportCandidate,
+  isLoneAcceleratorPod,
   replicaOfPod,
   schedulerNameOf,
   type GangImport,
@@ -21,10 +24,18 @@ import { LabelledPods } from './labelled-pods.js';
 import { PassLoop } from './pass-loop.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { UnboundPodSource } from './unbound-pods.js';
-import { elasticReplicaReport, incompleteGangReport, invalidGangReport, waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
+import { elasticReplicaReport, incompleteGangReport, invalidGangReport, unchargedPodReport, waitingReport, type FeedbackItem, type PodFeedback } from './pod-feedback.js';
 
 /** Pods that wait for a node: unbound and not finished. */
 const UNBOUND = 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed';
+
+/** What makes a pod a lone accelerator pod of kube-scheduler's (extender mode), and which pods are a workload's instead. */
+export interface LonePods {
+  /** schedulerNames of the kube-scheduler profiles that delegate to Quartermaster. */
+  delegating: ReadonlySet<string>;
+  /** True for a pod of a team's workload (the workload importer's). */
+  isWorkloadPod: (pod: V1Pod) => Promise<boolean>;
+}
 
 /** A gang that cannot become a job as it stands (its pods say why; the pass goes on with the others). */
 export class GangImportError extends Error {}
@@ -62,6 +73,8 @@ export class GangImporter {
     private readonly now: () => Date = () => new Date(),
     /** The unbound pods of the cluster (kubernetes-mode shares one watch); by default listed every pass. */
     private readonly unboundPods: UnboundPodSource = () => cluster.listPods({ allNamespaces: true, fieldSelector: UNBOUND }),
+    /** Lone accelerator pods of kube-scheduler's delegating profiles are imported as one-pod gangs of their namespace's team (null: left alone). */
+    private readonly lonePods: LonePods | null = null,
   ) {
     this.core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     this.passes = new PassLoop(() => this.runOnce(), everyMs, logger, 'gang import failed');
@@ -88,12 +101,16 @@ export class GangImporter {
     // made every QM_KUBE_IMPORT_EVERY_MS by every scheduler replica, must not carry every running pod.
     // A pod labelled by the last pass counts as labelled though the watch has not shown it yet (LabelledPods):
     // its gang is not imported and patched again.
-    const unbound = (await this.unboundPods())
+    let unbound = (await this.unboundPods())
       .filter((pod) => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed')
       .map((pod) => this.labelled.asLabelled(pod));
+    const items: FeedbackItem[] = [];
+    // The priority classes, the teams' ceilings and namespaces: read once per pass, and only when needed.
+    let namespaces: Promise<Map<string, string[]>> | undefined;
+    const teamNamespaces = (): Promise<Map<string, string[]>> => (namespaces ??= this.store.teamNamespaces());
+    if (this.lonePods) unbound = await this.chargeLonePods(unbound, flavors, teamNamespaces, items);
     const { gangs, issues } = gangImportsFromPods(unbound, flavors);
     const candidates = unbound.filter(isGangImportCandidate);
-    const items: FeedbackItem[] = [];
 
     // Pods and gangs that cannot be imported as they stand.
     const problems = new Map<string, string[]>();
@@ -108,11 +125,8 @@ export class GangImporter {
     }
 
     const ids: string[] = [];
-    // The priority classes, the teams' ceilings and namespaces: read once per pass, and only when a gang is to be submitted.
     let choices: Promise<PriorityChoices> | undefined;
     const priorityChoices = (): Promise<PriorityChoices> => (choices ??= this.store.priorityChoices());
-    let namespaces: Promise<Map<string, string[]>> | undefined;
-    const teamNamespaces = (): Promise<Map<string, string[]>> => (namespaces ??= this.store.teamNamespaces());
     for (const gang of gangs) {
       const names = new Set(gang.pods.map((pod) => `${pod.namespace}/${pod.name}`));
       const pods = candidates.filter((pod) => names.has(podKey(pod)));
@@ -134,6 +148,31 @@ export class GangImporter {
       await this.feedback.pass(items);
     }
     return ids;
+  }
+
+  /**
+   * Lone accelerator pods (libs/kube isLoneAcceleratorPod) that belong to no team's workload: each becomes the
+   * one-pod gang of the team its namespace (or its team label there) names, imported as any gang; a pod charged
+   * to no team says why on itself and stays unscheduled (the extender's filter refuses it the same way).
+   */
+  private async chargeLonePods(
+    unbound: V1Pod[],
+    flavors: readonly KubeFlavor[],
+    teamNamespaces: () => Promise<Map<string, string[]>>,
+    items: FeedbackItem[],
+  ): Promise<V1Pod[]> {
+    const lone = this.lonePods!;
+    const charged: V1Pod[] = [];
+    for (const pod of unbound) {
+      if (!isLoneAcceleratorPod(pod, flavors, lone.delegating) || (await lone.isWorkloadPod(pod))) {
+        charged.push(pod);
+        continue;
+      }
+      const owner = namespaceTeam(pod.metadata?.namespace ?? 'default', await teamNamespaces(), pod.metadata?.labels?.[LABEL_TEAM]);
+      if ('team' in owner) charged.push(asOnePodGang(pod, owner.team));
+      else items.push(this.item(`import:${podKey(pod)}`, [pod], unchargedPodReport(owner.refusal), 'warn'));
+    }
+    return charged;
   }
 
   /** The pods of imported jobs that wait unbound, with what their job's state says. */

@@ -37,6 +37,8 @@ export interface BindTarget {
   preemptedJobs: string[];
   /** Its team's pod policy now: its pods are made only from a template the policy still allows. */
   podPolicy: PodPolicy;
+  /** The namespace of its pods (a REST job's team's, a workload's or an imported gang's); null: QM_KUBE_NAMESPACE. */
+  namespace: string | null;
 }
 
 const ACTOR = 'kubernetes';
@@ -198,5 +200,6 @@ function bindTargetOf(row: BindTargetRow): BindTarget {
     preemptedJobs: row.preempted_jobs ?? [],
     admission: row.admission ?? '',
     podPolicy: podPolicyOf(row.pod_policy),
+    namespace: row.namespace,
   };
 }

@@ -7,8 +7,10 @@ import { CycleTriggerPublisher, GatedLeaseStore, type AnySideEffectHandler, type
 import { ExtenderService } from '../extender/extender-service.js';
 import { registerExtenderRoutes, type RouteHost } from '../extender/extender-routes.js';
 import { extenderTlsSettingsFromEnv, startExtenderTlsServer, type ExtenderTlsServer } from '../extender/extender-tls-server.js';
+import { ClusterNamespacesSync, assertOwnNamespaceIsNoJobsNamespace } from './cluster-namespaces-sync.js';
 import { GangImporter } from './gang-importer.js';
 import { KubeJobStore } from './kube-job-store.js';
+import { lonePodCharge } from './lone-pods.js';
 import { kubernetesSettingsFromEnv, type KubernetesSettings } from './kubernetes-settings.js';
 import { releaseJobsOnDepartedNodes } from './departed-nodes.js';
 import { NodeStoreSync, type HeldByOwnPods } from './node-store-sync.js';
@@ -70,6 +72,13 @@ export async function startKubernetesWatchers(config: Config, database: Database
   const log = logger.child({ component: 'kube-watchers' });
   const publisher = new CycleTriggerPublisher(config.redisUrl, redisPrefix, log);
   const trigger = (reason: CycleTriggerReason) => (): void => void publisher.publish(reason);
+  try {
+    await assertOwnNamespaceIsNoJobsNamespace(database, settings, log);
+  } catch (error) {
+    await publisher.close();
+    throw error;
+  }
+  const namespaces = new ClusterNamespacesSync(cluster, database, settings, log);
   const pods = new PodPhaseSync(cluster, store, settings.replicaFailure, log, trigger('job.finished'));
   // Our pods that another scheduler bound, by node: indexed once per node-sync write, not per node.
   const heldByOwnPods = (): HeldByOwnPods => {
@@ -115,9 +124,14 @@ export async function startKubernetesWatchers(config: Config, database: Database
   const feedback = new PodFeedback(podReporting(cluster, log).reporter, log);
   // One watch of the unbound pods for both importers (each listed them every pass).
   const unbound = new UnboundPods(cluster, log);
-  const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, feedback, undefined, unbound.source());
-  // One watch per workload kind in use, for the importer (owner chains) and the status sync (ends).
+  // One watch per workload kind in use, for the importers (owner chains) and the status sync (ends).
   const workloadViews = new WorkloadViews(cluster, log);
+  // Lone accelerator pods of kube-scheduler's delegating profiles: one-pod gangs of their namespace's team (opt-in).
+  const lonePods =
+    settings.unlabelledAcceleratorPods === 'charge'
+      ? { delegating: new Set(settings.extenderSchedulerNames), isWorkloadPod: unimportedWorkloadPodCheck(cluster, workloadViews) }
+      : null;
+  const importer = new GangImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, feedback, undefined, unbound.source(), lonePods);
   const workloads = new WorkloadImporter(cluster, store, settings.importEveryMs, trigger('job.submitted'), log, new PodFeedback(podReporting(cluster, log).reporter, log), undefined, unbound.source(), workloadViews);
   // A new pod that may be ours is imported (or bound to its gang's free replica) at once, not at the next tick.
   unbound.onAdded(() => {
@@ -125,11 +139,24 @@ export async function startKubernetesWatchers(config: Config, database: Database
     workloads.nudge();
   });
   const workloadStatus = new WorkloadStatusSync(cluster, database, store, settings.importEveryMs, trigger('job.finished'), log, workloadViews);
-  await pods.start();
+  try {
+    await namespaces.start();
+  } catch (error) {
+    await publisher.close();
+    throw error;
+  }
+  try {
+    await pods.start();
+  } catch (error) {
+    await namespaces.stop();
+    await publisher.close();
+    throw error;
+  }
   try {
     await nodes.start();
   } catch (error) {
     await pods.stop();
+    await namespaces.stop();
     throw error;
   }
   try {
@@ -137,6 +164,7 @@ export async function startKubernetesWatchers(config: Config, database: Database
   } catch (error) {
     await nodes.stop();
     await pods.stop();
+    await namespaces.stop();
     throw error;
   }
   importer.start();
@@ -157,6 +185,7 @@ export async function startKubernetesWatchers(config: Config, database: Database
       await unbound.stop();
       await pods.stop();
       await nodes.stop();
+      await namespaces.stop();
       await publisher.close();
     },
   };
@@ -222,9 +251,11 @@ export function attachExtender(
 ): ExtenderService {
   const settings = kubernetesSettingsFromEnv(env);
   const cluster = clusterFor(config, settings);
+  const delegatingSchedulers = new Set(settings.extenderSchedulerNames);
   const service = new ExtenderService(database, cluster, ownPods, unimportedWorkloadPodCheck(cluster, views), {
     namespace: settings.namespace,
-    delegatingSchedulers: new Set(settings.extenderSchedulerNames),
+    delegatingSchedulers,
+    ...(settings.unlabelledAcceleratorPods === 'charge' ? { lonePods: lonePodCharge(new KubeJobStore(database), delegatingSchedulers) } : {}),
   });
   registerExtenderRoutes(host, service, logger.child({ component: 'extender' }));
   return service;

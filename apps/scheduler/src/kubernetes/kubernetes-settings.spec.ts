@@ -1,9 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KubernetesSettingsError, kubernetesSettingsFromEnv } from './kubernetes-settings.js';
 
 describe('kubernetesSettingsFromEnv', () => {
   it('has defaults for every setting', () => {
-    expect(kubernetesSettingsFromEnv({})).toEqual({
+    expect(kubernetesSettingsFromEnv({}, '/nonexistent')).toEqual({
       namespace: 'default',
       schedulerName: 'quartermaster',
       gracePeriodSeconds: undefined,
@@ -14,7 +17,29 @@ describe('kubernetesSettingsFromEnv', () => {
       leaderLease: null,
       extenderSchedulerNames: ['default-scheduler'],
       leaderLeaseNamespace: 'default',
+      ownNamespace: null,
+      createNamespaces: false,
+      namespacePodSecurity: 'restricted',
+      unlabelledAcceleratorPods: 'allow',
     });
+  });
+
+  it("takes its own namespace from QM_KUBE_OWN_NAMESPACE, else from the in-cluster ServiceAccount's", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qm-sa-'));
+    const file = join(dir, 'namespace');
+    writeFileSync(file, 'quartermaster\n');
+    try {
+      expect(kubernetesSettingsFromEnv({}, file).ownNamespace).toBe('quartermaster');
+      expect(kubernetesSettingsFromEnv({ QM_KUBE_OWN_NAMESPACE: 'qm-system' }, file).ownNamespace).toBe('qm-system');
+      expect(kubernetesSettingsFromEnv({}, join(dir, 'missing')).ownNamespace).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads whether team namespaces are created, and at which Pod Security level', () => {
+    expect(kubernetesSettingsFromEnv({ QM_KUBE_CREATE_NAMESPACES: 'true', QM_KUBE_NAMESPACE_POD_SECURITY: 'baseline' })).toMatchObject({ createNamespaces: true, namespacePodSecurity: 'baseline' });
+    expect(kubernetesSettingsFromEnv({ QM_EXTENDER_UNLABELLED_ACCELERATOR_PODS: 'charge' }).unlabelledAcceleratorPods).toBe('charge');
   });
 
   it('reads every setting', () => {
@@ -42,8 +67,12 @@ describe('kubernetesSettingsFromEnv', () => {
     [{ QM_KUBE_REPLICA_FAILURE: 'retry' }, /must be fail or requeue/],
     [{ QM_KUBE_IMPORT_EVERY_MS: '-1' }, /QM_KUBE_IMPORT_EVERY_MS=-1 must be an integer ≥ 0/],
     [{ QM_KUBE_GRACE_SECONDS: '-1' }, /QM_KUBE_GRACE_SECONDS=-1 must be an integer ≥ 0/],
+    [{ QM_KUBE_CREATE_NAMESPACES: 'yes' }, /QM_KUBE_CREATE_NAMESPACES=yes must be true or false/],
+    [{ QM_KUBE_NAMESPACE_POD_SECURITY: 'strict' }, /QM_KUBE_NAMESPACE_POD_SECURITY=strict must be one of privileged, baseline, restricted/],
+    [{ QM_EXTENDER_UNLABELLED_ACCELERATOR_PODS: 'import' }, /QM_EXTENDER_UNLABELLED_ACCELERATOR_PODS=import must be allow or charge/],
+    [{ QM_KUBE_OWN_NAMESPACE: 'Quartermaster' }, /QM_KUBE_OWN_NAMESPACE=Quartermaster must be a DNS label/],
   ])('rejects %j with the setting and the rule', (env, message) => {
-    expect(() => kubernetesSettingsFromEnv(env)).toThrow(KubernetesSettingsError);
-    expect(() => kubernetesSettingsFromEnv(env)).toThrow(message);
+    expect(() => kubernetesSettingsFromEnv(env, '/nonexistent')).toThrow(KubernetesSettingsError);
+    expect(() => kubernetesSettingsFromEnv(env, '/nonexistent')).toThrow(message);
   });
 });

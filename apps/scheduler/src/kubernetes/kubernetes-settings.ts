@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { isDnsSubdomain } from '#common';
+import { POD_SECURITY_LEVELS, type PodSecurityLevel } from '#core';
 
 /** Settings of Kubernetes mode (KUBECONFIG set), from the environment. */
 export type ReplicaFailurePolicy = 'fail' | 'requeue';
@@ -30,7 +32,25 @@ export interface KubernetesSettings {
   extenderSchedulerNames: string[];
   /** Namespace of that Lease (`QM_KUBE_LEADER_LEASE_NAMESPACE`, default `namespace`; the chart sets its release's). */
   leaderLeaseNamespace: string;
+  /**
+   * The namespace of Quartermaster's own ServiceAccount and Secrets (`QM_KUBE_OWN_NAMESPACE`, else the in-cluster
+   * ServiceAccount's; null = unknown): never a jobs namespace — the scheduler refuses to start when one is.
+   */
+  ownNamespace: string | null;
+  /** A team's missing namespace is created at its job's admission (`QM_KUBE_CREATE_NAMESPACES`, default false: the job fails). */
+  createNamespaces: boolean;
+  /** The Pod Security level a created namespace enforces (`QM_KUBE_NAMESPACE_POD_SECURITY`, default `restricted`). */
+  namespacePodSecurity: PodSecurityLevel;
+  /**
+   * Accelerator pods of the delegating profiles that name no gang (`QM_EXTENDER_UNLABELLED_ACCELERATOR_PODS`):
+   * `charge` imports each as a one-pod gang of its namespace's team (or of the team its label names there) and
+   * refuses one charged to no team; `allow` (default) leaves them to kube-scheduler, outside every quota.
+   */
+  unlabelledAcceleratorPods: 'allow' | 'charge';
 }
+
+/** Where the in-cluster ServiceAccount's namespace is mounted. */
+export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export class KubernetesSettingsError extends Error {}
 
@@ -68,7 +88,37 @@ function dnsLabel(env: Record<string, string | undefined>, name: string, fallbac
   return value;
 }
 
-export function kubernetesSettingsFromEnv(env: Record<string, string | undefined>): KubernetesSettings {
+function ownNamespace(env: Record<string, string | undefined>, serviceAccountFile: string): string | null {
+  if (env['QM_KUBE_OWN_NAMESPACE']?.trim()) return dnsLabel(env, 'QM_KUBE_OWN_NAMESPACE', '');
+  try {
+    const fromFile = readFileSync(serviceAccountFile, 'utf8').trim();
+    return DNS_LABEL.test(fromFile) ? fromFile : null;
+  } catch {
+    return null;
+  }
+}
+
+function flag(env: Record<string, string | undefined>, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new KubernetesSettingsError(`${name}=${env[name]} must be true or false`);
+}
+
+function unlabelledPods(raw: string | undefined): 'allow' | 'charge' {
+  const value = raw?.trim() || 'allow';
+  if (value !== 'allow' && value !== 'charge') throw new KubernetesSettingsError(`QM_EXTENDER_UNLABELLED_ACCELERATOR_PODS=${value} must be allow or charge`);
+  return value;
+}
+
+function podSecurityLevel(raw: string | undefined): PodSecurityLevel {
+  const value = raw?.trim() || 'restricted';
+  const level = POD_SECURITY_LEVELS.find((l) => l === value);
+  if (level === undefined) throw new KubernetesSettingsError(`QM_KUBE_NAMESPACE_POD_SECURITY=${value} must be one of ${POD_SECURITY_LEVELS.join(', ')}`);
+  return level;
+}
+
+export function kubernetesSettingsFromEnv(env: Record<string, string | undefined>, serviceAccountFile = SERVICE_ACCOUNT_NAMESPACE_FILE): KubernetesSettings {
   const namespace = dnsLabel(env, 'QM_KUBE_NAMESPACE', 'default');
   const schedulerName = env['QM_KUBE_SCHEDULER_NAME']?.trim() || 'quartermaster';
   const policy = env['QM_KUBE_REPLICA_FAILURE']?.trim() || 'fail';
@@ -85,5 +135,9 @@ export function kubernetesSettingsFromEnv(env: Record<string, string | undefined
     leaderLease: leaderLease(env['QM_KUBE_LEADER_LEASE']?.trim()),
     extenderSchedulerNames: schedulerNames(env['QM_EXTENDER_SCHEDULER_NAMES']),
     leaderLeaseNamespace: dnsLabel(env, 'QM_KUBE_LEADER_LEASE_NAMESPACE', namespace),
+    ownNamespace: ownNamespace(env, serviceAccountFile),
+    createNamespaces: flag(env, 'QM_KUBE_CREATE_NAMESPACES'),
+    namespacePodSecurity: podSecurityLevel(env['QM_KUBE_NAMESPACE_POD_SECURITY']),
+    unlabelledAcceleratorPods: unlabelledPods(env['QM_EXTENDER_UNLABELLED_ACCELERATOR_PODS']),
   };
 }

@@ -122,6 +122,16 @@ export function invalidGangReport(what: string, problems: readonly string[]): Su
   };
 }
 
+/** An accelerator pod of a delegating kube-scheduler profile that names no gang, charged to no team: it is not scheduled. */
+export function unchargedPodReport(refusal: string): SubjectReport {
+  return {
+    status: 'False',
+    reason: 'NoTeam',
+    message: `Quartermaster charges this accelerator pod to no team, so it is not scheduled: ${refusal}. The pod waits until this is fixed`,
+    eventType: 'Warning',
+  };
+}
+
 /** A gang some of whose pods are still missing (or bound elsewhere): it is imported once it is whole. */
 export function incompleteGangReport(gang: string, present: number, size: number): SubjectReport {
   return {

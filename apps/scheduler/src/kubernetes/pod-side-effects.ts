@@ -23,6 +23,7 @@ import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
 import { ANNOTATION_ADMISSION, checkNodes, importedGangLoss, lostGangReason, replicaOf } from './bind-checks.js';
 import { BoundPods } from './bound-pods.js';
+import { JobsNamespaces } from './jobs-namespaces.js';
 import { podReporting } from './pod-feedback.js';
 import { LABEL_WORKLOAD_KIND, bindWorkloadPods, involvedWorkload, stopWorkload } from './workload-pods.js';
 
@@ -99,6 +100,9 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
   const objects = new WorkloadObjects(cluster.kubeConfig);
   /** Admissions whose Admitted Events this process recorded (retries of a bind do not repeat them). */
   const announced = new Set<string>();
+  const namespaces = new JobsNamespaces(cluster, settings, logger);
+  /** The namespace of a REST job's pods: its own (its team's at submission), else that of the jobs older than team namespaces. */
+  const homeOf = (target: BindTarget | null): string => target?.namespace ?? settings.namespace;
   /** Deletes every pod of the job (with the configured grace period); how many there were. */
   const removeAll = async (jobId: string): Promise<number> => {
     const pods = await listJobPods(cluster, jobId);
@@ -115,7 +119,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
   const releasedMeanwhile = async (jobId: string, now: BindTarget | null): Promise<boolean> => {
     if (now && HOLDING.has(now.state)) return false;
     const deleted = await removeAll(jobId);
-    const service = await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
+    const service = await deleteRendezvousService(cluster.kubeConfig, jobId, homeOf(now));
     logger.info({ jobId, state: now?.state, deleted, service }, 'bind: job released while its pods were made; pods and Service removed');
     return true;
   };
@@ -128,7 +132,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         const target = await store.bindTarget(jobId);
         if (!target || !HOLDING.has(target.state) || target.allocations.length === 0) {
           // An earlier attempt may have made the gang's Service after the job's `delete` ran: it goes now.
-          const service = target && !target.importedFrom && !target.workload ? await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace) : 'not-found';
+          const service = target && !target.importedFrom && !target.workload ? await deleteRendezvousService(cluster.kubeConfig, jobId, homeOf(target)) : 'not-found';
           logger.info({ jobId, state: target?.state, service }, 'bind: job no longer holds an allocation, nothing to bind');
           return;
         }
@@ -187,12 +191,12 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, workload: target.workload, replicas: target.allocations.length }, 'bind: every replica of the workload bound');
           return;
         }
-        const { refused, disallowed, placed } = await bindReplicas(cluster, target, settings, grace, events, announced, existing);
+        const { refused, disallowed, placed } = await bindReplicas(cluster, target, settings, grace, events, announced, existing, namespaces);
         if (disallowed) {
           // Retrying cannot help either: the job ends, no pod of it made.
           if (await releasedMeanwhile(jobId, await store.bindTarget(jobId))) return;
           await store.transition(jobId, 'FAILED', disallowed);
-          logger.info({ jobId, disallowed }, 'bind: the team\'s pod policy no longer allows the job\'s template, job failed');
+          logger.info({ jobId, disallowed }, 'bind: the job\'s pods may not be made (its team\'s pod policy or namespace), job failed');
           return;
         }
         // The second check's pods: once the watch delivered ours, every pod bound before them is in the view (listed
@@ -266,7 +270,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         );
         const evicted = results.filter((r) => r !== 'not-found').length;
         // Its rendezvous Service goes with its pods, unless it holds again (the new admission's pods use it).
-        if (!holds && !target?.importedFrom) await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
+        if (!holds && !target?.importedFrom) await deleteRendezvousService(cluster.kubeConfig, jobId, homeOf(target));
         logger.info({ jobId, preemptorJobId, evicted, moved: reason.moved, holds, gracePeriodSeconds: period.gracePeriodSeconds }, 'evict: victim gang evicted');
         if (target?.importedFrom && target.state === 'PENDING') {
           await store.transition(jobId, 'FAILED', importedGangEnded(target, `was preempted (${why}) and its pods evicted`));
@@ -290,12 +294,12 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         }
         const deleted = await removeAll(jobId);
         // Its rendezvous Service goes with its pods (a requeued job gets it again at its next bind).
-        const service = target?.importedFrom ? 'not-found' : await deleteRendezvousService(cluster.kubeConfig, jobId, settings.namespace);
+        const service = target?.importedFrom ? 'not-found' : await deleteRendezvousService(cluster.kubeConfig, jobId, homeOf(target));
         logger.info({ jobId, deleted, service }, 'delete: pods removed');
         // Admitted again while this ran: its new bind may have found the Service just deleted. Make it again.
         const again = service === 'deleted' ? await store.bindTarget(jobId) : null;
         if (again && HOLDING.has(again.state) && !again.importedFrom && !again.workload && again.allocations.length > 1) {
-          await ensureRendezvousService(cluster.kubeConfig, jobId, rendezvousOf(again, settings.namespace));
+          await ensureRendezvousService(cluster.kubeConfig, jobId, rendezvousOf(again, homeOf(again)));
           logger.info({ jobId }, 'delete: job admitted again meanwhile, its rendezvous Service made again');
         }
         if (target?.importedFrom && target.state === 'PENDING') {
@@ -375,6 +379,7 @@ async function bindReplicas(
   events: EventRecorder,
   announced: Set<string>,
   imported: Map<number, V1Pod> | undefined,
+  namespaces: JobsNamespaces,
 ): Promise<{ refused?: string; disallowed?: string; placed: string[] }> {
   const admission = `${target.id}:${target.admission}`;
   const announce = !announced.has(admission);
@@ -393,8 +398,12 @@ async function bindReplicas(
   if (disallowed.length > 0) {
     return { disallowed: `its team's pod policy no longer allows its template: ${disallowed.map((r) => `${r.field}: ${r.message}`).join('; ')}`, placed: [] };
   }
+  // Our own pods go to the job's namespace: never Quartermaster's own, created if missing when allowed, else the job fails.
+  const namespace = target.namespace ?? settings.namespace;
+  const readiness = target.importedFrom ? { refusal: null, restricted: false } : await namespaces.prepare(namespace, target.team);
+  if (readiness.refusal !== null) return { disallowed: `its pods' namespace: ${readiness.refusal}`, placed: [] };
   // Quartermaster's own multi-pod gangs rendezvous through a headless Service made before their pods.
-  const rendezvous: Rendezvous | undefined = target.importedFrom ? undefined : rendezvousOf(target, settings.namespace);
+  const rendezvous: Rendezvous | undefined = target.importedFrom ? undefined : rendezvousOf(target, namespace);
   if (rendezvous && rendezvous.replicas > 1) await ensureRendezvousService(cluster.kubeConfig, target.id, rendezvous);
   const stale: string[] = [];
   /** Uids of the gang's pods bound to their nodes (made bound, bound now, or found bound there). */
@@ -425,7 +434,7 @@ async function bindReplicas(
           // Created bound to its allocated node (spec.nodeName): one write where create + pods/binding were two. The
           // nodes were checked above (checkNodes), as they are before a binding; the kubelet admits it as a bound one.
           node,
-          { namespace: settings.namespace, schedulerName: settings.schedulerName, ...(rendezvous ? { rendezvous } : {}) },
+          { namespace, schedulerName: settings.schedulerName, restricted: readiness.restricted, ...(rendezvous ? { rendezvous } : {}) },
         );
         manifest.metadata!.annotations = { ...manifest.metadata!.annotations, [ANNOTATION_ADMISSION]: target.admission };
         try {

@@ -1,10 +1,10 @@
 import type { SqlHandle } from '../scheduling/sql-handle.js';
 
 /**
- * SQL: the namespace of the pods of job `j` when they are not Quartermaster's own — a workload's, an imported
- * gang's — else NULL (the scheduler's QM_KUBE_NAMESPACE).
+ * SQL: the namespace of the pods of job `j` — a workload's, an imported gang's, or the one a REST job was given
+ * at submission (its team's) — else NULL (a REST job older than team namespaces: the scheduler's QM_KUBE_NAMESPACE).
  */
-export const JOB_PODS_NAMESPACE = `COALESCE(j.template->'workload'->>'namespace', j.template->'importedFrom'->>'namespace')`;
+export const JOB_PODS_NAMESPACE = `COALESCE(j.template->'workload'->>'namespace', j.template->'importedFrom'->>'namespace', j.namespace)`;
 
 /**
  * A job's state and the node its replica is allocated to (null: not allocated), for the scheduler extender, with

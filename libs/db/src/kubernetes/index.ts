@@ -2,3 +2,4 @@
 export * from './kube-jobs.repository.js';
 export * from './kube-nodes.js';
 export * from './extender.js';
+export * from './kube-namespaces.js';

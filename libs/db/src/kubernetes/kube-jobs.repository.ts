@@ -27,6 +27,8 @@ export interface BindTargetRow {
   neighbours: { job: string; replica: number; node: string }[];
   /** Its team's pod policy as stored (null: never set, nothing allowed); read with podPolicyOf. */
   pod_policy: unknown;
+  /** The namespace its pods are made in (JOB_PODS_NAMESPACE; null: the scheduler's QM_KUBE_NAMESPACE). */
+  namespace: string | null;
 }
 
 /** What the waiting pods of a job should show. */
@@ -56,7 +58,7 @@ export interface JobPodsState {
   imported: boolean;
   /** Its admission (ms since the epoch, as text), which Quartermaster's own pods carry; null when not admitted. */
   admission: string | null;
-  /** The namespace of its pods when not Quartermaster's own (a workload's, an imported gang's). */
+  /** The namespace of its pods (JOB_PODS_NAMESPACE; null: the scheduler's QM_KUBE_NAMESPACE). */
   namespace: string | null;
 }
 
@@ -82,7 +84,7 @@ export class KubeJobsRepository {
               COALESCE((SELECT json_agg(json_build_object('job', o.job_id, 'replica', o.replica, 'node', o.node))
                         FROM allocations o WHERE o.job_id <> j.id
                           AND o.node IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS neighbours,
-              t.pod_policy
+              t.pod_policy, ${JOB_PODS_NAMESPACE} AS namespace
        FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor LEFT JOIN teams t ON t.name = j.team WHERE j.id = ANY($1::uuid[])`,
       [ids],
     );

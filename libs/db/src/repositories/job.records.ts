@@ -49,6 +49,7 @@ export const JOB_SUMMARY_SELECT = {
   version: true,
   lastCheckpointAt: true,
   completedFraction: true,
+  namespace: true,
 } as const satisfies Prisma.JobSelect;
 type JobSummaryPayload = Prisma.JobGetPayload<{ select: typeof JOB_SUMMARY_SELECT }>;
 
@@ -102,6 +103,8 @@ export type NewJob = Pick<
   priorityClass?: string | null;
   /** A multi-role gang's roles; the per-replica fields then hold their envelope (core `envelopeOf`). */
   roles?: JobRole[] | null;
+  /** The Kubernetes namespace of its pods (a REST job's team's; absent: none, as for an imported job). */
+  namespace?: string | null;
 };
 
 export const ALLOCATION_SELECT = { replica: true, role: true, node: true, accelerators: true, cpuMillis: true, memoryMiB: true } as const satisfies Prisma.AllocationSelect;

@@ -26,7 +26,7 @@ function teamData(t: Partial<TeamInput>, before: PodPolicy) {
 }
 
 /** What a team's submissions are checked against: its own limits (null: the API's configured default) and its pod policy. */
-export type TeamLimitsRecord = Pick<TeamRecord, 'name' | 'maxPendingJobs' | 'submissionsPerSecond' | 'podPolicy'>;
+export type TeamLimitsRecord = Pick<TeamRecord, 'name' | 'maxPendingJobs' | 'submissionsPerSecond' | 'podPolicy' | 'namespaces'>;
 
 /** What keeps a team from being deleted. */
 export interface TeamUse {
@@ -107,7 +107,7 @@ export class TeamRepository {
 
   /** Every team's own submission limits (null where it has none: the configured default applies). */
   async limits(): Promise<TeamLimitsRecord[]> {
-    const rows = await this.db.prisma.team.findMany({ select: { name: true, maxPendingJobs: true, submissionsPerSecond: true, podPolicy: true }, orderBy: { name: 'asc' } });
+    const rows = await this.db.prisma.team.findMany({ select: { name: true, maxPendingJobs: true, submissionsPerSecond: true, podPolicy: true, namespaces: true }, orderBy: { name: 'asc' } });
     return rows.map((r) => ({ ...r, podPolicy: podPolicyOf(r.podPolicy) }));
   }
 
