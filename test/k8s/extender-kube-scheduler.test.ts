@@ -135,6 +135,8 @@ describe('kube-scheduler with Quartermaster as extender', () => {
         { pod: podOf('other-scheduler', { schedulerName: 'nobody' }), namespace: qm.namespace, node: freeA100, refused: /scheduled by nobody, not by a kube-scheduler profile that delegates to Quartermaster \(default-scheduler\)/ },
         // A CPU pod onto an accelerator node: kube-scheduler never asks the extender to bind it.
         { pod: podOf('cpu-only', { containers: [{ name: 'c', image: 'x' }] }), namespace: qm.namespace, node: freeA100, refused: /asks for no nvidia.com\/gpu/ },
+        // kube-scheduler's own profile, 8 GPUs asked, room on the node — but its nodeSelector excludes that node.
+        { pod: podOf('elsewhere-only', {}), namespace: qm.namespace, node: freeA100, refused: /the pod's nodeSelector qm-test\/nowhere=true does not match node .*was not bound/ },
         // Another namespace's pod wearing the labels of replica 0 of vision's running gang, onto that replica's node.
         {
           pod: podOf('forged', {}, { 'quartermaster.io/job-id': okJob, 'quartermaster.io/replica': '0' }),
@@ -169,9 +171,23 @@ describe('kube-scheduler with Quartermaster as extender', () => {
       const own = await post('filter', { Pod: replica0, NodeNames: [...gangNodes] });
       expect(own.NodeNames).toEqual([replica0.spec!.nodeName]);
       expect(((await qm.ok('GET', `/v1/jobs/${okJob}`)) as Job).state).toBe('RUNNING');
+
+      // Placed by name (no scheduler asked) on the free a100 node, the copied labels do not pass its 8 GPUs off
+      // as the gang's: the node sync counts them as others' use.
+      const externalOf = async (node: string): Promise<number | undefined> =>
+        ((await qm.ok('GET', '/v1/nodes')) as { items: { name: string; external: { accelerators: number } }[] }).items.find((n) => n.name === node)?.external.accelerators;
+      await qm.core.createNamespacedPod({
+        namespace: other,
+        body: { ...podOf('placed-forged', { nodeName: freeA100, nodeSelector: undefined }, { 'quartermaster.io/job-id': okJob, 'quartermaster.io/replica': '1' }) },
+      });
+      await eventually('the placed pod counted as external', async () => ((await externalOf(freeA100)) === 8 ? true : undefined));
+      await qm.core.deleteNamespacedPod({ name: 'placed-forged', namespace: other, gracePeriodSeconds: 0 });
+      await eventually('the node free again', async () => ((await externalOf(freeA100)) === 0 ? true : undefined));
     } finally {
+      await qm.core.deleteNamespacedPod({ name: 'placed-forged', namespace: other, gracePeriodSeconds: 0 }).catch(() => undefined);
       await qm.core.deleteNamespacedPod({ name: 'other-scheduler', namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
       await qm.core.deleteNamespacedPod({ name: 'cpu-only', namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+      await qm.core.deleteNamespacedPod({ name: 'elsewhere-only', namespace: qm.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
       await qm.core.deleteNamespacedPod({ name: 'forged', namespace: other, gracePeriodSeconds: 0 }).catch(() => undefined);
       await qm.core.deleteNamespace({ name: other }).catch(() => undefined);
     }

@@ -4,6 +4,7 @@ export * from './labels.js';
 export * from './quantity.js';
 export * from './pod-resources.js';
 export * from './node-mapping.js';
+export * from './node-constraints.js';
 export * from './node-capacity.js';
 export * from './pod-manifest.js';
 export * from './pod-progress.js';

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { nodeUsage, replicaDecision, type SqlHandle } from '#db';
-import { LABEL_JOB_ID, LABEL_REPLICA, podRequests, type KubeCluster } from '#kube';
+import { LABEL_JOB_ID, LABEL_REPLICA, nodeConstraintRefusal, podRequests, type KubeCluster } from '#kube';
 import {
   MAX_EXTENDER_PRIORITY,
   type ExtenderArgs,
@@ -158,9 +158,10 @@ export class ExtenderService {
   /**
    * Binds only what kube-scheduler could have asked for: a pod that exists, is not bound yet (or already to
    * this node: a retry), is scheduled by a profile that delegates to Quartermaster, asks for accelerators of
-   * the node's flavor or is a replica of a Quartermaster gang, onto a node that passes filter for it. Anyone
-   * else's call — a pod of another scheduler, a CPU pod onto an accelerator node, a node filter refuses — is
-   * refused with the reason and binds nothing.
+   * the node's flavor or is a replica of a Quartermaster gang, onto a node that passes filter for it — and, for a
+   * pod that is not a gang's, that its own nodeSelector, required node affinity and tolerations allow. Anyone
+   * else's call — a pod of another scheduler, a CPU pod onto an accelerator node, a node filter refuses, a node
+   * the pod's rules exclude — is refused with the reason and binds nothing.
    */
   async bind(args: ExtenderBindingArgs): Promise<ExtenderBindingResult> {
     if (!args.PodName || !args.PodNamespace || !args.Node) return { Error: 'ExtenderBindingArgs needs PodName, PodNamespace and Node' };
@@ -178,6 +179,12 @@ export class ExtenderService {
         const [node] = await nodeUsage(this.db, [args.Node]);
         if (!node) return { Error: `Quartermaster: ${args.Node} is not a node Quartermaster manages` };
         if (podRequests(pod, node.resourceName).accelerators <= 0) return { Error: `Quartermaster: ${what} asks for no ${node.resourceName}; kube-scheduler binds it itself` };
+        // Its own rules (nodeSelector, required node affinity, the node's taints, a cordon), as kube-scheduler's filters
+        // judge them before it asks: a caller of this verb must not place it where they forbid.
+        const kubeNode = await this.cluster.getNode(args.Node);
+        if (!kubeNode) return { Error: `Quartermaster: node ${args.Node} not found` };
+        const forbidden = nodeConstraintRefusal(pod.spec, kubeNode);
+        if (forbidden !== null) return { Error: `Quartermaster: ${forbidden} (${what} was not bound to ${args.Node})` };
       }
       const filtered = await this.filter({ Pod: pod, NodeNames: [args.Node] });
       if (!filtered.NodeNames?.includes(args.Node)) {

@@ -169,6 +169,11 @@ export class KubeJobStore {
     return this.reads.importedJobId(key);
   }
 
+  /** The namespace of each known job's pods (null: QM_KUBE_NAMESPACE); ids of no job are left out. */
+  podNamespaces(jobIds: readonly string[]): Promise<Map<string, string | null>> {
+    return this.reads.podNamespaces(jobIds);
+  }
+
   /** Every team's namespaces as stored (empty: the team's own name). */
   teamNamespaces(): Promise<Map<string, string[]>> {
     return this.reads.teamNamespaces();

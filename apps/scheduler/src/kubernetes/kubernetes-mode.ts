@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Config } from '#common';
 import { Database } from '#db';
-import { KubeCluster, KubeLeaseStore, isTerminalPod, podRequests, schedulerNameOf } from '#kube';
+import { KubeCluster, KubeLeaseStore, LABEL_JOB_ID, isTerminalPod, podRequests, schedulerNameOf } from '#kube';
 import { CycleTriggerPublisher, GatedLeaseStore, type AnySideEffectHandler, type CycleTriggerReason, type LeaseStore } from '#scheduling';
 import { ExtenderService } from '../extender/extender-service.js';
 import { registerExtenderRoutes, type RouteHost } from '../extender/extender-routes.js';
@@ -80,13 +80,19 @@ export async function startKubernetesWatchers(config: Config, database: Database
   }
   const namespaces = new ClusterNamespacesSync(cluster, database, settings, log);
   const pods = new PodPhaseSync(cluster, store, settings.replicaFailure, log, trigger('job.finished'));
-  // Our pods that another scheduler bound, by node: indexed once per node-sync write, not per node.
-  const heldByOwnPods = (): HeldByOwnPods => {
+  // Our pods that another scheduler bound, by node: indexed once per node-sync write, not per node. Only pods in
+  // their job's namespace: a job's labels copied onto a pod elsewhere must not make that pod's use look like ours.
+  const heldByOwnPods = async (): Promise<HeldByOwnPods> => {
+    const bound = pods
+      .pods()
+      .filter((pod) => pod.spec?.nodeName && !isTerminalPod(pod) && !pod.metadata?.deletionTimestamp && schedulerNameOf(pod) !== settings.schedulerName);
+    const homes = bound.length === 0 ? new Map<string, string | null>() : await store.podNamespaces(bound.map((pod) => pod.metadata?.labels?.[LABEL_JOB_ID] ?? ''));
     const byNode = new Map<string, V1Pod[]>();
-    for (const pod of pods.pods()) {
-      const node = pod.spec?.nodeName;
-      // Terminating ones stay external: their job may have released its allocation already.
-      if (!node || isTerminalPod(pod) || pod.metadata?.deletionTimestamp || schedulerNameOf(pod) === settings.schedulerName) continue;
+    for (const pod of bound) {
+      const node = pod.spec!.nodeName!;
+      // Terminating ones stay external (above): their job may have released its allocation already.
+      const jobId = pod.metadata?.labels?.[LABEL_JOB_ID] ?? '';
+      if (!homes.has(jobId) || (homes.get(jobId) ?? settings.namespace) !== pod.metadata?.namespace) continue;
       const list = byNode.get(node);
       if (list) list.push(pod);
       else byNode.set(node, [pod]);

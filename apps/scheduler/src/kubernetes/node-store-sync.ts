@@ -37,7 +37,7 @@ export class NodeStoreSync {
        * Usage ClusterNodeSync counts as external but that Quartermaster already holds as allocations: pods
        * of Quartermaster jobs bound by another scheduler (kube-scheduler through the extender). Subtracted.
        */
-      heldByOwnPods?: () => HeldByOwnPods;
+      heldByOwnPods?: () => HeldByOwnPods | Promise<HeldByOwnPods>;
       /**
        * Jobs holding accelerators on a Node that left the cluster (confirmed by a GET of the Node): nothing
        * else releases them when their pods never come back, e.g. a controller's re-created pod that the
@@ -106,7 +106,7 @@ export class NodeStoreSync {
   private async flush(): Promise<void> {
     if (!this.sync) return;
     try {
-      const held = this.options.heldByOwnPods?.();
+      const held = await this.options.heldByOwnPods?.();
       const nodes = this.sync.nodes().map((n) => (held ? this.withoutOwnPods(n, held) : n));
       const changed = nodes.filter((n) => this.written.get(n.name) !== JSON.stringify(n));
       const present = new Set(nodes.map((n) => n.name));

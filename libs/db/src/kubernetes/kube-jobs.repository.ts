@@ -92,6 +92,17 @@ export class KubeJobsRepository {
     return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
   });
 
+  /** The namespace of each known job's pods (JOB_PODS_NAMESPACE; null: QM_KUBE_NAMESPACE); ids that are no job's are left out. */
+  async podNamespaces(jobIds: readonly string[]): Promise<Map<string, string | null>> {
+    const ids = [...new Set(jobIds.filter((id) => UUID.test(id)))];
+    if (ids.length === 0) return new Map();
+    const { rows } = await this.db.pool.query<{ id: string; namespace: string | null }>(
+      `SELECT j.id::text AS id, ${JOB_PODS_NAMESPACE} AS namespace FROM jobs j WHERE j.id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.namespace]));
+  }
+
   /** Every team's namespaces as stored (empty: the team's own name; libs/core teamNamespaces). */
   async teamNamespaces(): Promise<Map<string, string[]>> {
     const { rows } = await this.db.pool.query<{ name: string; namespaces: string[] | null }>('SELECT name, namespaces FROM teams');
