@@ -388,6 +388,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/cancellations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a team's jobs by filter
+         * @description Cancels, oldest first, the team's jobs in `states` (default every unfinished state), of `name` and submitted by `createdBy` when given — at most `limit` (default and at most 1000) per call; `more` says whether others matched. Each is cancelled as DELETE /v1/jobs/{id} does (its accelerators released, its pods deleted where bound); a job that finished meanwhile is left as it is. Admins, and members of the team (403 otherwise). 200 with the jobs cancelled (none: an empty list).
+         */
+        post: operations["JobsController_cancelMatching"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/nodes": {
         parameters: {
             query?: never;
@@ -998,6 +1018,46 @@ export interface components {
             /** @description What onExhausted does once the budget is used up. */
             whenExhausted: components["schemas"]["BudgetEffectView"];
         };
+        CancelJobsDto: {
+            /**
+             * @description Only jobs submitted by this subject (a token's subject, as jobs show in createdBy).
+             * @example alice
+             */
+            createdBy?: string;
+            /**
+             * @description At most this many in one call, oldest first (`more` says whether others matched: call again).
+             * @default 1000
+             */
+            limit: number;
+            /**
+             * @description Only jobs of this name (exact).
+             * @example sweep-lr
+             */
+            name?: string;
+            /**
+             * @description Only jobs in these states (default all four unfinished ones).
+             * @example [
+             *       "PENDING"
+             *     ]
+             */
+            states?: ("PENDING" | "ADMITTED" | "BINDING" | "RUNNING")[];
+            /**
+             * @description The team whose jobs are cancelled (admins: any; members: one of theirs, 403 otherwise).
+             * @example vision
+             */
+            team: string;
+        };
+        CancelledJobView: {
+            /**
+             * @description The state it was cancelled from.
+             * @enum {string}
+             */
+            from: "PENDING" | "ADMITTED" | "BINDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED" | "PREEMPTED";
+            /** Format: uuid */
+            id: string;
+            /** @example sweep-lr */
+            name: string;
+        };
         CheckpointView: {
             /** @example 60 */
             gracePeriodSeconds: number;
@@ -1393,6 +1453,13 @@ export interface components {
              * @example 2026-12-02T11:25:00.000Z
              */
             until: string;
+        };
+        JobCancellationsView: {
+            /** @description How many jobs this call cancelled. */
+            cancelled: number;
+            jobs: components["schemas"]["CancelledJobView"][];
+            /** @description More jobs matched than `limit`: call again for the next ones. */
+            more: boolean;
         };
         JobCheckpointDto: {
             /**
@@ -4415,6 +4482,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobDetailView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    JobsController_cancelMatching: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelJobsDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCancellationsView"];
                 };
             };
             /** @description Invalid fields: every offending field is listed in `errors` */

@@ -54,6 +54,7 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
     'put /v1/cohorts/{name}': () => ({ path: `/v1/cohorts/${fresh('c')}`, body: { description: 'a pool' } }),
     'put /v1/flavors/{name}': () => ({ path: `/v1/flavors/${fresh('f')}`, body: { kind: 'nvidia-gpu', memoryGiB: 80, relativeSpeed: 1, costPerHour: 2, resourceName: 'nvidia.com/gpu', nodeLabels: { a: 'b' }, topologyLabels: { zone: 'topology.kubernetes.io/zone' } } }),
     'post /v1/jobs': () => ({ path: '/v1/jobs', body: jobBody({ name: fresh('j'), priority: 5, minReplicas: 1, speeds: { 'h100-80gb': 1 }, expectedRuntimeSeconds: 60, topology: { level: 'zone' }, checkpoint: { intervalSeconds: 600, gracePeriodSeconds: 30 } }) }),
+    'post /v1/jobs/cancellations': () => ({ path: '/v1/jobs/cancellations', body: { team: 'nlp', states: ['PENDING'], name: fresh('none'), createdBy: 'nobody', limit: 10 } }),
     'post /v1/jobs/{id}/priority': () => ({ path: `/v1/jobs/${pendingId}/priority`, body: { priorityClass: 'high' } }),
     'post /v1/jobs/{id}/progress': () => ({ path: `/v1/jobs/${jobId}/progress`, body: { completedFraction: 0.5, lastCheckpointAt: new Date().toISOString() } }),
     'post /v1/jobs/{id}/status': () => ({ path: `/v1/jobs/${jobId}/status`, body: { state: 'RUNNING', reason: 'started' } }),

@@ -112,6 +112,7 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/v1/fleet/nodes',
         '/v1/jobs/{id}/placement',
         '/v1/jobs/{id}/priority',
+        '/v1/jobs/cancellations',
         '/v1/audit',
         '/v1/usage',
         '/v1/budgets',

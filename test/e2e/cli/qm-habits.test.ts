@@ -279,4 +279,25 @@ describe('qm priority (scontrol update priority=, through the priority classes)'
     expect(late.code).toBe(1);
     expect(late.stderr).toContain('is CANCELLED: only a PENDING job');
   });
+
+  it('qm cancel by filter: a team\'s jobs by state, name and submitter, as scancel -t -n -u; usage errors exit 2', async () => {
+    const sweep = [];
+    for (let i = 0; i < 3; i++) sweep.push(((await h.ok('POST', '/v1/jobs', jobBody({ name: 'bulk-sweep' }), member['QM_TOKEN'])) as { id: string }).id);
+    const other = ((await h.ok('POST', '/v1/jobs', jobBody({ name: 'bulk-keep' }), member['QM_TOKEN'])) as { id: string }).id;
+
+    const r = await runQm(['cancel', '--state', 'pending', '--name', 'bulk-sweep', '--user', 'alice', '--team', 'vision'], { env: member });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(sweep.map((id) => `${id} vision/bulk-sweep: cancelled (was PENDING)\n`).join(''));
+    expect(r.stderr).toBe('qm: cancelled 3 job(s) of team vision\n');
+    for (const id of sweep) expect(await ok('GET', `/v1/jobs/${id}`)).toMatchObject({ state: 'CANCELLED' });
+    expect(await ok('GET', `/v1/jobs/${other}`)).toMatchObject({ state: 'PENDING' });
+
+    usage(await runQm(['cancel'], { env: member }), 'name the jobs to cancel, or a filter: --state, --name, --user (with --team)');
+    usage(await runQm(['cancel', other, '--state', 'pending'], { env: member }), 'give jobs to cancel or a filter (--state, --name, --user), not both');
+    usage(await runQm(['cancel', '--state', 'succeeded', '--team', 'vision'], { env: member }), '--state succeeded: only unfinished jobs can be cancelled (pending, admitted, binding, running)');
+    usage(await runQm(['cancel', '--name', 'bulk-keep'], { env: member }), "a filter cancels one team's jobs: give --team (or set a default team with qm config)");
+    // Another team's: the server's 403 (exit 1).
+    expect((await runQm(['cancel', '--state', 'pending', '--team', 'nlp'], { env: member })).code).toBe(1);
+    expect(await ok('GET', `/v1/jobs/${other}`)).toMatchObject({ state: 'PENDING' });
+  });
 });

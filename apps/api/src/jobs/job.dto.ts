@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { JOB_KINDS } from '#core';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsObject, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsObject, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { TPU_SHAPE } from '../nodes/node.dto.js';
 import { MapProperty } from '../response.doc.js';
 import { ArrayOf, NameList, NodeSelector, ObjectName, TEMPLATE_LIMITS, TolerationDto, VolumeDto, VolumeMountDto } from './pod-template.dto.js';
@@ -335,6 +335,40 @@ export class JobStatusDto {
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+export const CANCELLABLE_STATES = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING'] as const;
+
+/** Which jobs a bulk cancel (POST /v1/jobs/cancellations) takes: a team's, narrowed by state, name and submitter. */
+export class CancelJobsDto {
+  @ApiProperty({ example: 'vision', description: "The team whose jobs are cancelled (admins: any; members: one of theirs, 403 otherwise)." })
+  @Required()
+  @IsName()
+  team!: string;
+
+  @ApiPropertyOptional({ type: [String], enum: CANCELLABLE_STATES, example: ['PENDING'], description: 'Only jobs in these states (default all four unfinished ones).' })
+  @Optional()
+  @IsArray({ message: 'must be an array of states' })
+  @ArrayMinSize(1, { message: 'must name at least one state' })
+  @ArrayMaxSize(CANCELLABLE_STATES.length, { message: `must have at most ${CANCELLABLE_STATES.length} items` })
+  @ArrayUnique({ message: 'must not repeat a state' })
+  @IsIn(CANCELLABLE_STATES, { each: true, message: `items must be one of ${CANCELLABLE_STATES.join(', ')}` })
+  states?: (typeof CANCELLABLE_STATES)[number][];
+
+  @ApiPropertyOptional({ example: 'sweep-lr', description: 'Only jobs of this name (exact).' })
+  @Optional()
+  @IsName()
+  name?: string;
+
+  @ApiPropertyOptional({ example: 'alice', description: "Only jobs submitted by this subject (a token's subject, as jobs show in createdBy)." })
+  @Optional()
+  @IsText(1, 255)
+  createdBy?: string;
+
+  @ApiPropertyOptional({ default: 1000, minimum: 1, maximum: 1000, description: 'At most this many in one call, oldest first (`more` says whether others matched: call again).' })
+  @Optional()
+  @IntIn(1, 1000)
+  limit?: number;
+}
 
 /** A PENDING job's new priority (POST /v1/jobs/{id}/priority): a class, or (admins only) a number. */
 export class JobPriorityDto {

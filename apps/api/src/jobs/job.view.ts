@@ -209,6 +209,26 @@ export class JobEventView {
   data!: unknown;
 }
 
+/** One job a bulk cancel cancelled. */
+export class CancelledJobView {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  @ApiProperty({ example: 'sweep-lr' })
+  name!: string;
+  @ApiProperty({ enum: JOB_STATES, description: 'The state it was cancelled from.' })
+  from!: JobState;
+}
+
+/** What a bulk cancel (POST /v1/jobs/cancellations) did. */
+export class JobCancellationsView {
+  @ApiProperty({ description: 'How many jobs this call cancelled.' })
+  cancelled!: number;
+  @ApiProperty({ type: [CancelledJobView] })
+  jobs!: CancelledJobView[];
+  @ApiProperty({ description: 'More jobs matched than `limit`: call again for the next ones.' })
+  more!: boolean;
+}
+
 export class JobEventListView {
   @ApiProperty({ type: [JobEventView] })
   items!: JobEventView[];

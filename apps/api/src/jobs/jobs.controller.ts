@@ -3,8 +3,8 @@ import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger
 import type { FastifyReply } from 'fastify';
 import { Caller, ExecutorAllowed } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { CreateJobDto, JobPriorityDto, JobProgressDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
-import { JobDetailView, JobEventListView, JobListView, jobView } from './job.view.js';
+import { CancelJobsDto, CreateJobDto, JobPriorityDto, JobProgressDto, JobStatusDto, ListJobsQuery } from './job.dto.js';
+import { JobCancellationsView, JobDetailView, JobEventListView, JobListView, jobView } from './job.view.js';
 import { JobsService } from './jobs.service.js';
 import { ApiLimitProblems, ApiProblems } from '../problem.doc.js';
 import { Answers } from '../response.doc.js';
@@ -53,6 +53,21 @@ export class JobsController {
   @Answers(JobListView)
   list(@Query() query: ListJobsQuery, @Caller() caller: Principal): Promise<JobListView> {
     return this.jobs.list(query, caller);
+  }
+
+  @Post('cancellations')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Cancel a team's jobs by filter",
+    description:
+      "Cancels, oldest first, the team's jobs in `states` (default every unfinished state), of `name` and submitted by `createdBy` when given — at most " +
+      '`limit` (default and at most 1000) per call; `more` says whether others matched. Each is cancelled as DELETE /v1/jobs/{id} does (its ' +
+      "accelerators released, its pods deleted where bound); a job that finished meanwhile is left as it is. Admins, and members of the team (403 otherwise). " +
+      '200 with the jobs cancelled (none: an empty list).',
+  })
+  @Answers(JobCancellationsView)
+  cancelMatching(@Body() dto: CancelJobsDto, @Caller() caller: Principal): Promise<JobCancellationsView> {
+    return this.jobs.cancelMatching(dto, caller);
   }
 
   @Get(':id')

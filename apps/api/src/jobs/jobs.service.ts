@@ -7,8 +7,8 @@ import { canActForTeam, canReadTeam, canReportForTeam, idempotencyScope, type Pr
 import { validationFailed } from '../validation/validation.pipe.js';
 import { ClusterNamespaces } from './cluster-namespaces.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { type CreateJobDto, JOB_LIMITS, type JobPriorityDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
-import { eventView, jobSummaryView, jobView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
+import { CANCELLABLE_STATES, type CancelJobsDto, type CreateJobDto, JOB_LIMITS, type JobPriorityDto, type JobProgressDto, type JobStatusDto, type ListJobsQuery, TEMPLATE_DEFAULTS } from './job.dto.js';
+import { eventView, jobSummaryView, jobView, type JobCancellationsView, type JobDetailView, type JobEventListView, type JobListView } from './job.view.js';
 import { plainPodTemplate, podTemplateProblems, templateSizeProblem } from './pod-template.dto.js';
 import { priorityFromClasses, priorityWithoutClasses } from './job-priority.js';
 import { PriorityChoiceCache } from './priority-choices.js';
@@ -117,6 +117,14 @@ export class JobsService {
     return {
       items: events.map(eventView),
     };
+  }
+
+  /** A team's unfinished jobs matching the filter, cancelled oldest first, at most `limit` (1000) per call. */
+  async cancelMatching(dto: CancelJobsDto, caller: Principal): Promise<JobCancellationsView> {
+    if (!canActForTeam(caller, dto.team)) throw forbidden(`${caller.subject} may not cancel jobs of team ${dto.team}`);
+    const filter = { team: dto.team, states: dto.states ?? CANCELLABLE_STATES, ...(dto.name === undefined ? {} : { name: dto.name }), ...(dto.createdBy === undefined ? {} : { createdBy: dto.createdBy }) };
+    const { cancelled, more } = await this.jobs.cancelMatching(filter, dto.limit ?? 1000, caller.subject);
+    return { cancelled: cancelled.length, jobs: cancelled, more };
   }
 
   /** Idempotent: cancelling a cancelled job returns it unchanged. */

@@ -256,12 +256,45 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
 
   program
     .command('cancel')
-    .description('cancel jobs (their pods are deleted where bound); cancelling a cancelled job is a no-op')
-    .argument('<job...>', 'job ids (or unique names, or job/NAME)')
-    .option('--team <team>', 'look names up in this team')
-    .addHelpText('after', example('qm cancel 3f2a…-…', 'qm cancel $(qm ls --state pending -o json | jq -r \'.[].id\')', 'qm ls --state pending -o name | xargs qm cancel'))
-    .action(async (refs: string[], opts: { team?: string }) => {
+    .description('cancel jobs (their pods are deleted where bound), named or by filter; cancelling a cancelled job is a no-op')
+    .argument('[job...]', 'job ids (or unique names, or job/NAME)')
+    .option('--team <team>', 'look names up in this team; with a filter, the team whose jobs are cancelled')
+    .option('--state <states>', "filter: only jobs in these states, comma-separated (pending,admitted,binding,running; default all four)")
+    .option('--name <name>', 'filter: only jobs of this name')
+    .option('--user <subject>', 'filter: only jobs this subject submitted (as `qm describe` shows in Created by)')
+    .addHelpText(
+      'after',
+      example(
+        'qm cancel 3f2a…-…',
+        'qm cancel --state pending --team vision              # every pending job of the team',
+        'qm cancel --name sweep-lr --user alice              # alice\'s sweep-lr jobs of the default team',
+        'qm ls --state pending -o name | xargs qm cancel',
+      ),
+    )
+    .action(async (refs: string[], opts: { team?: string; state?: string; name?: string; user?: string }) => {
+      const filtered = opts.state !== undefined || opts.name !== undefined || opts.user !== undefined;
+      if (filtered && refs.length > 0) throw new UsageError('give jobs to cancel or a filter (--state, --name, --user), not both');
+      if (!filtered && refs.length === 0) throw new UsageError('name the jobs to cancel, or a filter: --state, --name, --user (with --team)');
       const { client, defaultTeam } = ctx.connect();
+      if (filtered) {
+        const team = opts.team ?? defaultTeam;
+        if (team === undefined) throw new UsageError('a filter cancels one team\'s jobs: give --team (or set a default team with qm config)');
+        const wanted = states(opts.state);
+        const unfinished = ['PENDING', 'ADMITTED', 'BINDING', 'RUNNING'];
+        const done = wanted?.find((s) => !unfinished.includes(s));
+        if (done !== undefined) throw new UsageError(`--state ${done.toLowerCase()}: only unfinished jobs can be cancelled (pending, admitted, binding, running)`);
+        let total = 0;
+        for (;;) {
+          const body = { team, ...(wanted ? { states: wanted } : {}), ...(opts.name ? { name: opts.name } : {}), ...(opts.user ? { createdBy: opts.user } : {}) };
+          const r = (await client.request<{ cancelled: number; jobs: { id: string; name: string; from: string }[]; more: boolean }>('POST', '/v1/jobs/cancellations', { body })).body;
+          for (const j of r.jobs) ctx.out(`${j.id} ${team}/${j.name}: cancelled (was ${j.from})\n`);
+          total += r.cancelled;
+          // A call that cancelled nothing though more matched (they changed state meanwhile) ends it too.
+          if (!r.more || r.cancelled === 0) break;
+        }
+        ctx.warn(`qm: cancelled ${total} job(s) of team ${team}`);
+        return;
+      }
       const failures: CliFailure[] = [];
       for (const ref of refs) {
         try {

@@ -88,6 +88,34 @@ export class JobRepository {
     return this.changeState(id, 'CANCELLED', actor, `cancelled by ${actor}`);
   }
 
+  /**
+   * Cancels, oldest first, at most `limit` jobs of `team` in one of `states` (and named `name`, submitted by
+   * `createdBy`, when given), each through the transition writer as a single cancel is: the ones cancelled, with the
+   * state each left, and whether more matched. A job that changed state meanwhile is left as it is.
+   */
+  async cancelMatching(
+    filter: { team: string; states: readonly JobState[]; name?: string; createdBy?: string },
+    limit: number,
+    actor: string,
+  ): Promise<{ cancelled: { id: string; name: string; from: JobState }[]; more: boolean }> {
+    const { rows } = await this.db.pool.query<{ id: string; name: string }>(
+      `SELECT id::text AS id, name FROM jobs
+       WHERE team = $1 AND state = ANY($2::job_state[]) AND ($3::text IS NULL OR name = $3) AND ($4::text IS NULL OR created_by = $4)
+       ORDER BY submitted_at, id LIMIT $5`,
+      [filter.team, filter.states, filter.name ?? null, filter.createdBy ?? null, limit + 1],
+    );
+    const batch = rows.slice(0, limit);
+    if (batch.length === 0) return { cancelled: [], more: false };
+    const { results } = await moveJobs(
+      this.db.pool,
+      batch.map((r) => ({ jobId: r.id, to: 'CANCELLED' as const, from: filter.states, reason: `cancelled by ${actor}` })),
+      { actor },
+    );
+    const names = new Map(batch.map((r) => [r.id, r.name]));
+    const cancelled = results.flatMap((r) => (r.moved ? [{ id: r.jobId, name: names.get(r.jobId) ?? '', from: r.from }] : []));
+    return { cancelled, more: rows.length > limit };
+  }
+
   /** A state reported by an executor (RUNNING / SUCCEEDED / FAILED), checked against the lifecycle table. */
   async report(id: string, to: JobState, actor: string, reason: string): Promise<StateChange> {
     return this.changeState(id, to, actor, reason);
