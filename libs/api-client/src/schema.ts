@@ -2666,6 +2666,11 @@ export interface components {
             periodStart?: string;
             /** @example vision */
             team?: string;
+            /**
+             * @description Who submitted the jobs (groupBy user): a token's subject, `kubernetes` for jobs imported from the cluster, `(job deleted)` for those whose team was deleted.
+             * @example alice
+             */
+            user?: string;
             /** @description Thrown away: the whole run for a failure or a requeue; for a preemption or a move, only the work after the checkpoint the job resumes from (what the scheduler said it loses). */
             wastedAcceleratorHours: number;
             wastedAcceleratorSeconds: number;
@@ -6738,7 +6743,7 @@ export interface operations {
             query?: {
                 /** @description Start (inclusive): a date (UTC midnight) or an RFC 3339 time. Default: the start of the current UTC month. */
                 from?: string;
-                /** @description Comma-separated: team, flavor, and at most one of day, month (UTC). Default: team,flavor. */
+                /** @description Comma-separated: team, user (who submitted the jobs), flavor, and at most one of day, month (UTC). Default: team,flavor. */
                 groupBy?: string;
                 /** @description Only this team (members: one of theirs). */
                 team?: string;

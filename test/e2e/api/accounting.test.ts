@@ -88,7 +88,7 @@ describe('GET /v1/usage', () => {
     ['from=yesterday', [{ field: 'from', message: 'must be a date (2026-11-01, UTC midnight) or an RFC 3339 time (2026-11-01T09:00:00Z)' }]],
     ['from=2026-02-30', [{ field: 'from', message: 'must be a date (2026-11-01, UTC midnight) or an RFC 3339 time (2026-11-01T09:00:00Z)' }]],
     ['from=2026-11-02&to=2026-11-01', [{ field: 'to', message: 'must be after from' }]],
-    ['groupBy=team,week', [{ field: 'groupBy', message: "'week' is not one of team, flavor, day, month" }]],
+    ['groupBy=team,week', [{ field: 'groupBy', message: "'week' is not one of team, user, flavor, day, month" }]],
     ['groupBy=day,month', [{ field: 'groupBy', message: 'use at most one of day, month' }]],
     ['from=2020-01-01&to=2026-01-01&groupBy=day', [{ field: 'to', message: 'with groupBy day, the window may span at most 400 days (use month)' }]],
     ['team=Not_A_Team', [{ field: 'team', message: expect.stringContaining('DNS-1123') }]],

@@ -12,7 +12,7 @@ export class UsageQuery {
   @IsText(1, 64)
   to?: string;
 
-  @ApiPropertyOptional({ example: 'team,flavor,day', description: 'Comma-separated: team, flavor, and at most one of day, month (UTC). Default: team,flavor.' })
+  @ApiPropertyOptional({ example: 'team,flavor,day', description: 'Comma-separated: team, user (who submitted the jobs), flavor, and at most one of day, month (UTC). Default: team,flavor.' })
   @Optional()
   @IsText(0, 64)
   groupBy?: string;

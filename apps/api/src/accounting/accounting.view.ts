@@ -9,6 +9,12 @@ const round = (n: number, digits: number): number => Math.round(n * 10 ** digits
 export class UsageItemView {
   @ApiProperty({ required: false, example: 'vision' })
   team?: string;
+  @ApiProperty({
+    required: false,
+    example: 'alice',
+    description: "Who submitted the jobs (groupBy user): a token's subject, `kubernetes` for jobs imported from the cluster, `(job deleted)` for those whose team was deleted.",
+  })
+  user?: string;
   @ApiProperty({ required: false, example: 'h100-80gb' })
   flavor?: string;
   @ApiProperty({ required: false, example: '2026-11-30', description: '`2026-11-30` (groupBy day) or `2026-11` (groupBy month), UTC.' })

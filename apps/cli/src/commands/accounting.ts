@@ -35,11 +35,11 @@ export function registerAccounting(program: Command, ctx: CommandContext): void 
     .option('--from <date>', 'start, inclusive: 2026-11-01 (UTC midnight) or an RFC 3339 time (default: start of this month)')
     .option('--to <date>', 'end, exclusive (default: now)')
     .option('--month <yyyy-mm>', 'one calendar month (UTC), instead of --from/--to')
-    .option('--by <dimensions>', 'team, flavor, and day or month, comma-separated', 'team,flavor')
+    .option('--by <dimensions>', 'team, user (who submitted), flavor, and day or month, comma-separated', 'team,flavor')
     .option('--team <team>', 'only this team (default: QM_TEAM or the config\'s team, else every team you may see)')
     .option('--all-teams', 'every team you may see, ignoring the default team')
     .option('-o, --output <format>', 'table | csv | json | yaml'))
-    .addHelpText('after', example('qm usage --month 2026-11', 'qm usage --from 2026-11-01 --to 2026-12-01 --by team,flavor,day -o csv > november.csv', 'qm usage --by team -o json', 'qm usage --by team -o csv --no-headers'))
+    .addHelpText('after', example('qm usage --month 2026-11', 'qm usage --by team,user   # who used the hours, as sacct -u', 'qm usage --from 2026-11-01 --to 2026-12-01 --by team,flavor,day -o csv > november.csv', 'qm usage --by team -o json', 'qm usage --by team -o csv --no-headers'))
     .action(async (opts: { from?: string; to?: string; month?: string; by: string; team?: string; allTeams?: boolean; output?: string; headers: boolean }) => {
       const format = outputFormat(opts.output, ['table', 'csv', 'json', 'yaml']);
       if (opts.month !== undefined && (opts.from !== undefined || opts.to !== undefined)) throw new UsageError('use either --month or --from/--to');
@@ -187,8 +187,9 @@ const RUNNING_JOBS_LEGEND =
 
 /** The usage report under a title line; `headers` false (`--no-headers`): the rows alone (the TOTAL row included). */
 export function usageTable(r: UsageReport, now: number, timeZone: string | undefined, headers = true): string {
-  const dims: ('team' | 'flavor' | 'period')[] = [];
+  const dims: ('team' | 'user' | 'flavor' | 'period')[] = [];
   if (r.groupBy.includes('team')) dims.push('team');
+  if (r.groupBy.includes('user')) dims.push('user');
   if (r.groupBy.includes('flavor')) dims.push('flavor');
   if (r.groupBy.includes('day') || r.groupBy.includes('month')) dims.push('period');
   const figures = (i: UsageItem): string[] => [num(i.acceleratorHours), num(i.wastedAcceleratorHours), num(i.cost), String(i.jobsCompleted), percent(i.nominalShare)];

@@ -5,8 +5,11 @@ export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
 }
 
-export type UsageDimension = 'team' | 'flavor' | 'day' | 'month';
-export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['team', 'flavor', 'day', 'month'];
+export type UsageDimension = 'team' | 'user' | 'flavor' | 'day' | 'month';
+export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['team', 'user', 'flavor', 'day', 'month'];
+
+/** The `user` of usage whose job is gone (its team was deleted): the ledger keeps the hours, not who submitted them. */
+export const UNKNOWN_USER = '(job deleted)';
 
 export interface UsageWindow {
   /** Inclusive. */
@@ -22,6 +25,8 @@ export interface UsageWindow {
 
 export interface UsageRow {
   team?: string;
+  /** Who submitted the jobs (their createdBy: a token's subject; `kubernetes` for imported ones), with `groupBy` user. */
+  user?: string;
   flavor?: string;
   /** Start of the UTC day or month, with `groupBy` day or month. */
   periodStart?: Date;
@@ -48,8 +53,9 @@ const TIME_BUCKET: Record<'day' | 'month', string> = { day: '1 day', month: '1 m
 export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRow[]> {
   const time = w.groupBy.includes('day') ? 'day' : w.groupBy.includes('month') ? 'month' : null;
   const byTeam = w.groupBy.includes('team');
+  const byUser = w.groupBy.includes('user');
   const byFlavor = w.groupBy.includes('flavor');
-  const groupCols = [byTeam ? 'team' : null, byFlavor ? 'flavor' : null, time !== null ? 'b_from' : null].filter((c): c is string => c !== null);
+  const groupCols = [byTeam ? 'team' : null, byUser ? 'usr' : null, byFlavor ? 'flavor' : null, time !== null ? 'b_from' : null].filter((c): c is string => c !== null);
   const select = groupCols.length === 0 ? '' : `${groupCols.join(', ')}, `;
   const groupBy = groupCols.length === 0 ? '' : `GROUP BY ${groupCols.join(', ')}`;
   const buckets =
@@ -58,10 +64,12 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
       : `SELECT d AT TIME ZONE 'UTC' AS b_from, (d + interval '${TIME_BUCKET[time]}') AT TIME ZONE 'UTC' AS b_to
          FROM generate_series(date_trunc('${time}', $1::timestamptz AT TIME ZONE 'UTC'), $2::timestamptz AT TIME ZONE 'UTC', interval '${TIME_BUCKET[time]}') AS d`;
   const values = [w.from, w.to, w.now, w.teams === undefined ? null : [...w.teams]];
-  const held = await sql.query<{ team?: string; flavor?: string; b_from?: Date; seconds: string | null; wasted: string | null; cost: number | null }>(
+  // Who submitted a segment's job: only joined when grouped by user.
+  const userCol = byUser ? `, COALESCE((SELECT j.created_by FROM jobs j WHERE j.id = s.job_id), '${UNKNOWN_USER}') AS usr` : '';
+  const held = await sql.query<{ team?: string; usr?: string; flavor?: string; b_from?: Date; seconds: string | null; wasted: string | null; cost: number | null }>(
     `WITH seg AS (
        SELECT s.team, s.flavor, s.accelerators, s.wasted, s.wasted_since,
-              GREATEST(s.started_at, $1::timestamptz) AS a, LEAST(COALESCE(s.ended_at, $3::timestamptz), $2::timestamptz) AS b
+              GREATEST(s.started_at, $1::timestamptz) AS a, LEAST(COALESCE(s.ended_at, $3::timestamptz), $2::timestamptz) AS b${userCol}
        FROM usage_segments s
        WHERE s.started_at < $2 AND (s.ended_at > $1 OR s.ended_at IS NULL) AND ($4::text[] IS NULL OR s.team = ANY($4::text[]))
      ), price AS (
@@ -72,7 +80,7 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
        WINDOW w AS (PARTITION BY flavor ORDER BY effective_from, id)
      ), bucket AS (${buckets}
      ), piece AS (
-       SELECT seg.team, seg.flavor, seg.wasted, seg.accelerators, bucket.b_from, COALESCE(price.cost_per_hour, 0) AS price,
+       SELECT seg.team, ${byUser ? 'seg.usr, ' : ''}seg.flavor, seg.wasted, seg.accelerators, bucket.b_from, COALESCE(price.cost_per_hour, 0) AS price,
               extract(epoch FROM LEAST(seg.b, price.p_to, bucket.b_to) - GREATEST(seg.a, price.p_from, bucket.b_from)) AS secs,
               -- the wasted part: from the checkpoint the release kept (wasted_since; GREATEST skips a NULL: the start)
               extract(epoch FROM LEAST(seg.b, price.p_to, bucket.b_to) - GREATEST(seg.a, seg.wasted_since, price.p_from, bucket.b_from)) AS wasted_secs
@@ -86,23 +94,26 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
      FROM piece WHERE secs > 0 ${groupBy}`,
     values,
   );
-  const done = await sql.query<{ team?: string; flavor?: string; b_from?: Date; n: number }>(
-    `SELECT ${groupCols.map((c) => (c === 'b_from' ? `date_trunc('${time}', ended_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS b_from` : c)).join(', ')}${groupCols.length ? ', ' : ''}
-            count(DISTINCT job_id)::int AS n
-     FROM usage_segments
-     WHERE end_state = 'SUCCEEDED' AND ended_at >= $1 AND ended_at < LEAST($2::timestamptz, $3::timestamptz)
-       AND ($4::text[] IS NULL OR team = ANY($4::text[]))
+  const doneCol = (c: string): string =>
+    c === 'b_from' ? `date_trunc('${time}', s.ended_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS b_from` : c === 'usr' ? `COALESCE((SELECT j.created_by FROM jobs j WHERE j.id = s.job_id), '${UNKNOWN_USER}') AS usr` : `s.${c}`;
+  const done = await sql.query<{ team?: string; usr?: string; flavor?: string; b_from?: Date; n: number }>(
+    `SELECT ${groupCols.map(doneCol).join(', ')}${groupCols.length ? ', ' : ''}
+            count(DISTINCT s.job_id)::int AS n
+     FROM usage_segments s
+     WHERE s.end_state = 'SUCCEEDED' AND s.ended_at >= $1 AND s.ended_at < LEAST($2::timestamptz, $3::timestamptz)
+       AND ($4::text[] IS NULL OR s.team = ANY($4::text[]))
      ${groupCols.length ? `GROUP BY ${groupCols.map((_, i) => i + 1).join(', ')}` : ''}`,
     values,
   );
-  const key = (r: { team?: string; flavor?: string; b_from?: Date }): string => JSON.stringify([r.team ?? null, r.flavor ?? null, r.b_from?.getTime() ?? null]);
+  const key = (r: { team?: string; usr?: string; flavor?: string; b_from?: Date }): string => JSON.stringify([r.team ?? null, r.usr ?? null, r.flavor ?? null, r.b_from?.getTime() ?? null]);
   const out = new Map<string, UsageRow>();
-  const row = (r: { team?: string; flavor?: string; b_from?: Date }): UsageRow => {
+  const row = (r: { team?: string; usr?: string; flavor?: string; b_from?: Date }): UsageRow => {
     const k = key(r);
     let u = out.get(k);
     if (u === undefined) {
       u = { acceleratorSeconds: 0, wastedAcceleratorSeconds: 0, cost: 0, jobsCompleted: 0 };
       if (byTeam) u.team = r.team!;
+      if (byUser) u.user = r.usr!;
       if (byFlavor) u.flavor = r.flavor!;
       if (time !== null) u.periodStart = r.b_from!;
       out.set(k, u);
@@ -117,7 +128,7 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
     u.cost = r.cost ?? 0;
   }
   for (const r of done.rows) row(r).jobsCompleted = r.n;
-  const order = (u: UsageRow): string => `${u.team ?? ''}\u0000${u.flavor ?? ''}\u0000${u.periodStart?.toISOString() ?? ''}`;
+  const order = (u: UsageRow): string => `${u.team ?? ''}\u0000${u.user ?? ''}\u0000${u.flavor ?? ''}\u0000${u.periodStart?.toISOString() ?? ''}`;
   return [...out.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 }
 
