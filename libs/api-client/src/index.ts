@@ -42,6 +42,7 @@ export type FleetNode = Schemas['FleetNodeView'];
 export type FleetHistory = Schemas['FleetHistoryView'];
 export type FleetHistoryPoint = Schemas['FleetHistoryPointView'];
 export type PriorityClass = Schemas['PriorityClassView'];
+export type Price = Schemas['PriceView'];
 export type Problem = Schemas['ProblemDoc'];
 export type FieldError = Schemas['FieldErrorDoc'];
 

@@ -126,4 +126,21 @@ describe('qm budget set --on-exhausted stop', () => {
     expect((await ok('GET', '/v1/teams/nlp/budgets/day')).onExhausted).toBe('stop');
     expect((await runQm(['budget', 'rm', 'nlp', '--period', 'day'], { env: admin })).code).toBe(0);
   });
+
+  it("qm flavor prices: a flavor's price history, oldest first, the last in force", async () => {
+    await ok('PUT', '/v1/flavors/a100-80gb', { kind: 'nvidia-gpu', memoryGiB: 80, relativeSpeed: 1, costPerHour: 2.5 });
+    const r = await runQm(['flavor', 'prices', 'a100-80gb'], { env: member });
+    expect(r.code).toBe(0);
+    const rows = r.stdout.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^EFFECTIVE-FROM +COST\/ACCEL-HOUR +PERIOD$/);
+    expect(rows.slice(1).map((l) => l.trim().split(/\s{2,}/)[1])).toEqual(['2', '2.5']);
+    expect(rows[1]).toContain('until ');
+    expect(rows[2]).toContain('in force');
+    const json = JSON.parse((await runQm(['flavor', 'prices', 'a100-80gb', '-o', 'json'], { env: member })).stdout) as { costPerHour: number }[];
+    expect(json.map((p) => p.costPerHour)).toEqual([2, 2.5]);
+    const unknown = await runQm(['flavor', 'prices', 'nope'], { env: member });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('flavor nope');
+  });
 });
+

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ApiError, type ApiClient } from '../client/api-client.js';
-import type { ClusterNode, Cohort, Flavor, List, Team, TopologyLevelName } from '#api-client';
+import type { ClusterNode, Cohort, Flavor, List, Price, Team, TopologyLevelName } from '#api-client';
+import { age, localDateTime } from '../output/time.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { machine, outputFormat } from '../output/render.js';
@@ -196,6 +197,30 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
           `${saved.memoryGiB === null ? 'memory unknown' : `${saved.memoryGiB} GiB`}, speed ${saved.relativeSpeed}, ${saved.costPerHour} per accelerator-hour\n` +
           (topology === undefined ? '' : `topology from node labels: ${TOPOLOGY_LEVELS.filter((l) => saved.topologyLabels?.[l]).map((l) => `${l} ${saved.topologyLabels[l]}`).join(', ')}\n`),
       );
+    });
+  noHeadersOption(
+    flavor
+      .command('prices')
+      .description("a flavor's price history, oldest first: each cost per accelerator-hour and when it took effect (kept after the flavor is deleted)")
+      .argument('<name>')
+      .option('-o, --output <format>', 'table | json | yaml'),
+  )
+    .addHelpText('after', example('qm flavor prices h100-80gb', 'qm flavor prices h100-80gb -o json'))
+    .action(async (name: string, opts: { output?: string; headers: boolean }) => {
+      const format = outputFormat(opts.output, ['table', 'json', 'yaml']);
+      const { items } = await ctx.connect().client.get<List<Price>>(`/v1/flavors/${seg(name)}/prices`);
+      const m = machine(format, items);
+      if (m !== undefined) {
+        ctx.out(m);
+        return;
+      }
+      const now = ctx.now();
+      const rows = items.map((p, i) => {
+        const from = Date.parse(p.effectiveFrom);
+        const until = items[i + 1];
+        return [localDateTime(from, { timeZone: ctx.timeZone }), String(p.costPerHour), until === undefined ? `in force (${age(from, now)})` : `until ${localDateTime(Date.parse(until.effectiveFrom), { timeZone: ctx.timeZone })}`];
+      });
+      ctx.out(formatTable(['EFFECTIVE-FROM', 'COST/ACCEL-HOUR', 'PERIOD'], rows, { ...listing, headers: opts.headers }));
     });
   registerRemove(flavor, ctx, 'flavor', '/v1/flavors', 'qm flavor rm v100', 'delete a flavor (admin); refused while nodes, quotas or unfinished jobs use it');
 
