@@ -399,7 +399,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a team's jobs by filter
-         * @description Cancels, oldest first, the team's jobs in `states` (default every unfinished state), of `name` and submitted by `createdBy` when given — at most `limit` (default and at most 1000) per call; `more` says whether others matched. Each is cancelled as DELETE /v1/jobs/{id} does (its accelerators released, its pods deleted where bound); a job that finished meanwhile is left as it is. Admins, and members of the team (403 otherwise). 200 with the jobs cancelled (none: an empty list).
+         * @description Cancels, oldest first, the team's jobs in `states` (default every unfinished state), of `name` and submitted by `createdBy` when given — at most `limit` (default and at most 1000) per call; `more` says whether others matched. Each is cancelled as DELETE /v1/jobs/{id} does (its accelerators released, its pods deleted where bound); a job that finished meanwhile is left as it is. Admins, and members of the team (403 otherwise). 200 with the jobs cancelled (none: an empty list); `dryRun: true` answers which would be, changing nothing. Each call that cancels is one `jobs.cancelled` entry in the audit trail (GET /v1/audit): by whom, the filter, the jobs.
          */
         post: operations["JobsController_cancelMatching"];
         delete?: never;
@@ -1025,6 +1025,11 @@ export interface components {
              */
             createdBy?: string;
             /**
+             * @description Only answer which jobs would be cancelled now (`from`: their state); nothing changes.
+             * @default false
+             */
+            dryRun: boolean;
+            /**
              * @description At most this many in one call, oldest first (`more` says whether others matched: call again).
              * @default 1000
              */
@@ -1457,6 +1462,9 @@ export interface components {
         JobCancellationsView: {
             /** @description How many jobs this call cancelled. */
             cancelled: number;
+            /** @description A dry run: `jobs` are those that would have been cancelled, and nothing changed. */
+            dryRun: boolean;
+            /** @description The jobs cancelled (in a dry run: those that would be). */
             jobs: components["schemas"]["CancelledJobView"][];
             /** @description More jobs matched than `limit`: call again for the next ones. */
             more: boolean;

@@ -35,7 +35,10 @@ describe('bulk cancel by filter', () => {
     // Only alice's sweeps.
     const mine = await h.request('POST', '/v1/jobs/cancellations', { token: alice, body: { team: 'vision', name: 'sweep', createdBy: 'alice' } });
     expect(mine.status).toBe(200);
-    expect(mine.body).toEqual({ cancelled: 2, more: false, jobs: [{ id: sweep[0], name: 'sweep', from: 'PENDING' }, { id: sweep[1], name: 'sweep', from: 'PENDING' }] });
+    expect(mine.body).toEqual({ cancelled: 2, more: false, dryRun: false, jobs: [{ id: sweep[0], name: 'sweep', from: 'PENDING' }, { id: sweep[1], name: 'sweep', from: 'PENDING' }] });
+    // One audit entry: who, how many, by which filter, which jobs; the team's members read it.
+    const audit = await h.request('GET', '/v1/audit?team=vision&limit=1', { token: carol });
+    expect(audit.body.items[0]).toMatchObject({ kind: 'jobs.cancelled', team: 'vision', actor: 'alice', message: '2 job(s) of team vision cancelled by alice (states PENDING,ADMITTED,BINDING,RUNNING, name sweep, createdBy alice)' });
     expect(await stateOf(sweep[2]!)).toBe('PENDING');
     const all = await h.request('POST', '/v1/jobs/cancellations', { token: alice, body: { team: 'vision', name: 'sweep', states: ['PENDING'] } });
     expect(all.body).toMatchObject({ cancelled: 1, more: false, jobs: [{ id: sweep[2] }] });
@@ -46,7 +49,16 @@ describe('bulk cancel by filter', () => {
     const job = await h.request('GET', `/v1/jobs/${sweep[0]}`);
     expect(job.body.transitions.at(-1)).toMatchObject({ from: 'PENDING', to: 'CANCELLED', reason: 'cancelled by alice' });
     // Nothing left to match: an empty answer, not an error.
-    expect((await h.request('POST', '/v1/jobs/cancellations', { token: alice, body: { team: 'vision', name: 'sweep' } })).body).toEqual({ cancelled: 0, jobs: [], more: false });
+    expect((await h.request('POST', '/v1/jobs/cancellations', { token: alice, body: { team: 'vision', name: 'sweep' } })).body).toEqual({ cancelled: 0, jobs: [], more: false, dryRun: false });
+  });
+
+  it('answers a dry run with the jobs it would cancel, changing nothing', async () => {
+    const id = await submit(alice, { name: 'maybe' });
+    const before = await h.counts();
+    const dry = await h.request('POST', '/v1/jobs/cancellations', { token: alice, body: { team: 'vision', name: 'maybe', dryRun: true } });
+    expect(dry.body).toEqual({ cancelled: 0, dryRun: true, more: false, jobs: [{ id, name: 'maybe', from: 'PENDING' }] });
+    expect(await h.counts()).toEqual(before);
+    expect(await stateOf(id)).toBe('PENDING');
   });
 
   it('goes `limit` at a time and says when more matched', async () => {
@@ -72,6 +84,7 @@ describe('bulk cancel by filter', () => {
       [{ team: 'vision', limit: 0 }, 'limit'],
       [{ team: 'vision', limit: 1001 }, 'limit'],
       [{ team: 'vision', name: 'Not A Name' }, 'name'],
+      [{ team: 'vision', dryRun: 'yes' }, 'dryRun'],
     ] as const) {
       const r = await h.request('POST', '/v1/jobs/cancellations', { token: alice, body });
       expect({ body, status: r.status }).toEqual({ body, status: 400 });

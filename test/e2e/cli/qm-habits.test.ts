@@ -285,6 +285,12 @@ describe('qm priority (scontrol update priority=, through the priority classes)'
     for (let i = 0; i < 3; i++) sweep.push(((await h.ok('POST', '/v1/jobs', jobBody({ name: 'bulk-sweep' }), member['QM_TOKEN'])) as { id: string }).id);
     const other = ((await h.ok('POST', '/v1/jobs', jobBody({ name: 'bulk-keep' }), member['QM_TOKEN'])) as { id: string }).id;
 
+    const dry = await runQm(['cancel', '--state', 'pending', '--name', 'bulk-sweep', '--team', 'vision', '--dry-run'], { env: member });
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toBe(sweep.map((id) => `${id} vision/bulk-sweep: would be cancelled (PENDING)\n`).join(''));
+    expect(dry.stderr).toBe('qm: dry run: 3 job(s) of team vision would be cancelled\n');
+    for (const id of sweep) expect(await ok('GET', `/v1/jobs/${id}`)).toMatchObject({ state: 'PENDING' });
+
     const r = await runQm(['cancel', '--state', 'pending', '--name', 'bulk-sweep', '--user', 'alice', '--team', 'vision'], { env: member });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(sweep.map((id) => `${id} vision/bulk-sweep: cancelled (was PENDING)\n`).join(''));
@@ -293,6 +299,7 @@ describe('qm priority (scontrol update priority=, through the priority classes)'
     expect(await ok('GET', `/v1/jobs/${other}`)).toMatchObject({ state: 'PENDING' });
 
     usage(await runQm(['cancel'], { env: member }), 'name the jobs to cancel, or a filter: --state, --name, --user (with --team)');
+    usage(await runQm(['cancel', other, '--dry-run'], { env: member }), '--dry-run goes with a filter (--state, --name, --user)');
     usage(await runQm(['cancel', other, '--state', 'pending'], { env: member }), 'give jobs to cancel or a filter (--state, --name, --user), not both');
     usage(await runQm(['cancel', '--state', 'succeeded', '--team', 'vision'], { env: member }), '--state succeeded: only unfinished jobs can be cancelled (pending, admitted, binding, running)');
     usage(await runQm(['cancel', '--name', 'bulk-keep'], { env: member }), "a filter cancels one team's jobs: give --team (or set a default team with qm config)");

@@ -368,6 +368,11 @@ export class CancelJobsDto {
   @Optional()
   @IntIn(1, 1000)
   limit?: number;
+
+  @ApiPropertyOptional({ default: false, description: 'Only answer which jobs would be cancelled now (`from`: their state); nothing changes.' })
+  @Optional()
+  @IsBool()
+  dryRun?: boolean;
 }
 
 /** A PENDING job's new priority (POST /v1/jobs/{id}/priority): a class, or (admins only) a number. */

@@ -223,10 +223,12 @@ export class CancelledJobView {
 export class JobCancellationsView {
   @ApiProperty({ description: 'How many jobs this call cancelled.' })
   cancelled!: number;
-  @ApiProperty({ type: [CancelledJobView] })
+  @ApiProperty({ type: [CancelledJobView], description: 'The jobs cancelled (in a dry run: those that would be).' })
   jobs!: CancelledJobView[];
   @ApiProperty({ description: 'More jobs matched than `limit`: call again for the next ones.' })
   more!: boolean;
+  @ApiProperty({ description: 'A dry run: `jobs` are those that would have been cancelled, and nothing changed.' })
+  dryRun!: boolean;
 }
 
 export class JobEventListView {

@@ -63,7 +63,8 @@ export class JobsController {
       "Cancels, oldest first, the team's jobs in `states` (default every unfinished state), of `name` and submitted by `createdBy` when given — at most " +
       '`limit` (default and at most 1000) per call; `more` says whether others matched. Each is cancelled as DELETE /v1/jobs/{id} does (its ' +
       "accelerators released, its pods deleted where bound); a job that finished meanwhile is left as it is. Admins, and members of the team (403 otherwise). " +
-      '200 with the jobs cancelled (none: an empty list).',
+      '200 with the jobs cancelled (none: an empty list); `dryRun: true` answers which would be, changing nothing. Each call that cancels is one ' +
+      '`jobs.cancelled` entry in the audit trail (GET /v1/audit): by whom, the filter, the jobs.',
   })
   @Answers(JobCancellationsView)
   cancelMatching(@Body() dto: CancelJobsDto, @Caller() caller: Principal): Promise<JobCancellationsView> {

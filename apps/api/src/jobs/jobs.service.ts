@@ -123,8 +123,9 @@ export class JobsService {
   async cancelMatching(dto: CancelJobsDto, caller: Principal): Promise<JobCancellationsView> {
     if (!canActForTeam(caller, dto.team)) throw forbidden(`${caller.subject} may not cancel jobs of team ${dto.team}`);
     const filter = { team: dto.team, states: dto.states ?? CANCELLABLE_STATES, ...(dto.name === undefined ? {} : { name: dto.name }), ...(dto.createdBy === undefined ? {} : { createdBy: dto.createdBy }) };
-    const { cancelled, more } = await this.jobs.cancelMatching(filter, dto.limit ?? 1000, caller.subject);
-    return { cancelled: cancelled.length, jobs: cancelled, more };
+    const dryRun = dto.dryRun === true;
+    const { cancelled, more } = await this.jobs.cancelMatching(filter, dto.limit ?? 1000, caller.subject, dryRun);
+    return { cancelled: dryRun ? 0 : cancelled.length, jobs: cancelled, more, dryRun };
   }
 
   /** Idempotent: cancelling a cancelled job returns it unchanged. */

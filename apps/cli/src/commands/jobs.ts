@@ -262,6 +262,7 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
     .option('--state <states>', "filter: only jobs in these states, comma-separated (pending,admitted,binding,running; default all four)")
     .option('--name <name>', 'filter: only jobs of this name')
     .option('--user <subject>', 'filter: only jobs this subject submitted (as `qm describe` shows in Created by)')
+    .option('--dry-run', 'with a filter: list the jobs it would cancel, and cancel nothing')
     .addHelpText(
       'after',
       example(
@@ -271,8 +272,9 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
         'qm ls --state pending -o name | xargs qm cancel',
       ),
     )
-    .action(async (refs: string[], opts: { team?: string; state?: string; name?: string; user?: string }) => {
+    .action(async (refs: string[], opts: { team?: string; state?: string; name?: string; user?: string; dryRun?: boolean }) => {
       const filtered = opts.state !== undefined || opts.name !== undefined || opts.user !== undefined;
+      if (opts.dryRun && !filtered) throw new UsageError('--dry-run goes with a filter (--state, --name, --user)');
       if (filtered && refs.length > 0) throw new UsageError('give jobs to cancel or a filter (--state, --name, --user), not both');
       if (!filtered && refs.length === 0) throw new UsageError('name the jobs to cancel, or a filter: --state, --name, --user (with --team)');
       const { client, defaultTeam } = ctx.connect();
@@ -285,8 +287,14 @@ export function registerJobs(program: Command, ctx: CommandContext): void {
         if (done !== undefined) throw new UsageError(`--state ${done.toLowerCase()}: only unfinished jobs can be cancelled (pending, admitted, binding, running)`);
         let total = 0;
         for (;;) {
-          const body = { team, ...(wanted ? { states: wanted } : {}), ...(opts.name ? { name: opts.name } : {}), ...(opts.user ? { createdBy: opts.user } : {}) };
+          const body = { team, ...(wanted ? { states: wanted } : {}), ...(opts.name ? { name: opts.name } : {}), ...(opts.user ? { createdBy: opts.user } : {}), ...(opts.dryRun ? { dryRun: true } : {}) };
           const r = (await client.request<{ cancelled: number; jobs: { id: string; name: string; from: string }[]; more: boolean }>('POST', '/v1/jobs/cancellations', { body })).body;
+          if (opts.dryRun) {
+            // Nothing changed: the first page is all there is to show (`more`: others match too).
+            for (const j of r.jobs) ctx.out(`${j.id} ${team}/${j.name}: would be cancelled (${j.from})\n`);
+            ctx.warn(`qm: dry run: ${r.jobs.length}${r.more ? '+' : ''} job(s) of team ${team} would be cancelled`);
+            return;
+          }
           for (const j of r.jobs) ctx.out(`${j.id} ${team}/${j.name}: cancelled (was ${j.from})\n`);
           total += r.cancelled;
           // A call that cancelled nothing though more matched (they changed state meanwhile) ends it too.

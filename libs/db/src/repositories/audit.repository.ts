@@ -31,6 +31,8 @@ export const AUDIT_KINDS = [
   // API tokens created and revoked (who for, which role and teams, by whom; never the secret): no team, admins only.
   'token.created',
   'token.revoked',
+  // A bulk cancel by filter (POST /v1/jobs/cancellations): how many of the team's jobs, by which filter, by whom.
+  'jobs.cancelled',
 ] as const;
 
 export interface AuditFilter {

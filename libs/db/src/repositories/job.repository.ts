@@ -97,15 +97,18 @@ export class JobRepository {
     filter: { team: string; states: readonly JobState[]; name?: string; createdBy?: string },
     limit: number,
     actor: string,
+    dryRun = false,
   ): Promise<{ cancelled: { id: string; name: string; from: JobState }[]; more: boolean }> {
-    const { rows } = await this.db.pool.query<{ id: string; name: string }>(
-      `SELECT id::text AS id, name FROM jobs
+    const { rows } = await this.db.pool.query<{ id: string; name: string; state: JobState }>(
+      `SELECT id::text AS id, name, state::text AS state FROM jobs
        WHERE team = $1 AND state = ANY($2::job_state[]) AND ($3::text IS NULL OR name = $3) AND ($4::text IS NULL OR created_by = $4)
        ORDER BY submitted_at, id LIMIT $5`,
       [filter.team, filter.states, filter.name ?? null, filter.createdBy ?? null, limit + 1],
     );
     const batch = rows.slice(0, limit);
     if (batch.length === 0) return { cancelled: [], more: false };
+    // What would be cancelled now, nothing written.
+    if (dryRun) return { cancelled: batch.map((r) => ({ id: r.id, name: r.name, from: r.state })), more: rows.length > limit };
     const { results } = await moveJobs(
       this.db.pool,
       batch.map((r) => ({ jobId: r.id, to: 'CANCELLED' as const, from: filter.states, reason: `cancelled by ${actor}` })),
@@ -113,6 +116,16 @@ export class JobRepository {
     );
     const names = new Map(batch.map((r) => [r.id, r.name]));
     const cancelled = results.flatMap((r) => (r.moved ? [{ id: r.jobId, name: names.get(r.jobId) ?? '', from: r.from }] : []));
+    // In the audit trail: who cancelled how many of the team's jobs, by which filter (each job's own events name it too).
+    if (cancelled.length > 0) {
+      const by = [`states ${filter.states.join(',')}`, ...(filter.name ? [`name ${filter.name}`] : []), ...(filter.createdBy ? [`createdBy ${filter.createdBy}`] : [])].join(', ');
+      await this.db.pool.query(`INSERT INTO events (kind, team, actor, message, data) VALUES ('jobs.cancelled', $1, $2, $3, $4)`, [
+        filter.team,
+        actor,
+        `${cancelled.length} job(s) of team ${filter.team} cancelled by ${actor} (${by})`,
+        JSON.stringify({ filter, jobs: cancelled.map((j) => j.id) }),
+      ]);
+    }
     return { cancelled, more: rows.length > limit };
   }
 
