@@ -52,6 +52,7 @@ export {
   ownNamespaceConflicts,
   ownNamespaceRefusal,
   podsNamespace,
+  POD_SECURITY_ENFORCE_LABEL,
   POD_SECURITY_LEVELS,
   teamNamespaceLabels,
   teamNamespaceRefusal,

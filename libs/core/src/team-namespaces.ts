@@ -71,12 +71,15 @@ export function ownNamespaceConflicts(ownNamespace: string, sharedNamespace: str
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
 
+/** The label that says which Pod Security level a namespace enforces. */
+export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
+
 /** The labels of a namespace Quartermaster creates for `team`: Pod Security enforced at `level`, warned and audited at restricted. */
 export function teamNamespaceLabels(team: string, level: PodSecurityLevel): Record<string, string> {
   return {
     'app.kubernetes.io/managed-by': 'quartermaster',
     'quartermaster.io/team': team,
-    'pod-security.kubernetes.io/enforce': level,
+    [POD_SECURITY_ENFORCE_LABEL]: level,
     'pod-security.kubernetes.io/enforce-version': 'latest',
     'pod-security.kubernetes.io/warn': 'restricted',
     'pod-security.kubernetes.io/audit': 'restricted',

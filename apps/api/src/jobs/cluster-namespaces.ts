@@ -29,9 +29,9 @@ export class ClusterNamespaces {
     return jobsNamespaceRefusal(namespace, { ownNamespace: facts.ownNamespace, createNamespaces: facts.createNamespaces, exists: facts.namespaces.has(namespace) });
   }
 
-  /** Why a team may not have `namespace` (Quartermaster's own), or null. */
-  async teamRefusal(namespace: string): Promise<string | null> {
+  /** For each of a team's namespaces, why it may not have it (Quartermaster's own), or null — read fresh, once. */
+  async teamRefusals(namespaces: readonly string[]): Promise<(string | null)[]> {
     const facts = await this.snapshot.reload();
-    return facts === null ? null : ownNamespaceRefusal(namespace, facts.ownNamespace);
+    return namespaces.map((namespace) => (facts === null ? null : ownNamespaceRefusal(namespace, facts.ownNamespace)));
   }
 }

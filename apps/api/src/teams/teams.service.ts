@@ -112,8 +112,7 @@ export class TeamsService {
     const listed = namespaces ?? [];
     const effective = teamNamespaces(team, listed);
     const errors: FieldError[] = [];
-    for (const [i, namespace] of effective.entries()) {
-      const refusal = await this.namespaces.teamRefusal(namespace);
+    for (const [i, refusal] of (await this.namespaces.teamRefusals(effective)).entries()) {
       if (refusal !== null) errors.push({ field: listed.length > 0 ? `namespaces[${i}]` : 'namespaces', message: listed.length > 0 ? refusal : `(none listed: the team's name) ${refusal}` });
     }
     if (errors.length > 0) throw new AppError('VALIDATION_FAILED', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);

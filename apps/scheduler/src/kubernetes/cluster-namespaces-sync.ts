@@ -1,6 +1,6 @@
 import type { V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { ownNamespaceConflicts } from '#core';
+import { POD_SECURITY_ENFORCE_LABEL, ownNamespaceConflicts } from '#core';
 import { KubeJobsRepository, KubeNamespacesRepository, type Database, type KubeNamespaceRow } from '#db';
 import type { KubeCluster, ResourceWatch } from '#kube';
 import type { KubernetesSettings } from './kubernetes-settings.js';
@@ -26,11 +26,9 @@ export async function assertOwnNamespaceIsNoJobsNamespace(database: Database, se
   );
 }
 
-const ENFORCE = 'pod-security.kubernetes.io/enforce';
-
 function rowOf(namespace: V1Namespace): KubeNamespaceRow | null {
   const name = namespace.metadata?.name;
-  return name ? { name, podSecurity: namespace.metadata?.labels?.[ENFORCE] ?? null } : null;
+  return name ? { name, podSecurity: namespace.metadata?.labels?.[POD_SECURITY_ENFORCE_LABEL] ?? null } : null;
 }
 
 /**

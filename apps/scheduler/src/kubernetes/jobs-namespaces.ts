@@ -1,12 +1,10 @@
 import type { Logger } from 'pino';
-import { jobsNamespaceRefusal, teamNamespaceLabels } from '#core';
+import { POD_SECURITY_ENFORCE_LABEL, jobsNamespaceRefusal, ownNamespaceRefusal, teamNamespaceLabels } from '#core';
 import type { KubeCluster } from '#kube';
 import type { KubernetesSettings } from './kubernetes-settings.js';
 
 /** A namespace read within this long is not read again before a bind (its labels rarely change). */
 const KNOWN_FOR_MS = 10_000;
-
-const ENFORCE = 'pod-security.kubernetes.io/enforce';
 
 /** Where a job's pods may be made: a refusal (the job fails), or whether the namespace enforces Pod Security `restricted`. */
 export type NamespaceReadiness = { refusal: string } | { refusal: null; restricted: boolean };
@@ -26,20 +24,19 @@ export class JobsNamespaces {
   ) {}
 
   async prepare(namespace: string, team: string): Promise<NamespaceReadiness> {
-    const facts = { ownNamespace: this.settings.ownNamespace, createNamespaces: this.settings.createNamespaces };
-    const own = jobsNamespaceRefusal(namespace, { ...facts, exists: true });
+    const own = ownNamespaceRefusal(namespace, this.settings.ownNamespace);
     if (own !== null) return { refusal: own };
     const known = this.known.get(namespace);
     if (known !== undefined && Date.now() - known.at < KNOWN_FOR_MS) return { refusal: null, restricted: known.restricted };
     let found = await this.cluster.getNamespace(namespace);
     if (found === null) {
-      const missing = jobsNamespaceRefusal(namespace, { ...facts, exists: false });
+      const missing = jobsNamespaceRefusal(namespace, { ownNamespace: this.settings.ownNamespace, createNamespaces: this.settings.createNamespaces, exists: false });
       if (missing !== null) return { refusal: missing };
       const made = await this.cluster.createNamespace(namespace, teamNamespaceLabels(team, this.settings.namespacePodSecurity));
       if (made.created) this.logger.info({ namespace, team, podSecurity: this.settings.namespacePodSecurity }, 'namespace created for the team\'s pods');
       found = made.namespace;
     }
-    const restricted = found.metadata?.labels?.[ENFORCE] === 'restricted';
+    const restricted = found.metadata?.labels?.[POD_SECURITY_ENFORCE_LABEL] === 'restricted';
     this.known.set(namespace, { at: Date.now(), restricted });
     if (this.known.size > 10_000) this.known.delete(this.known.keys().next().value!);
     return { refusal: null, restricted };

@@ -1,5 +1,5 @@
 import type { JobState } from '#core';
-import type { DbHandle } from './db-handle.js';
+import { inTransaction, type DbHandle } from './db-handle.js';
 import { moveJobs } from '../lifecycle/transition-writer.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { jobKindToDb } from '../enums.js';
@@ -109,23 +109,27 @@ export class JobRepository {
     if (batch.length === 0) return { cancelled: [], more: false };
     // What would be cancelled now, nothing written.
     if (dryRun) return { cancelled: batch.map((r) => ({ id: r.id, name: r.name, from: r.state })), more: rows.length > limit };
-    const { results } = await moveJobs(
-      this.db.pool,
-      batch.map((r) => ({ jobId: r.id, to: 'CANCELLED' as const, from: filter.states, reason: `cancelled by ${actor}` })),
-      { actor },
-    );
     const names = new Map(batch.map((r) => [r.id, r.name]));
-    const cancelled = results.flatMap((r) => (r.moved ? [{ id: r.jobId, name: names.get(r.jobId) ?? '', from: r.from }] : []));
-    // In the audit trail: who cancelled how many of the team's jobs, by which filter (each job's own events name it too).
-    if (cancelled.length > 0) {
-      const by = [`states ${filter.states.join(',')}`, ...(filter.name ? [`name ${filter.name}`] : []), ...(filter.createdBy ? [`createdBy ${filter.createdBy}`] : [])].join(', ');
-      await this.db.pool.query(`INSERT INTO events (kind, team, actor, message, data) VALUES ('jobs.cancelled', $1, $2, $3, $4)`, [
-        filter.team,
-        actor,
-        `${cancelled.length} job(s) of team ${filter.team} cancelled by ${actor} (${by})`,
-        JSON.stringify({ filter, jobs: cancelled.map((j) => j.id) }),
-      ]);
-    }
+    // The cancels and their audit entry commit together: no cancel without its entry, no entry without a cancel.
+    const cancelled = await inTransaction(this.db.pool, async (client) => {
+      const { results } = await moveJobs(
+        client,
+        batch.map((r) => ({ jobId: r.id, to: 'CANCELLED' as const, from: filter.states, reason: `cancelled by ${actor}` })),
+        { actor },
+      );
+      const moved = results.flatMap((r) => (r.moved ? [{ id: r.jobId, name: names.get(r.jobId) ?? '', from: r.from }] : []));
+      // In the audit trail: who cancelled how many of the team's jobs, by which filter (each job's own events name it too).
+      if (moved.length > 0) {
+        const by = [`states ${filter.states.join(',')}`, ...(filter.name ? [`name ${filter.name}`] : []), ...(filter.createdBy ? [`createdBy ${filter.createdBy}`] : [])].join(', ');
+        await client.query(`INSERT INTO events (kind, team, actor, message, data) VALUES ('jobs.cancelled', $1, $2, $3, $4)`, [
+          filter.team,
+          actor,
+          `${moved.length} job(s) of team ${filter.team} cancelled by ${actor} (${by})`,
+          JSON.stringify({ filter, jobs: moved.map((j) => j.id) }),
+        ]);
+      }
+      return moved;
+    });
     return { cancelled, more: rows.length > limit };
   }
 
