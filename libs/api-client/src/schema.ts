@@ -2330,10 +2330,20 @@ export interface components {
              */
             borrowingLimit?: number | null;
             /**
+             * @description Most CPU (millicores) the team's replicas may hold on this flavor's nodes at once, those without accelerators too (a cap of its own: never borrowed or lent); null/absent = no limit.
+             * @example 256000
+             */
+            cpuMillisLimit?: number | null;
+            /**
              * @description Most of its idle nominal others may use; null/absent = no limit.
              * @example 8
              */
             lendingLimit?: number | null;
+            /**
+             * @description Most memory (MiB) likewise; null/absent = no limit.
+             * @example 2097152
+             */
+            memoryMiBLimit?: number | null;
             /**
              * @description Guaranteed accelerators.
              * @example 32
@@ -2394,6 +2404,8 @@ export interface components {
         QuotaSetView: {
             before: components["schemas"]["QuotaView"] | null;
             borrowingLimit: number | null;
+            /** @description Most CPU (millicores) the team's replicas may hold on the flavor's nodes; null = no limit. */
+            cpuMillisLimit: number | null;
             /**
              * @description Id of the audit event (GET /v1/audit).
              * @example 42
@@ -2402,6 +2414,8 @@ export interface components {
             /** @example h100-80gb */
             flavor: string;
             lendingLimit: number | null;
+            /** @description Most memory (MiB) likewise; null = no limit. */
+            memoryMiBLimit: number | null;
             /** @example 32 */
             nominal: number;
             /** @example vision */
@@ -2412,12 +2426,20 @@ export interface components {
             borrowed: number;
             /** @description null = no limit */
             borrowingLimit: number | null;
+            /** @description CPU (millicores) its replicas may hold on the flavor's nodes; null = no limit. */
+            cpuMillisLimit: number | null;
+            /** @description CPU (millicores) its admitted and running replicas hold on the flavor's nodes, accelerator-less ones too. */
+            cpuMillisUsed: number;
             /** @example h100-80gb */
             flavor: string;
             /** @description null = no limit */
             lendingLimit: number | null;
             /** @description Of its nominal, used by other teams of the cohort. */
             lent: number;
+            /** @description Memory (MiB) likewise; null = no limit. */
+            memoryMiBLimit: number | null;
+            /** @description Memory (MiB) likewise. */
+            memoryMiBUsed: number;
             /** @example 32 */
             nominal: number;
             /** @description Accelerators its pending jobs ask for. */
@@ -2427,9 +2449,13 @@ export interface components {
         };
         QuotaView: {
             borrowingLimit: number | null;
+            /** @description Most CPU (millicores) the team's replicas may hold on the flavor's nodes; null = no limit. */
+            cpuMillisLimit: number | null;
             /** @example h100-80gb */
             flavor: string;
             lendingLimit: number | null;
+            /** @description Most memory (MiB) likewise; null = no limit. */
+            memoryMiBLimit: number | null;
             /** @example 32 */
             nominal: number;
             /** @example vision */

@@ -10,7 +10,7 @@ import { FairShare } from './fair-share.js';
 import { runtimeOn } from './flavor-selection.js';
 import type { Flavor, JobSpec, RunningJob, Snapshot, Team } from './model.js';
 import { QuotaBook } from './quota.js';
-import type { HeldReplica, Holding } from './holding.js';
+import { type HeldReplica, type Holding, cpuAndMemoryHeld } from './holding.js';
 import { ReservationBook } from './reservation-book.js';
 import { namesInOrder, sortedCopy, strictlyById } from './sorted-input.js';
 
@@ -222,8 +222,15 @@ export class CycleState {
     for (const [team, byFlavor] of this.byTeamFlavor) {
       for (const [flavor, list] of byFlavor) {
         let x = 0;
-        for (const h of list) x += h.accelerators;
-        this.quota.add(team, flavor, x);
+        let c = 0;
+        let m = 0;
+        for (const h of list) {
+          x += h.accelerators;
+          const held = cpuAndMemoryHeld(h.replicas);
+          c += held.c;
+          m += held.m;
+        }
+        this.quota.add(team, flavor, x, c, m);
         this.share.add(team, flavor, x);
       }
     }
@@ -262,7 +269,8 @@ export class CycleState {
     if (!h.removed) return;
     h.removed = false;
     for (const r of h.replicas) this.cluster.take(r.node, r);
-    this.quota.add(h.job.team, h.flavor, h.accelerators);
+    const { c, m } = cpuAndMemoryHeld(h.replicas);
+    this.quota.add(h.job.team, h.flavor, h.accelerators, c, m);
     this.share.add(h.job.team, h.flavor, h.accelerators);
     if (h.indexed !== true) {
       h.indexed = true;
@@ -289,7 +297,8 @@ export class CycleState {
     if (h.removed) return;
     h.removed = true;
     for (const r of h.replicas) this.cluster.give(r.node, r);
-    this.quota.remove(h.job.team, h.flavor, h.accelerators);
+    const { c, m } = cpuAndMemoryHeld(h.replicas);
+    this.quota.remove(h.job.team, h.flavor, h.accelerators, c, m);
     this.share.remove(h.job.team, h.flavor, h.accelerators);
     this.reservations.onRelease(h);
     this.bumpEpoch(h.flavor);

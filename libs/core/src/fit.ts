@@ -9,13 +9,15 @@ import type { CycleState } from './cycle-state.js';
 import { type GangFit, type GangRequest, type ReplicaShape, placeGang } from './gang-placer.js';
 import type { PendingJob } from './model.js';
 import type { Accelerators } from './quantity.js';
-import { type QuotaEntry, maxAddable, maxAddableFor, quotaCeiling, quotaCeilingFor } from './quota.js';
+import { type QuotaEntry, capExceeded, capNeverMet, maxAddable, maxAddableFor, quotaCeiling, quotaCeilingFor, replicasWithinCaps } from './quota.js';
 import { type RoleFit, placeRoles } from './role-placer.js';
-import { isMultiRole, maxAccelerators, minAccelerators, rolesOf } from './roles.js';
+import { cpuAndMemory, isMultiRole, maxAccelerators, minAccelerators, rolesOf } from './roles.js';
 import { groupingLabelsHint, groupingOf, splitGrouping } from './topology.js';
 import {
   type FlavorFailure,
   capacityMessage,
+  capCeilingMessage,
+  capQuotaMessage,
   ceilingMessage,
   fleetMessage,
   groupTooSmallMessage,
@@ -52,6 +54,9 @@ export function neverFits(st: CycleState, job: PendingJob, flavor: string): FitO
     if (need <= quotaCeiling(e)) return fail(flavor, 'UNSATISFIABLE', nonPreemptibleCeilingMessage(e, need));
     return fail(flavor, 'UNSATISFIABLE', ceilingMessage(e, need, ceiling));
   }
+  const least = cpuAndMemory(job);
+  const capped = capNeverMet(e, least.c, least.m);
+  if (capped !== undefined) return fail(flavor, 'UNSATISFIABLE', capCeilingMessage(e, capped, capped === 'cpu' ? least.c : least.m));
   const fl = st.cluster.flavor(flavor)!;
   if (a > fl.maxAllocatable || need > fl.totalAllocatable) {
     const unit = isMultiRole(job) ? rolesOf(job).find((r) => r.acceleratorsPerReplica === a)! : { minReplicas: job.minReplicas };
@@ -95,10 +100,13 @@ export function tryFlavor(st: CycleState, job: PendingJob, flavor: string): FitO
     const code = v.ok ? 'QUOTA_EXCEEDED' : v.code === 'NO_QUOTA' ? 'QUOTA_EXCEEDED' : v.code;
     return fail(flavor, code, quotaMessage(code, e, shape.a * minK));
   }
+  // CPU and memory caps: a cap of their own, never borrowed.
+  const kc = replicasWithinCaps(e, shape.c, shape.m, kq);
+  if (kc < minK) return capFailure(flavor, e, shape.c * minK, shape.m * minK);
 
   // 2. Reservations of earlier jobs it must not delay.
   const limits = backfillLimits(st, job, flavor);
-  let maxK = kq;
+  let maxK = kc;
   if (limits.slack !== undefined) {
     const slack: Accelerators = Math.max(0, limits.slack.quotaSlack);
     maxK = Math.min(maxK, replicasWithin(slack, shape.a, job.replicas));
@@ -132,6 +140,8 @@ function tryRoles(st: CycleState, job: PendingJob, flavor: string, e: QuotaEntry
     const code = v.ok ? 'QUOTA_EXCEEDED' : v.code === 'NO_QUOTA' ? 'QUOTA_EXCEEDED' : v.code;
     return fail(flavor, code, quotaMessage(code, e, need));
   }
+  const atLeast = cpuAndMemory(job);
+  if (capExceeded(e, atLeast.c, atLeast.m) !== undefined) return capFailure(flavor, e, atLeast.c, atLeast.m);
   const limits = backfillLimits(st, job, flavor);
   if (limits.slack !== undefined) {
     const slack: Accelerators = Math.max(0, limits.slack.quotaSlack);
@@ -141,7 +151,7 @@ function tryRoles(st: CycleState, job: PendingJob, flavor: string, e: QuotaEntry
   const full = roles.map((r) => r.replicas);
   const least = roles.map((r) => r.minReplicas);
   const tries: number[][] = [];
-  if (maxAccelerators(job) <= allowance) tries.push(full);
+  if (maxAccelerators(job) <= allowance && withinCaps(e, job, full)) tries.push(full);
   if (least.some((k, i) => k !== full[i])) tries.push(least);
   let fit: RoleFit | undefined;
   for (const counts of tries) {
@@ -154,6 +164,18 @@ function tryRoles(st: CycleState, job: PendingJob, flavor: string, e: QuotaEntry
   const grouped = splitGrouping(failed.fit.grouping).base !== 'none' && failed.role.acceleratorsPerReplica > 0;
   const code = grouped && failed.short === 'accelerators' && need <= fl.totalFree ? 'TOPOLOGY_UNSATISFIABLE' : 'INSUFFICIENT_CAPACITY';
   return fail(flavor, code, roleCapacityMessage(flavor, failed, fl.totalFree));
+}
+
+/** Whether the gang at `counts` stays within its team's CPU and memory caps on `e`'s flavor. */
+export function withinCaps(e: QuotaEntry, job: PendingJob, counts: readonly number[]): boolean {
+  const { c, m } = cpuAndMemory(job, counts);
+  return capExceeded(e, c, m) === undefined;
+}
+
+/** The team's CPU or memory cap leaves too little for `c` and `m` now. */
+function capFailure(flavor: string, e: QuotaEntry, c: number, m: number): FitOutcome {
+  const r = capExceeded(e, c, m) ?? 'cpu';
+  return fail(flavor, 'QUOTA_EXCEEDED', capQuotaMessage(e, r, r === 'cpu' ? c : m));
 }
 
 function blocked(job: PendingJob, flavor: string, r: { job: PendingJob; startAt: number }): FitOutcome {

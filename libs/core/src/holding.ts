@@ -32,3 +32,14 @@ export interface Holding {
   /** Already in the per-team and timeline lists (they keep removed entries, flagged). */
   indexed?: boolean;
 }
+
+/** CPU and memory over `replicas` (what a holding charges to its team's caps). */
+export function cpuAndMemoryHeld(replicas: readonly HeldReplica[]): { c: CpuMillis; m: MemoryMiB } {
+  let c = 0;
+  let m = 0;
+  for (const r of replicas) {
+    c += r.c;
+    m += r.m;
+  }
+  return { c, m };
+}

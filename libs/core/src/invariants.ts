@@ -42,6 +42,7 @@ import type {
   PendingJob,
   Preemption,
   Quota,
+  ReplicaPlacement,
   RunningJob,
   Snapshot,
   Team,
@@ -119,6 +120,7 @@ export function checkInvariants(given: Snapshot, givenResult: CycleResult, conte
   for (const admission of result.admissions) checkAdmissionShape(ix, admission, out);
   checkNodeCapacity(ix, result, decided.victims, out);
   checkQuotas(ix, result, decided.victims, out);
+  checkResourceCaps(ix, result, decided.victims, out);
   checkPreemptionLegality(ix, result, context, out);
   checkVictimsNeeded(ix, result, decided.victims, out);
   checkPendingAccounting(ix, result, decided.admitted, out);
@@ -141,6 +143,7 @@ export function checkSafetyInvariants(given: Snapshot, givenResult: CycleResult)
   for (const admission of result.admissions) checkAdmissionShape(ix, admission, out);
   checkNodeCapacity(ix, result, decided.victims, out);
   checkQuotas(ix, result, decided.victims, out);
+  checkResourceCaps(ix, result, decided.victims, out);
   return out;
 }
 
@@ -555,6 +558,48 @@ function checkQuotas(ix: SnapshotIndex, result: CycleResult, victims: Map<string
   }
 }
 
+/**
+ * CPU and memory caps (Quota.cpuMillisLimit / memoryMiBLimit): a team that admitted work on a flavor holds no
+ * more of either there than its cap, unless it already did before the cycle and holds no more than then.
+ */
+function checkResourceCaps(ix: SnapshotIndex, result: CycleResult, victims: Map<string, RunningJob>, out: Violation[]): void {
+  const sum = (ps: readonly ReplicaPlacement[]): [number, number] => ps.reduce<[number, number]>(([c, m], p) => [c + p.cpuMillis, m + p.memoryMiB], [0, 0]);
+  const before = new Map<string, [number, number]>();
+  for (const r of ix.snapshot.running) {
+    const [c, m] = sum(r.placement);
+    const b = before.get(key(r.team, r.flavor)) ?? [0, 0];
+    before.set(key(r.team, r.flavor), [b[0] + c, b[1] + m]);
+  }
+  const after = new Map(before);
+  for (const v of victims.values()) {
+    const [c, m] = sum(v.placement);
+    const b = after.get(key(v.team, v.flavor)) ?? [0, 0];
+    after.set(key(v.team, v.flavor), [b[0] - c, b[1] - m]);
+  }
+  const admittedAt = new Map<string, string>();
+  for (const a of result.admissions) {
+    const k = key(a.team, a.flavor);
+    const [c, m] = sum(a.placement);
+    const b = after.get(k) ?? [0, 0];
+    after.set(k, [b[0] + c, b[1] + m]);
+    if (!admittedAt.has(k)) admittedAt.set(k, a.jobId);
+  }
+  for (const [k, jobId] of admittedAt) {
+    const q = ix.quotas.get(k);
+    if (q === undefined) continue;
+    const [c, m] = after.get(k) ?? [0, 0];
+    const [c0, m0] = before.get(k) ?? [0, 0];
+    const caps: [string, number, number, number | null | undefined][] = [
+      ['CPU millicores', c, c0, q.cpuMillisLimit],
+      ['memory MiB', m, m0, q.memoryMiBLimit],
+    ];
+    for (const [what, used, usedBefore, limit] of caps) {
+      if (limit === null || limit === undefined || used <= limit || used <= usedBefore) continue;
+      violation(out, 3, 'TEAM_OVER_QUOTA', `team ${q.team} holds ${used} ${what} on ${q.flavor} after admitting ${jobId}; its limit is ${limit}`, jobId);
+    }
+  }
+}
+
 interface Ledger {
   used: number;
   nominal: number;
@@ -777,17 +822,31 @@ function checkVictimsNeeded(ix: SnapshotIndex, result: CycleResult, victims: Map
     if (team !== undefined) add(live, key(team, r.flavor), r.nodes.reduce((sum, n) => sum + n.accelerators, 0));
   }
 
+  // CPU and memory each team holds per flavor (its caps, Quota.cpuMillisLimit / memoryMiBLimit).
+  const held = new Map<string, Resources>();
+  const hold = (team: string, flavor: string, ps: readonly ({ node: string } & Resources)[], sign: number): void => {
+    const h = held.get(key(team, flavor)) ?? { accelerators: 0, cpuMillis: 0, memoryMiB: 0 };
+    for (const p of ps) {
+      h.cpuMillis += sign * p.cpuMillis;
+      h.memoryMiB += sign * p.memoryMiB;
+    }
+    held.set(key(team, flavor), h);
+  };
+  for (const j of ix.snapshot.running) hold(j.team, j.flavor, j.placement, 1);
+
   for (const a of result.admissions) {
     const mine = byPreemptor.get(a.jobId) ?? [];
     for (const v of mine) {
       for (const p of v.placement) charge(p, -1);
       add(live, key(v.team, v.flavor), -acceleratorsOf(v));
+      hold(v.team, v.flavor, v.placement, -1);
     }
     for (const p of a.placement) charge(p, 1);
     add(live, key(a.team, a.flavor), acceleratorsOf(a));
+    hold(a.team, a.flavor, a.placement, 1);
     const preemptor = ix.pending.get(a.jobId);
     for (const v of mine) {
-      if (couldStay(ix, v, load, live) && !neededForNominal(ix, v, a, preemptor, live)) {
+      if (couldStay(ix, v, load, live) && !neededForNominal(ix, v, a, preemptor, live) && !neededForCaps(ix, v, held)) {
         violation(
           out, 5, 'VICTIM_UNNEEDED',
           `job ${v.id} (team ${v.team}, ${acceleratorsOf(v)} ${v.flavor}) was preempted for ${a.jobId}, but ${a.jobId} fits with it still running ` +
@@ -808,6 +867,21 @@ function neededForNominal(ix: SnapshotIndex, v: RunningJob, a: CycleResult['admi
   if (preemptor === undefined || preemptor.preemptible || v.team !== a.team || v.flavor !== a.flavor) return false;
   const quota = ix.quotas.get(key(a.team, a.flavor));
   return quota !== undefined && (live.get(key(a.team, a.flavor)) ?? 0) + acceleratorsOf(v) > quota.nominal;
+}
+
+/** A victim is needed when, staying, its team would hold more CPU or memory on its flavor than its caps allow. */
+function neededForCaps(ix: SnapshotIndex, v: RunningJob, held: Map<string, Resources>): boolean {
+  const quota = ix.quotas.get(key(v.team, v.flavor));
+  const h = held.get(key(v.team, v.flavor));
+  if (quota === undefined || h === undefined) return false;
+  let c = h.cpuMillis;
+  let m = h.memoryMiB;
+  for (const p of v.placement) {
+    c += p.cpuMillis;
+    m += p.memoryMiB;
+  }
+  const over = (used: number, limit: number | null | undefined): boolean => limit !== null && limit !== undefined && used > limit;
+  return over(c, quota.cpuMillisLimit) || over(m, quota.memoryMiBLimit);
 }
 
 function couldStay(ix: SnapshotIndex, v: RunningJob, load: Map<string, Resources>, live: Map<string, number>): boolean {

@@ -86,6 +86,13 @@ export interface Quota {
   borrowingLimit: Accelerators | null;
   /** Most of the team's idle nominal that other cohort members may use. `null` = all of it. */
   lendingLimit: Accelerators | null;
+  /**
+   * Most CPU (millicores) the team's jobs may hold on nodes of this flavor at once, summed over every replica —
+   * those without accelerators too. A cap of its own, never borrowed or lent. `null`/absent = no limit.
+   */
+  cpuMillisLimit?: CpuMillis | null;
+  /** The same for memory (MiB). */
+  memoryMiBLimit?: MemoryMiB | null;
 }
 
 /**

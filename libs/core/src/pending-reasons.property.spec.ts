@@ -9,9 +9,10 @@
  *                            node over accelerators, CPU and memory.
  * - UNSATISFIABLE          ⇒ the job could not fit an empty fleet of that flavor, or its quota ceiling
  *                            (nominal + borrowing limit, capped by what the cohort could ever lend; the
- *                            nominal alone for a job that may not be preempted, which never borrows).
+ *                            nominal alone for a job that may not be preempted, which never borrows), or
+ *                            its minimum's CPU or memory exceeds the team's cap.
  * - QUOTA_EXCEEDED         ⇒ the minimum gang does not fit the team's guaranteed (never lent) quota
- *                            next to its usage after the cycle (victims counted).
+ *                            next to its usage after the cycle (victims counted), or its CPU or memory cap.
  */
 import { describe, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -81,7 +82,9 @@ function falseReason(s: Snapshot, result: CycleResult): string | null {
         const empty = nodes.reduce((sum, n) => sum + slots(n, zero, job), 0);
         const need = job.minReplicas * job.acceleratorsPerReplica;
         const ceiling = Math.min(quotaCeiling(s, job.team, flavor), job.preemptible ? Infinity : (s.quotas.find((x) => x.team === job.team && x.flavor === flavor)?.nominal ?? 0));
-        if (hasQuota && empty >= job.minReplicas && need <= ceiling) {
+        const q = s.quotas.find((x) => x.team === job.team && x.flavor === flavor);
+        const overCap = q !== undefined && ((q.cpuMillisLimit ?? Infinity) < job.minReplicas * job.cpuMillisPerReplica || (q.memoryMiBLimit ?? Infinity) < job.minReplicas * job.memoryMiBPerReplica);
+        if (hasQuota && empty >= job.minReplicas && need <= ceiling && !overCap) {
           return `${label} is UNSATISFIABLE but an empty fleet holds ${empty} replicas and the quota ceiling is ${ceiling}: ${r.message}`;
         }
         break;
@@ -95,7 +98,12 @@ function falseReason(s: Snapshot, result: CycleResult): string | null {
           result.admissions.filter((a) => a.team === job.team && a.flavor === flavor).reduce((n, a) => n + a.placement.reduce((m, p) => m + p.accelerators, 0), 0);
         const guaranteed = team.cohort === null ? q.nominal : q.nominal - Math.min(q.lendingLimit ?? q.nominal, q.nominal);
         const need = job.minReplicas * job.acceleratorsPerReplica;
-        if (teamUsed + need <= guaranteed) {
+        // Or over its CPU or memory cap next to what its team holds after the cycle (victims counted).
+        const held = [...s.running.filter((j) => j.team === job.team && j.flavor === flavor), ...result.admissions.filter((a) => a.team === job.team && a.flavor === flavor)].flatMap((j) => j.placement);
+        const overCap =
+          (q.cpuMillisLimit ?? Infinity) < held.reduce((n, p) => n + p.cpuMillis, 0) + job.minReplicas * job.cpuMillisPerReplica ||
+          (q.memoryMiBLimit ?? Infinity) < held.reduce((n, p) => n + p.memoryMiB, 0) + job.minReplicas * job.memoryMiBPerReplica;
+        if (teamUsed + need <= guaranteed && !overCap) {
           return `${label} is QUOTA_EXCEEDED but team ${job.team} uses at most ${teamUsed} with ${guaranteed} guaranteed: ${r.message}`;
         }
         break;

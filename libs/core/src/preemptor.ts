@@ -23,13 +23,13 @@
 import { replicasWithin, subAmount } from './amount.js';
 import { backfillLimits } from './backfill.js';
 import { type CycleState, type Holding, lostWork } from './cycle-state.js';
-import { shapeOf } from './fit.js';
+import { shapeOf, withinCaps } from './fit.js';
 import { placeGang } from './gang-placer.js';
 import type { PendingJob, Preemption, PreemptionKind } from './model.js';
 import type { Accelerators } from './quantity.js';
 import { type PreemptionRequest, candidateSources, victimsCouldSuffice } from './preemption-candidates.js';
 import { VictimFit } from './preemption-fit.js';
-import { maxAddableFor } from './quota.js';
+import { maxAddableFor, replicasWithinCaps } from './quota.js';
 import { jobSeenBy } from './reasons.js';
 import { cheapestVictimSet } from './victim-search.js';
 import { groupingOf } from './topology.js';
@@ -221,7 +221,9 @@ function placePreemptor(st: CycleState, p: PreemptionRequest, victims: readonly 
   const { job, flavor, shape, quota: e } = p;
   const limits = backfillLimits(st, job, flavor);
   if (isMultiRole(job)) return placeRolesAfter(st, p, victims, limits.caps);
-  let maxK = replicasWithin(maxAddableFor(e, job.preemptible), shape.a, job.replicas);
+  let maxK = replicasWithinCaps(e, shape.c, shape.m, replicasWithin(maxAddableFor(e, job.preemptible), shape.a, job.replicas));
+  // Nothing is preempted for CPU or memory caps: the job must be within them on what the victims leave.
+  if (maxK < job.minReplicas) return undefined;
   if (victims.some((v) => v.job.team !== job.team)) {
     maxK = Math.min(maxK, replicasWithin(subAmount(e.nominal, e.used), shape.a, job.replicas));
   }
@@ -245,7 +247,9 @@ function placeRolesAfter(st: CycleState, p: PreemptionRequest, victims: readonly
   if (victims.some((v) => v.job.team !== job.team)) allowance = Math.min(allowance, subAmount(e.nominal, e.used));
   if (minAccelerators(job) > allowance) return undefined;
   const roles = rolesOf(job);
-  const tries = maxAccelerators(job) <= allowance ? [roles.map((r) => r.replicas), roles.map((r) => r.minReplicas)] : [roles.map((r) => r.minReplicas)];
+  const full = roles.map((r) => r.replicas);
+  const least = roles.map((r) => r.minReplicas);
+  const tries = (maxAccelerators(job) <= allowance ? [full, least] : [least]).filter((counts) => withinCaps(e, job, counts));
   for (const counts of tries) {
     const fit = placeRoles(st.cluster, job, flavor, counts, caps);
     if (fit.ok) return { nodes: fit.nodes, roleOf: fit.roleOf };

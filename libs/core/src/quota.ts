@@ -12,10 +12,13 @@
  * (2) lets a team always use its guaranteed part, even when a stale snapshot shows the pool overdrawn.
  * A team with no Quota row for a flavor cannot use it (NO_QUOTA); running work on such a flavor is still
  * counted (as an implicit zero quota) so that it occupies the pool.
+ *
+ * CPU and memory are capped on their own (Quota.cpuMillisLimit / memoryMiBLimit): the team's replicas on the
+ * flavor's nodes — with or without accelerators — hold at most that much, never borrowed, never lent.
  */
-import { UNLIMITED, addAmount, fromLimit, isUnlimited, minAmount, subAmount } from './amount.js';
+import { UNLIMITED, addAmount, fromLimit, isUnlimited, minAmount, replicasWithin, subAmount } from './amount.js';
 import type { Quota, Team } from './model.js';
-import type { Accelerators } from './quantity.js';
+import type { Accelerators, CpuMillis, MemoryMiB } from './quantity.js';
 
 export interface CohortPool {
   cohort: string;
@@ -37,7 +40,15 @@ export interface QuotaEntry {
   pool: CohortPool | null;
   /** True when no Quota row exists (only running work put it here): pending jobs get NO_QUOTA. */
   implicit: boolean;
+  /** CPU and memory caps (UNLIMITED when none) and what the team's replicas on the flavor hold of each. */
+  cpuMillisLimit: CpuMillis;
+  memoryMiBLimit: MemoryMiB;
+  cpuUsed: CpuMillis;
+  memoryUsed: MemoryMiB;
 }
+
+/** The resource of a CPU/memory cap a need would exceed. */
+export type CappedResource = 'cpu' | 'memory';
 
 export type QuotaVerdict =
   | { ok: true }
@@ -94,6 +105,25 @@ export function quotaShortfall(e: QuotaEntry, x: Accelerators, preemptible = tru
   return x - Math.min(byLimit, byPool, ownNominal);
 }
 
+/** Whole replicas of `c` CPU and `m` memory each (up to `cap`) the team's CPU and memory caps on `e`'s flavor leave room for. */
+export function replicasWithinCaps(e: QuotaEntry, c: CpuMillis, m: MemoryMiB, cap: number): number {
+  return Math.min(replicasWithin(subAmount(e.cpuMillisLimit, e.cpuUsed), c, cap), replicasWithin(subAmount(e.memoryMiBLimit, e.memoryUsed), m, cap));
+}
+
+/** The cap that adding `c` CPU and `m` memory would exceed now (CPU first), or undefined. */
+export function capExceeded(e: QuotaEntry, c: CpuMillis, m: MemoryMiB): CappedResource | undefined {
+  if (c > 0 && c > subAmount(e.cpuMillisLimit, e.cpuUsed)) return 'cpu';
+  if (m > 0 && m > subAmount(e.memoryMiBLimit, e.memoryUsed)) return 'memory';
+  return undefined;
+}
+
+/** The cap `c` CPU and `m` memory exceed even with nothing else held (CPU first), or undefined. */
+export function capNeverMet(e: QuotaEntry, c: CpuMillis, m: MemoryMiB): CappedResource | undefined {
+  if (c > e.cpuMillisLimit) return 'cpu';
+  if (m > e.memoryMiBLimit) return 'memory';
+  return undefined;
+}
+
 /** Accelerators the team uses above its nominal. */
 export function borrowedOf(e: QuotaEntry): Accelerators {
   return subAmount(e.used, e.nominal);
@@ -117,7 +147,9 @@ export class QuotaBook {
     for (const t of teams) this.cohortOf.set(t.name, t.cohort);
     for (const q of quotas) {
       if (!this.cohortOf.has(q.team) || this.get(q.team, q.flavor) !== undefined) continue;
-      this.create(q.team, q.flavor, q.nominal, fromLimit(q.borrowingLimit), fromLimit(q.lendingLimit), false);
+      const e = this.create(q.team, q.flavor, q.nominal, fromLimit(q.borrowingLimit), fromLimit(q.lendingLimit), false);
+      e.cpuMillisLimit = fromLimit(q.cpuMillisLimit ?? null);
+      e.memoryMiBLimit = fromLimit(q.memoryMiBLimit ?? null);
     }
   }
 
@@ -148,6 +180,10 @@ export class QuotaBook {
       used: 0,
       pool,
       implicit,
+      cpuMillisLimit: UNLIMITED,
+      memoryMiBLimit: UNLIMITED,
+      cpuUsed: 0,
+      memoryUsed: 0,
     };
     if (pool !== null) pool.pool += lendable;
     let byFlavor = this.entries.get(team);
@@ -184,16 +220,21 @@ export class QuotaBook {
     return { ok: false, code: x > byLimit ? 'QUOTA_EXCEEDED' : 'COHORT_EXHAUSTED', entry: e };
   }
 
-  /** Records usage (running or newly admitted work). Unknown teams are ignored. */
-  add(team: string, flavor: string, x: Accelerators): void {
+  /** Records usage (running or newly admitted work): `x` accelerators, `c` CPU, `m` memory. Unknown teams are ignored. */
+  add(team: string, flavor: string, x: Accelerators, c: CpuMillis = 0, m: MemoryMiB = 0): void {
     if (!this.cohortOf.has(team)) return;
     const e = this.get(team, flavor) ?? this.create(team, flavor, 0, 0, 0, true);
     this.setUsed(e, e.used + x);
+    e.cpuUsed += c;
+    e.memoryUsed += m;
   }
 
-  remove(team: string, flavor: string, x: Accelerators): void {
+  remove(team: string, flavor: string, x: Accelerators, c: CpuMillis = 0, m: MemoryMiB = 0): void {
     const e = this.get(team, flavor);
-    if (e !== undefined) this.setUsed(e, Math.max(0, e.used - x));
+    if (e === undefined) return;
+    this.setUsed(e, Math.max(0, e.used - x));
+    e.cpuUsed = Math.max(0, e.cpuUsed - c);
+    e.memoryUsed = Math.max(0, e.memoryUsed - m);
   }
 
   private setUsed(e: QuotaEntry, used: Accelerators): void {

@@ -7,7 +7,7 @@ import { formatAmount } from './amount.js';
 import type { Accelerators } from './quantity.js';
 import type { GangFit } from './gang-placer.js';
 import type { JobRole, JobSpec, PendingCode } from './model.js';
-import type { QuotaEntry } from './quota.js';
+import type { CappedResource, QuotaEntry } from './quota.js';
 import { cohortIdle } from './quota.js';
 import { describeGrouping, describeSelector, splitGrouping } from './topology.js';
 import { isoTime } from './iso-time.js';
@@ -45,6 +45,20 @@ export function nonPreemptibleCeilingMessage(e: QuotaEntry, need: Accelerators):
 
 export function ceilingMessage(e: QuotaEntry, need: Accelerators, ceiling: Accelerators): string {
   return `needs ${need} ${e.flavor} but team ${e.team} can never hold more than ${formatAmount(ceiling)} (nominal ${e.nominal}, borrowing limit ${formatAmount(e.borrowingLimit)})`;
+}
+
+const capUnit = (r: CappedResource, n: number): string => (r === 'cpu' ? `${formatAmount(n)}m CPU` : `${formatAmount(n)} MiB memory`);
+
+/** The team's CPU or memory cap on the flavor leaves too little now (QUOTA_EXCEEDED). */
+export function capQuotaMessage(e: QuotaEntry, r: CappedResource, need: number): string {
+  const [used, limit] = r === 'cpu' ? [e.cpuUsed, e.cpuMillisLimit] : [e.memoryUsed, e.memoryMiBLimit];
+  return `team ${e.team}'s jobs hold ${capUnit(r, used)} of its ${capUnit(r, limit)} limit on ${e.flavor} nodes; needs ${capUnit(r, need)} more`;
+}
+
+/** The job asks more CPU or memory than the team's cap on the flavor allows at all (UNSATISFIABLE). */
+export function capCeilingMessage(e: QuotaEntry, r: CappedResource, need: number): string {
+  const limit = r === 'cpu' ? e.cpuMillisLimit : e.memoryMiBLimit;
+  return `needs ${capUnit(r, need)} on ${e.flavor} nodes but team ${e.team}'s ${r === 'cpu' ? 'CPU' : 'memory'} limit there is ${capUnit(r, limit)}`;
 }
 
 export function fleetMessage(flavor: string, replicas: number, perReplica: number, largestNode: number, total: number): string {

@@ -13,7 +13,7 @@
  * - elastic: every role at its full count, else every role at its minimum (two points, not a search).
  */
 import type { JobRole, JobSpec } from './model.js';
-import type { Accelerators, ReplicaShape } from './quantity.js';
+import type { Accelerators, CpuMillis, MemoryMiB, ReplicaShape } from './quantity.js';
 
 /** The job's roles: its own list when it has several, else one role from its per-replica fields. */
 export function rolesOf(job: JobSpec): readonly JobRole[] {
@@ -53,6 +53,19 @@ export function maxAccelerators(job: JobSpec): Accelerators {
   let sum = 0;
   for (const r of job.roles!) sum += r.acceleratorsPerReplica * r.replicas;
   return sum;
+}
+
+/** CPU and memory the gang's replicas hold at `counts` (one per role of rolesOf; its minimums when absent). */
+export function cpuAndMemory(job: JobSpec, counts?: readonly number[]): { c: CpuMillis; m: MemoryMiB } {
+  const roles = rolesOf(job);
+  let c = 0;
+  let m = 0;
+  roles.forEach((r, i) => {
+    const k = counts?.[i] ?? r.minReplicas;
+    c += r.cpuMillisPerReplica * k;
+    m += r.memoryMiBPerReplica * k;
+  });
+  return { c, m };
 }
 
 /**

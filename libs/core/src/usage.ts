@@ -25,6 +25,11 @@ export interface TeamFlavorUsage {
   borrowed: number;
   lent: number;
   pendingDemand: number;
+  /** CPU (millicores) and memory (MiB) caps on the flavor's nodes (null = none), and what the team's replicas hold there. */
+  cpuMillisLimit: number | null;
+  memoryMiBLimit: number | null;
+  cpuMillisUsed: number;
+  memoryMiBUsed: number;
 }
 
 /** What live usage is computed from: no job specs, only what each job holds or asks for. */
@@ -32,7 +37,7 @@ export interface UsageInputs {
   teams: readonly Pick<Team, 'name' | 'cohort'>[];
   quotas: readonly Quota[];
   /** Accelerators held by jobs that hold an allocation, by team and flavor (entries of a pair add up). */
-  held: readonly { team: string; flavor: string; accelerators: number }[];
+  held: readonly { team: string; flavor: string; accelerators: number; cpuMillis?: number; memoryMiB?: number }[];
   /**
    * Accelerators pending jobs ask for (replicas × per replica), with the flavors they accept, most
    * preferred first (entries of the same team and flavors add up).
@@ -45,7 +50,13 @@ export function usageInputsOf(snapshot: Pick<Snapshot, 'teams' | 'quotas' | 'run
   return {
     teams: snapshot.teams,
     quotas: snapshot.quotas,
-    held: snapshot.running.map((r) => ({ team: r.team, flavor: r.flavor, accelerators: r.placement.reduce((s, p) => s + p.accelerators, 0) })),
+    held: snapshot.running.map((r) => ({
+      team: r.team,
+      flavor: r.flavor,
+      accelerators: r.placement.reduce((s, p) => s + p.accelerators, 0),
+      cpuMillis: r.placement.reduce((s, p) => s + p.cpuMillis, 0),
+      memoryMiB: r.placement.reduce((s, p) => s + p.memoryMiB, 0),
+    })),
     demand: snapshot.pending.map((j) => ({ team: j.team, flavors: j.flavors, accelerators: maxAccelerators(j) })),
   };
 }
@@ -56,7 +67,7 @@ export function teamUsage(inputs: UsageInputs): TeamFlavorUsage[] {
   const teams = [...inputs.teams].sort((a, b) => cmp(a.name, b.name));
   const quotas = [...inputs.quotas].sort((a, b) => cmp(a.team, b.team) || cmp(a.flavor, b.flavor));
   const book = new QuotaBook(teams, quotas);
-  for (const h of inputs.held) book.add(h.team, h.flavor, h.accelerators);
+  for (const h of inputs.held) book.add(h.team, h.flavor, h.accelerators, h.cpuMillis ?? 0, h.memoryMiB ?? 0);
   const limits = new Map(quotas.map((q) => [`${q.team}\u0000${q.flavor}`, q]));
 
   // Lent: each cohort/flavor's borrowing, attributed to lenders in name order.
@@ -102,6 +113,10 @@ export function teamUsage(inputs: UsageInputs): TeamFlavorUsage[] {
         borrowed: borrowedOf(e),
         lent: lent.get(e) ?? 0,
         pendingDemand: demand.get(`${e.team}\u0000${e.flavor}`) ?? 0,
+        cpuMillisLimit: q?.cpuMillisLimit ?? null,
+        memoryMiBLimit: q?.memoryMiBLimit ?? null,
+        cpuMillisUsed: e.cpuUsed,
+        memoryMiBUsed: e.memoryUsed,
       };
     });
 }

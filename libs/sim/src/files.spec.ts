@@ -52,7 +52,7 @@ describe('tenancy', () => {
     const t = parseTenancyFile('cohorts: [r]\nteams:\n  - name: vision\n    cohort: r\n    quotas: { h100-80gb: 8, a100-40gb: { nominal: 4, borrowingLimit: 0 } }\n', 't.yaml', cluster);
     expect(t.quotas).toEqual([
       { team: 'vision', flavor: 'h100-80gb', nominal: 8, borrowingLimit: null, lendingLimit: null },
-      { team: 'vision', flavor: 'a100-40gb', nominal: 4, borrowingLimit: 0, lendingLimit: null },
+      { team: 'vision', flavor: 'a100-40gb', nominal: 4, borrowingLimit: 0, lendingLimit: null, cpuMillisLimit: null, memoryMiBLimit: null },
     ]);
     expect(changeQuota(t, 'vision', 'h100-80gb', 48, cluster).quotas[0]!.nominal).toBe(48);
     expect(() => changeQuota(t, 'nlp', 'h100-80gb', 1, cluster)).toThrow("--quota: unknown team 'nlp'");

@@ -15,6 +15,7 @@ import type { ClusterSpec, TenancySpec } from './types.js';
  *     quotas:
  *       h100-80gb: 48                                    # nominal only (unlimited borrowing/lending)
  *       a100-40gb: { nominal: 16, borrowingLimit: 8, lendingLimit: 0 }
+ *       l4: { nominal: 8, cpuMillisLimit: 128000, memoryMiBLimit: 1048576 }  # CPU and memory caps on its nodes
  * ```
  */
 const WITHIN: WithinTeamPolicy[] = ['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'];
@@ -52,7 +53,7 @@ export function parseTenancyFile(text: string, source: string, cluster: ClusterS
     const reclaim = (raw.reclaimWithinCohort ?? 'Any') as ReclaimPolicy;
     if (!RECLAIM.includes(reclaim)) throw fieldError(source, `${path}.reclaimWithinCohort`, `must be one of ${RECLAIM.join(', ')}`);
     teams.push({ name: raw.name, cohort, fairShareWeight: weight, preemption: { withinTeam: within, reclaimWithinCohort: reclaim } });
-    if (!isRecord(raw.quotas)) throw fieldError(source, `${path}.quotas`, 'must be a mapping flavor → nominal or {nominal, borrowingLimit, lendingLimit}');
+    if (!isRecord(raw.quotas)) throw fieldError(source, `${path}.quotas`, 'must be a mapping flavor → nominal or {nominal, borrowingLimit, lendingLimit, cpuMillisLimit, memoryMiBLimit}');
     for (const [flavor, q] of Object.entries(raw.quotas)) {
       const qpath = `${path}.quotas.${flavor}`;
       if (!flavors.has(flavor)) throw fieldError(source, qpath, `unknown flavor '${flavor}' (cluster has ${[...flavors].join(', ')})`);
@@ -67,6 +68,8 @@ export function parseTenancyFile(text: string, source: string, cluster: ClusterS
           nominal,
           borrowingLimit: limit(q.borrowingLimit, source, `${qpath}.borrowingLimit`),
           lendingLimit: limit(q.lendingLimit, source, `${qpath}.lendingLimit`),
+          cpuMillisLimit: limit(q.cpuMillisLimit, source, `${qpath}.cpuMillisLimit`),
+          memoryMiBLimit: limit(q.memoryMiBLimit, source, `${qpath}.memoryMiBLimit`),
         });
       } else {
         throw fieldError(source, qpath, 'must be a number or a mapping');

@@ -104,6 +104,8 @@ const quotaDraw = fc.record({
   nominal: fc.constantFrom(0, 4, 8, 16, 32, 64),
   borrowingLimit: fc.option(fc.constantFrom(0, 4, 8, 16, 32), { freq: 2 }),
   lendingLimit: fc.option(fc.constantFrom(0, 2, 4, 8, 16), { freq: 2 }),
+  cpuMillisLimit: fc.option(fc.constantFrom(0, 8000, 64_000, 256_000), { freq: 4 }),
+  memoryMiBLimit: fc.option(fc.constantFrom(0, 65_536, 1_048_576), { freq: 4 }),
 });
 
 const quotaChangeDraw = quotaDraw;
@@ -128,7 +130,10 @@ export function arbTenancy(flavors: readonly Flavor[], limits: ArbitraryLimits =
     const quotas: Quota[] = [];
     draws.forEach((d, i) =>
       d.quotas.forEach((q, f) => {
-        if (q.present) quotas.push({ team: `team-${i}`, flavor: flavors[f]!.name, nominal: q.nominal, borrowingLimit: q.borrowingLimit, lendingLimit: q.lendingLimit });
+        if (q.present) {
+          const { cpuMillisLimit, memoryMiBLimit } = q;
+          quotas.push({ team: `team-${i}`, flavor: flavors[f]!.name, nominal: q.nominal, borrowingLimit: q.borrowingLimit, lendingLimit: q.lendingLimit, cpuMillisLimit, memoryMiBLimit });
+        }
       }),
     );
     return { cohorts: cohortNames.map((name) => ({ name })), teams, quotas };

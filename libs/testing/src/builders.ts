@@ -170,6 +170,14 @@ export class QuotaBuilder {
     this.q = { ...this.q, lendingLimit: n };
     return this;
   }
+  cpuLimit(millis: number | null): this {
+    this.q = { ...this.q, cpuMillisLimit: millis };
+    return this;
+  }
+  memoryLimit(mib: number | null): this {
+    this.q = { ...this.q, memoryMiBLimit: mib };
+    return this;
+  }
   build(): Quota {
     return { ...this.q };
   }

@@ -235,13 +235,24 @@ describe("an infra lead's first hour (admin, config file from qm login)", () => 
   it('qm quota set keeps limits not given, writes an audit event; qm quota ls shows it', async () => {
     const r = await runQm(['quota', 'set', 'vision', 'h100-80gb', '--nominal', '24'], { env: admin });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^quota vision\/h100-80gb: nominal 24, borrowing 8, lending none \(was nominal 16, borrowing 8, lending none; audit event \d+\)\n$/);
+    expect(r.stdout).toMatch(
+      /^quota vision\/h100-80gb: nominal 24, borrowing 8, lending none, CPU millis none, memory MiB none \(was nominal 16, borrowing 8, lending none, CPU millis none, memory MiB none; audit event \d+\)\n$/,
+    );
+    // A CPU cap alone keeps the rest; a cap that is not a number is a usage error, and nothing changes.
+    const capped = await runQm(['quota', 'set', 'vision', 'h100-80gb', '--cpu-millis-limit', '192000'], { env: admin });
+    expect(capped.stdout).toMatch(/^quota vision\/h100-80gb: nominal 24, borrowing 8, lending none, CPU millis 192000, memory MiB none \(was /);
+    const bad = await runQm(['quota', 'set', 'vision', 'h100-80gb', '--memory-mib-limit', '2Gi'], { env: admin });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--memory-mib-limit '2Gi'");
+    const uncapped = await runQm(['quota', 'set', 'vision', 'h100-80gb', '--cpu-millis-limit', 'none'], { env: admin });
+    expect(uncapped.stdout).toMatch(/CPU millis none, memory MiB none \(was nominal 24, borrowing 8, lending none, CPU millis 192000, memory MiB none;/);
     const created = await runQm(['quota', 'set', 'nlp', 'a100-80gb', '--nominal', '8', '--lending-limit', '4'], { env: admin });
-    expect(created.stdout).toMatch(/nominal 8, borrowing none, lending 4 \(was none;/);
+    expect(created.stdout).toMatch(/nominal 8, borrowing none, lending 4, CPU millis none, memory MiB none \(was none;/);
     const ls = await runQm(['quota', 'ls', '--team', 'vision', '-o', 'json'], { env: admin });
     expect(JSON.parse(ls.stdout)).toEqual([expect.objectContaining({ team: 'vision', flavor: 'h100-80gb', nominal: 24, borrowingLimit: 8, lendingLimit: null })]);
     const table = await runQm(['quota', 'ls'], { env: admin });
-    expect(table.stdout.split('\n')[0]!.split(/\s+/)).toEqual(['TEAM', 'FLAVOR', 'NOMINAL', 'BORROWING-LIMIT', 'LENDING-LIMIT', 'USED', 'BORROWED', 'LENT', 'PENDING']);
+    expect(table.stdout.split('\n')[0]!.split(/\s+/)).toEqual(['TEAM', 'FLAVOR', 'NOMINAL', 'BORROWING-LIMIT', 'LENDING-LIMIT', 'USED', 'BORROWED', 'LENT', 'PENDING', 'CPU-M', 'MEMORY-MIB']);
+    expect(table.stdout).toMatch(/vision +h100-80gb +24 +8 +none +\d+ +\d+ +\d+ +\d+ +\d+\/none +\d+\/none/);
     const events = await h.pg.query(`SELECT kind, actor FROM events WHERE kind LIKE 'quota.%' ORDER BY id DESC LIMIT 2`);
     expect(events.rows).toEqual([{ kind: 'quota.created', actor: 'admin' }, { kind: 'quota.updated', actor: 'admin' }]);
     const rm = await runQm(['quota', 'rm', 'nlp', 'a100-80gb'], { env: admin });

@@ -35,7 +35,7 @@ function calls(db: Database): [string, () => Promise<unknown>][] {
     ['teams.list', () => teams.list()],
     ['teams.upsert', () => teams.upsert('vision', { cohort: null, fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, 'test')],
     ['teams.delete (interactive transaction)', () => teams.delete('vision', 'test')],
-    ['quotas.put (interactive transaction)', () => quotas.put({ team: 'vision', flavor: 'h100', nominal: 8, borrowingLimit: null, lendingLimit: null }, 'test')],
+    ['quotas.put (interactive transaction)', () => quotas.put({ team: 'vision', flavor: 'h100', nominal: 8, borrowingLimit: null, lendingLimit: null, cpuMillisLimit: null, memoryMiBLimit: null }, 'test')],
     ['cohorts.get', () => new CohortRepository(db).get('research')],
     ['flavors.upsert', () => new FlavorRepository(db).upsert('h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 1 }, 'test')],
     ['flavors.deleteIfUnused', () => new FlavorRepository(db).deleteIfUnused('h100', 'test')],
@@ -128,7 +128,7 @@ describe('Prisma-backed repositories while Postgres is unreachable', () => {
       const { created } = await new FlavorRepository(db).upsert('h100', { kind: 'nvidia-gpu', resourceName: 'nvidia.com/gpu', nodeLabels: {}, memoryGiB: 80, relativeSpeed: 1, costPerHour: 1 }, 'test');
       expect(created).toBe(true);
       expect((await new TeamRepository(db).upsert('vision', { cohort: null, fairShareWeight: 1, withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, 'test')).created).toBe(true);
-      const change = await new QuotaRepository(db).put({ team: 'vision', flavor: 'h100', nominal: 8, borrowingLimit: null, lendingLimit: null }, 'test');
+      const change = await new QuotaRepository(db).put({ team: 'vision', flavor: 'h100', nominal: 8, borrowingLimit: null, lendingLimit: null, cpuMillisLimit: null, memoryMiBLimit: null }, 'test');
       expect(change.before).toBeNull();
     } finally {
       proxy.heal();

@@ -65,9 +65,9 @@ const EXPECTED_SNAPSHOT: Snapshot = {
     { name: 'vision', cohort: 'research', fairShareWeight: 1, preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' } },
   ],
   quotas: [
-    { team: 'nlp', flavor: 'h100-80gb', nominal: 8, borrowingLimit: 8, lendingLimit: null },
-    { team: 'solo', flavor: 'tpu-v5e', nominal: 4, borrowingLimit: null, lendingLimit: null },
-    { team: 'vision', flavor: 'h100-80gb', nominal: 8, borrowingLimit: null, lendingLimit: 4 },
+    { team: 'nlp', flavor: 'h100-80gb', nominal: 8, borrowingLimit: 8, lendingLimit: null, cpuMillisLimit: null, memoryMiBLimit: null },
+    { team: 'solo', flavor: 'tpu-v5e', nominal: 4, borrowingLimit: null, lendingLimit: null, cpuMillisLimit: null, memoryMiBLimit: null },
+    { team: 'vision', flavor: 'h100-80gb', nominal: 8, borrowingLimit: null, lendingLimit: 4, cpuMillisLimit: null, memoryMiBLimit: null },
   ],
   running: [
     { ...common, id: ID.runA, name: 'run-a', team: 'nlp', kind: 'training', priority: 10, replicas: 1, minReplicas: 1,

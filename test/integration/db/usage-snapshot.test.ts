@@ -27,9 +27,9 @@ describe('UsageRepository.load', () => {
   it('reads what teamUsage needs: allocations held per flavor, pending demand, quotas', async () => {
     const inputs = await new UsageRepository(database()).load();
     expect([...inputs.held].sort((a, b) => a.team.localeCompare(b.team) || a.accelerators - b.accelerators)).toEqual([
-      { team: 'nlp', flavor: 'h100-80gb', accelerators: 8 },
-      { team: 'vision', flavor: 'h100-80gb', accelerators: 2 },
-      { team: 'vision', flavor: 'h100-80gb', accelerators: 2 },
+      { team: 'nlp', flavor: 'h100-80gb', accelerators: 8, cpuMillis: 8000, memoryMiB: 65536 },
+      { team: 'vision', flavor: 'h100-80gb', accelerators: 2, cpuMillis: 8000, memoryMiB: 65536 },
+      { team: 'vision', flavor: 'h100-80gb', accelerators: 2, cpuMillis: 8000, memoryMiB: 65536 },
     ]);
     const nlp = teamUsage(inputs).find((u) => u.team === 'nlp' && u.flavor === 'h100-80gb');
     expect(nlp).toMatchObject({ nominal: 8, used: 8, pendingDemand: 32 });

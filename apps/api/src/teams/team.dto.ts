@@ -111,6 +111,9 @@ export class PutTeamDto {
 export class PatchTeamDto extends PutTeamDto {}
 
 export const QUOTA_MAX = 1_000_000;
+/** Bounds of the CPU (millicores) and memory (MiB) caps: what a 32-bit column holds. */
+export const CPU_LIMIT_MAX = 2_000_000_000;
+export const MEMORY_LIMIT_MAX = 2_000_000_000;
 
 export class PutQuotaDto {
   @ApiProperty({ example: 32, description: 'Guaranteed accelerators.' })
@@ -127,4 +130,20 @@ export class PutQuotaDto {
   @ValidateIf((_o, v) => v !== null && v !== undefined)
   @IntIn(0, QUOTA_MAX)
   lendingLimit?: number | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    example: 256000,
+    nullable: true,
+    description:
+      "Most CPU (millicores) the team's replicas may hold on this flavor's nodes at once, those without accelerators too (a cap of its own: never borrowed or lent); null/absent = no limit.",
+  })
+  @ValidateIf((_o, v) => v !== null && v !== undefined)
+  @IntIn(0, CPU_LIMIT_MAX)
+  cpuMillisLimit?: number | null;
+
+  @ApiPropertyOptional({ type: Number, example: 2097152, nullable: true, description: 'Most memory (MiB) likewise; null/absent = no limit.' })
+  @ValidateIf((_o, v) => v !== null && v !== undefined)
+  @IntIn(0, MEMORY_LIMIT_MAX)
+  memoryMiBLimit?: number | null;
 }

@@ -23,6 +23,14 @@ export class QuotaUsageView {
   lent!: number;
   @ApiProperty({ description: 'Accelerators its pending jobs ask for.' })
   pendingDemand!: number;
+  @ApiProperty({ type: Number, nullable: true, description: "CPU (millicores) its replicas may hold on the flavor's nodes; null = no limit." })
+  cpuMillisLimit!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Memory (MiB) likewise; null = no limit.' })
+  memoryMiBLimit!: number | null;
+  @ApiProperty({ description: "CPU (millicores) its admitted and running replicas hold on the flavor's nodes, accelerator-less ones too." })
+  cpuMillisUsed!: number;
+  @ApiProperty({ description: 'Memory (MiB) likewise.' })
+  memoryMiBUsed!: number;
 }
 
 export class PreemptionView {
@@ -87,6 +95,10 @@ export class QuotaView {
   borrowingLimit!: number | null;
   @ApiProperty({ type: Number, nullable: true })
   lendingLimit!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: "Most CPU (millicores) the team's replicas may hold on the flavor's nodes; null = no limit." })
+  cpuMillisLimit!: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'Most memory (MiB) likewise; null = no limit.' })
+  memoryMiBLimit!: number | null;
 }
 
 /** A quota set: the quota after, the one before (null when created), and the audit event. */
@@ -120,6 +132,10 @@ export const usageView = (u: TeamFlavorUsage): QuotaUsageView => ({
   borrowed: u.borrowed,
   lent: u.lent,
   pendingDemand: u.pendingDemand,
+  cpuMillisLimit: u.cpuMillisLimit,
+  memoryMiBLimit: u.memoryMiBLimit,
+  cpuMillisUsed: u.cpuMillisUsed,
+  memoryMiBUsed: u.memoryMiBUsed,
 });
 
 /** The configured defaults of the per-team limits. */
@@ -148,4 +164,12 @@ export const teamView = (t: TeamRecord, usage: readonly TeamFlavorUsage[], defau
   updatedAt: t.updatedAt.toISOString(),
 });
 
-export const quotaView = (q: QuotaRecord): QuotaView => ({ team: q.team, flavor: q.flavor, nominal: q.nominal, borrowingLimit: q.borrowingLimit, lendingLimit: q.lendingLimit });
+export const quotaView = (q: QuotaRecord): QuotaView => ({
+  team: q.team,
+  flavor: q.flavor,
+  nominal: q.nominal,
+  borrowingLimit: q.borrowingLimit,
+  lendingLimit: q.lendingLimit,
+  cpuMillisLimit: q.cpuMillisLimit,
+  memoryMiBLimit: q.memoryMiBLimit,
+});

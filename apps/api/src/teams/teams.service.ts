@@ -133,7 +133,18 @@ export class TeamsService {
   async putQuota(team: string, flavor: string, dto: PutQuotaDto, caller: Principal): Promise<{ created: boolean; quota: QuotaSetView }> {
     await this.assertReferences(team, flavor);
     const change = await this.quotas
-      .put({ team, flavor, nominal: dto.nominal, borrowingLimit: dto.borrowingLimit ?? null, lendingLimit: dto.lendingLimit ?? null }, caller.subject)
+      .put(
+        {
+          team,
+          flavor,
+          nominal: dto.nominal,
+          borrowingLimit: dto.borrowingLimit ?? null,
+          lendingLimit: dto.lendingLimit ?? null,
+          cpuMillisLimit: dto.cpuMillisLimit ?? null,
+          memoryMiBLimit: dto.memoryMiBLimit ?? null,
+        },
+        caller.subject,
+      )
       .catch(async (error: unknown) => {
         // Deleted between the check and the write: name what is missing now.
         if (error instanceof MissingReferenceError) await this.assertReferences(team, flavor);

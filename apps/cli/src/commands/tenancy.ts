@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ClusterNode, Flavor, List, QuotaUsage, Team } from '#api-client';
+import type { ClusterNode, Flavor, List, QuotaSet, QuotaUsage, QuotaView, Team } from '#api-client';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { limitText, machine, outputFormat } from '../output/render.js';
@@ -89,13 +89,26 @@ export function registerTenancy(program: Command, ctx: CommandContext): void {
       ));
     });
 
+  interface QuotaSetFlags {
+    nominal?: string;
+    borrowingLimit?: string;
+    lendingLimit?: string;
+    cpuMillisLimit?: string;
+    memoryMibLimit?: string;
+    output?: string;
+  }
+  const describeQuota = (q: Omit<QuotaView, 'team' | 'flavor'>): string =>
+    `nominal ${q.nominal}, borrowing ${limitText(q.borrowingLimit)}, lending ${limitText(q.lendingLimit)}, CPU millis ${limitText(q.cpuMillisLimit)}, memory MiB ${limitText(q.memoryMiBLimit)}`;
+
   const quota = program.command('quota').description('per-team quotas: list and set (admins set; every change is an audited event)');
   quota.addHelpText('after', example('qm quota ls', 'qm quota set vision h100-80gb --nominal 32 --borrowing-limit 16'));
 
   noHeadersOption(
     quota
       .command('ls')
-      .description('quotas and live usage per team and flavor: nominal, borrowing and lending limits, used, borrowed, lent, pending demand')
+      .description(
+        'quotas and live usage per team and flavor: nominal, borrowing and lending limits, used, borrowed, lent, pending demand, and CPU and memory held/limit',
+      )
       .option('--team <team>', 'only this team')
       .option('-o, --output <format>', 'table | json | yaml'),
   )
@@ -110,8 +123,20 @@ export function registerTenancy(program: Command, ctx: CommandContext): void {
       if (rows.length === 0) return ctx.warn(`no quotas${opts.team !== undefined ? ` for team ${opts.team}` : ''}`);
       ctx.out(
         formatTable(
-          ['TEAM', 'FLAVOR', 'NOMINAL', 'BORROWING-LIMIT', 'LENDING-LIMIT', 'USED', 'BORROWED', 'LENT', 'PENDING'],
-          rows.map((q) => [q.team, q.flavor, String(q.nominal), limitText(q.borrowingLimit), limitText(q.lendingLimit), String(q.used), String(q.borrowed), String(q.lent), String(q.pendingDemand)]),
+          ['TEAM', 'FLAVOR', 'NOMINAL', 'BORROWING-LIMIT', 'LENDING-LIMIT', 'USED', 'BORROWED', 'LENT', 'PENDING', 'CPU-M', 'MEMORY-MIB'],
+          rows.map((q) => [
+            q.team,
+            q.flavor,
+            String(q.nominal),
+            limitText(q.borrowingLimit),
+            limitText(q.lendingLimit),
+            String(q.used),
+            String(q.borrowed),
+            String(q.lent),
+            String(q.pendingDemand),
+            `${q.cpuMillisUsed}/${limitText(q.cpuMillisLimit)}`,
+            `${q.memoryMiBUsed}/${limitText(q.memoryMiBLimit)}`,
+          ]),
           { ...listing, headers: opts.headers },
         ),
       );
@@ -125,16 +150,27 @@ export function registerTenancy(program: Command, ctx: CommandContext): void {
     .option('--nominal <n>', 'guaranteed accelerators (required for a new quota)')
     .option('--borrowing-limit <n>', 'most it may borrow above nominal from the cohort; none = no limit')
     .option('--lending-limit <n>', 'most of its idle nominal others may use; none = no limit')
+    .option('--cpu-millis-limit <n>', "most CPU (millicores) the team's replicas may hold on the flavor's nodes, accelerator-less ones too; none = no limit")
+    .option('--memory-mib-limit <n>', "most memory (MiB) the team's replicas may hold on the flavor's nodes; none = no limit")
     .option('-o, --output <format>', 'text | json | yaml')
-    .addHelpText('after', example('qm quota set vision h100-80gb --nominal 32', 'qm quota set nlp h100-80gb --nominal 16 --borrowing-limit none --lending-limit 8'))
-    .action(async (team: string, flavor: string, opts: { nominal?: string; borrowingLimit?: string; lendingLimit?: string; output?: string }) => {
+    .addHelpText(
+      'after',
+      example(
+        'qm quota set vision h100-80gb --nominal 32',
+        'qm quota set nlp h100-80gb --nominal 16 --borrowing-limit none --lending-limit 8',
+        'qm quota set etl h100-80gb --nominal 0 --cpu-millis-limit 64000 --memory-mib-limit 262144',
+      ),
+    )
+    .action(async (team: string, flavor: string, opts: QuotaSetFlags) => {
       const format = outputFormat(opts.output, ['text', 'json', 'yaml'], 'text');
       const nominal = opts.nominal === undefined ? undefined : limitValue('--nominal', opts.nominal);
       if (nominal === null) throw new UsageError('--nominal must be a number (a quota cannot be unlimited)');
       const borrowingLimit = opts.borrowingLimit === undefined ? undefined : limitValue('--borrowing-limit', opts.borrowingLimit);
       const lendingLimit = opts.lendingLimit === undefined ? undefined : limitValue('--lending-limit', opts.lendingLimit);
-      if (nominal === undefined && borrowingLimit === undefined && lendingLimit === undefined) {
-        throw new UsageError('give --nominal, --borrowing-limit or --lending-limit');
+      const cpuMillisLimit = opts.cpuMillisLimit === undefined ? undefined : limitValue('--cpu-millis-limit', opts.cpuMillisLimit);
+      const memoryMiBLimit = opts.memoryMibLimit === undefined ? undefined : limitValue('--memory-mib-limit', opts.memoryMibLimit);
+      if ([nominal, borrowingLimit, lendingLimit, cpuMillisLimit, memoryMiBLimit].every((v) => v === undefined)) {
+        throw new UsageError('give --nominal, --borrowing-limit, --lending-limit, --cpu-millis-limit or --memory-mib-limit');
       }
       const client = ctx.connect().client;
       const current: QuotaUsage | undefined = (await client.get<Team>(`/v1/teams/${seg(team)}`)).quotas.find((q) => q.flavor === flavor);
@@ -143,12 +179,14 @@ export function registerTenancy(program: Command, ctx: CommandContext): void {
         nominal: nominal ?? current!.nominal,
         borrowingLimit: borrowingLimit !== undefined ? borrowingLimit : (current?.borrowingLimit ?? null),
         lendingLimit: lendingLimit !== undefined ? lendingLimit : (current?.lendingLimit ?? null),
+        cpuMillisLimit: cpuMillisLimit !== undefined ? cpuMillisLimit : (current?.cpuMillisLimit ?? null),
+        memoryMiBLimit: memoryMiBLimit !== undefined ? memoryMiBLimit : (current?.memoryMiBLimit ?? null),
       };
-      const saved = (await client.request<{ nominal: number; borrowingLimit: number | null; lendingLimit: number | null; before: unknown; eventId: string }>('PUT', `/v1/teams/${seg(team)}/quotas/${seg(flavor)}`, { body })).body;
+      const saved = (await client.request<QuotaSet>('PUT', `/v1/teams/${seg(team)}/quotas/${seg(flavor)}`, { body })).body;
       const m = machine(format, saved);
       if (m !== undefined) return ctx.out(m);
-      const was = current === undefined ? 'none' : `nominal ${current.nominal}, borrowing ${limitText(current.borrowingLimit)}, lending ${limitText(current.lendingLimit)}`;
-      ctx.out(`quota ${team}/${flavor}: nominal ${saved.nominal}, borrowing ${limitText(saved.borrowingLimit)}, lending ${limitText(saved.lendingLimit)} (was ${was}; audit event ${saved.eventId})\n`);
+      const was = current === undefined ? 'none' : describeQuota(current);
+      ctx.out(`quota ${team}/${flavor}: ${describeQuota(saved)} (was ${was}; audit event ${saved.eventId})\n`);
     });
 
   quota

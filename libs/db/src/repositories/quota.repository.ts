@@ -11,7 +11,9 @@ export interface QuotaChange {
 
 const limit = (n: number | null): string => (n === null ? 'unlimited' : String(n));
 const describe = (q: QuotaRecord | null): string =>
-  q === null ? 'none' : `nominal ${q.nominal}, borrowing ${limit(q.borrowingLimit)}, lending ${limit(q.lendingLimit)}`;
+  q === null
+    ? 'none'
+    : `nominal ${q.nominal}, borrowing ${limit(q.borrowingLimit)}, lending ${limit(q.lendingLimit)}, CPU ${limit(q.cpuMillisLimit)}, memory ${limit(q.memoryMiBLimit)}`;
 
 /** The quota locked (FOR UPDATE) and read, or null when there is none. */
 async function lockedQuota(tx: Tx, team: string, flavor: string): Promise<QuotaRecord | null> {
@@ -43,7 +45,7 @@ export class QuotaRepository {
           if (before === null) continue;
           after = await tx.quota.update({
             where: { team_flavor: { team: q.team, flavor: q.flavor } },
-            data: { nominal: q.nominal, borrowingLimit: q.borrowingLimit, lendingLimit: q.lendingLimit },
+            data: { nominal: q.nominal, borrowingLimit: q.borrowingLimit, lendingLimit: q.lendingLimit, cpuMillisLimit: q.cpuMillisLimit, memoryMiBLimit: q.memoryMiBLimit },
             select: QUOTA_SELECT,
           });
         }

@@ -37,7 +37,15 @@ export function podPolicyOf(stored: unknown): PodPolicy {
 /** A team row as read, with its pod policy typed. */
 export const teamRecord = (row: Prisma.TeamGetPayload<{ select: typeof TEAM_SELECT }>): TeamRecord => ({ ...row, podPolicy: podPolicyOf(row.podPolicy) });
 
-export const QUOTA_SELECT = { team: true, flavor: true, nominal: true, borrowingLimit: true, lendingLimit: true } as const satisfies Prisma.QuotaSelect;
+export const QUOTA_SELECT = {
+  team: true,
+  flavor: true,
+  nominal: true,
+  borrowingLimit: true,
+  lendingLimit: true,
+  cpuMillisLimit: true,
+  memoryMiBLimit: true,
+} as const satisfies Prisma.QuotaSelect;
 export type QuotaRecord = Prisma.QuotaGetPayload<{ select: typeof QUOTA_SELECT }>;
 
 export const COHORT_SELECT = {

@@ -22,7 +22,7 @@ export class UsageRepository {
         prisma.quota.findMany({ select: QUOTA_SELECT }),
         prisma.job.findMany({
           where: { state: { in: [...HOLDING] } },
-          select: { team: true, allocations: { select: { flavor: true, accelerators: true } } },
+          select: { team: true, allocations: { select: { flavor: true, accelerators: true, cpuMillis: true, memoryMiB: true } } },
         }),
         prisma.job.groupBy({ by: ['team', 'flavors', 'acceleratorsPerReplica'], where: { state: 'PENDING' }, _sum: { replicas: true }, orderBy: [{ team: 'asc' }] }),
       ],
@@ -31,7 +31,9 @@ export class UsageRepository {
     return {
       teams,
       quotas,
-      held: holding.flatMap((job) => job.allocations.map((a) => ({ team: job.team, flavor: a.flavor, accelerators: a.accelerators }))),
+      held: holding.flatMap((job) =>
+        job.allocations.map((a) => ({ team: job.team, flavor: a.flavor, accelerators: a.accelerators, cpuMillis: a.cpuMillis, memoryMiB: a.memoryMiB })),
+      ),
       demand: pending.map((g) => ({ team: g.team, flavors: g.flavors, accelerators: (g._sum.replicas ?? 0) * g.acceleratorsPerReplica })),
     };
   }

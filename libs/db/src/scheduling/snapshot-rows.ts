@@ -130,10 +130,12 @@ export interface QuotaRow {
   nominal: number;
   borrowing_limit: number | null;
   lending_limit: number | null;
+  cpu_millis_limit: number | null;
+  memory_mib_limit: number | null;
 }
 
 export const quotasSql = (where = 'TRUE'): string =>
-  `SELECT team, flavor, nominal, borrowing_limit, lending_limit FROM quotas WHERE ${where} ORDER BY team, flavor`;
+  `SELECT team, flavor, nominal, borrowing_limit, lending_limit, cpu_millis_limit, memory_mib_limit FROM quotas WHERE ${where} ORDER BY team, flavor`;
 
 export const quotaOf = (r: QuotaRow): Quota => ({
   team: r.team,
@@ -141,6 +143,8 @@ export const quotaOf = (r: QuotaRow): Quota => ({
   nominal: r.nominal,
   borrowingLimit: r.borrowing_limit,
   lendingLimit: r.lending_limit,
+  cpuMillisLimit: r.cpu_millis_limit,
+  memoryMiBLimit: r.memory_mib_limit,
 });
 
 /**
