@@ -14,6 +14,8 @@ import { HealthService } from './health/health.service.js';
 import { InfraModule, type Infrastructure } from './infra/infra.module.js';
 import { JobsController } from './jobs/jobs.controller.js';
 import { JobsService } from './jobs/jobs.service.js';
+import { JobHoldsController } from './jobs/job-holds.controller.js';
+import { JobHoldsService } from './jobs/job-holds.service.js';
 import { NodesController } from './nodes/nodes.controller.js';
 import { NodesService } from './nodes/nodes.service.js';
 import { PriorityClassesController } from './priority-classes/priority-classes.controller.js';
@@ -46,6 +48,7 @@ export class ApiModule {
         TeamsController,
         NodesController,
         JobsController,
+        JobHoldsController,
         SchedulerController,
       ],
       providers: [
@@ -53,6 +56,7 @@ export class ApiModule {
         TokenCache,
         TokenRevocations,
         JobsService,
+        JobHoldsService,
         UsageService,
         TokensService,
         FlavorsService,

@@ -6,6 +6,7 @@ import { registerAudit } from './commands/audit.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerHistory } from './commands/history.js';
 import { registerJobs } from './commands/jobs.js';
+import { registerHolds } from './commands/holds.js';
 import { registerSession } from './commands/session.js';
 import { registerTenancy } from './commands/tenancy.js';
 import { registerTenancyAdmin } from './commands/tenancy-admin.js';
@@ -76,6 +77,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
   registerSession(program, context);
   registerTokens(program, context);
   registerJobs(program, context);
+  registerHolds(program, context);
   registerTenancy(program, context);
   registerTenancyAdmin(program, context);
   registerPriorityClasses(program, context);

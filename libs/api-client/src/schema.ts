@@ -308,6 +308,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hold a pending job
+         * @description The scheduler passes a held job over (its pending reason is HELD, `hold` says by whom and since when) until it is released; it keeps its place in the queue. Not a state change: it stays PENDING. 409 for a job that is not PENDING; a held job is answered unchanged (200). An event job.held names who. Admins, and members of the job's team (403 otherwise); another team's job or an unknown one is a 404.
+         */
+        post: operations["JobHoldsController_hold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/placement": {
         parameters: {
             query?: never;
@@ -368,6 +388,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a held job
+         * @description The job is considered again from the next scheduling cycle, in its old place. A job that is not held is answered unchanged (200). A hold by an admin is released by an admin only (403 for a member). An event job.released names who. Admins, and members of the job's team (403 otherwise); another team's job or an unknown one is a 404.
+         */
+        post: operations["JobHoldsController_release"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/status": {
         parameters: {
             query?: never;
@@ -402,6 +442,46 @@ export interface paths {
          * @description Cancels, oldest first, the team's jobs in `states` (default every unfinished state), of `name` and submitted by `createdBy` when given — at most `limit` (default and at most 1000) per call; `more` says whether others matched. Each is cancelled as DELETE /v1/jobs/{id} does (its accelerators released, its pods deleted where bound); a job that finished meanwhile is left as it is. Admins, and members of the team (403 otherwise). 200 with the jobs cancelled (none: an empty list); `dryRun: true` answers which would be, changing nothing. Each call that cancels is one `jobs.cancelled` entry in the audit trail (GET /v1/audit): by whom, the filter, the jobs.
          */
         post: operations["JobsController_cancelMatching"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hold a team's pending jobs by filter
+         * @description Holds, oldest first, the team's PENDING jobs not yet held, of `name` and submitted by `createdBy` when given — at most `limit` (default and at most 1000) per call; `more` says whether others matched. Each is held as POST /v1/jobs/{id}/hold does. Admins, and members of the team (403 otherwise). `dryRun: true` answers which would be, changing nothing. Each call that holds is one `jobs.held` entry in the audit trail (GET /v1/audit).
+         */
+        post: operations["JobHoldsController_holdMatching"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a team's held jobs by filter
+         * @description Releases, oldest first, the team's held jobs (a member's call leaves those an admin held), of `name` and submitted by `createdBy` when given — at most `limit` per call, `more` for the rest, `dryRun` to only list them. Admins, and members of the team (403 otherwise). Each call that releases is one `jobs.released` entry in the audit trail.
+         */
+        post: operations["JobHoldsController_releaseMatching"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1445,6 +1525,12 @@ export interface components {
             schedulable: boolean;
             topology: components["schemas"]["NodeTopologyView"];
         };
+        HeldJobView: {
+            /** Format: uuid */
+            id: string;
+            /** @example sweep-lr */
+            name: string;
+        };
         HistoryView: {
             buckets: components["schemas"]["CycleBucketView"][];
             /**
@@ -1458,6 +1544,44 @@ export interface components {
              * @example 2026-12-02T11:25:00.000Z
              */
             until: string;
+        };
+        HoldJobsDto: {
+            /**
+             * @description Only jobs submitted by this subject (a token's subject, as jobs show in createdBy).
+             * @example alice
+             */
+            createdBy?: string;
+            /**
+             * @description Only answer which jobs would be held or released now; nothing changes.
+             * @default false
+             */
+            dryRun: boolean;
+            /**
+             * @description At most this many in one call, oldest first (`more` says whether others matched: call again).
+             * @default 1000
+             */
+            limit: number;
+            /**
+             * @description Only jobs of this name (exact).
+             * @example sweep-lr
+             */
+            name?: string;
+            /**
+             * @description The team whose jobs are held or released (admins: any; members: one of theirs, 403 otherwise).
+             * @example vision
+             */
+            team: string;
+        };
+        HoldView: {
+            /**
+             * Format: date-time
+             * @example 2026-12-02T11:25:00.000Z
+             */
+            at: string;
+            /** @example alice */
+            by: string;
+            /** @description Held by an admin: only an admin releases it. */
+            byAdmin: boolean;
         };
         JobCancellationsView: {
             /** @description How many jobs this call cancelled. */
@@ -1510,6 +1634,8 @@ export interface components {
             flavors: string[];
             /** @enum {string} */
             flavorSelection: "preference" | "fastest";
+            /** @description Only while PENDING and held (POST /v1/jobs/{id}/hold): the scheduler passes it over until released. */
+            hold: components["schemas"]["HoldView"] | null;
             /** Format: uuid */
             id: string;
             /** @enum {string} */
@@ -1593,6 +1719,16 @@ export interface components {
             /** @example job.admitted */
             kind: string;
             message: string;
+        };
+        JobHoldsView: {
+            /** @description How many jobs this call held (or released). */
+            changed: number;
+            /** @description A dry run: `jobs` are those that would have been, and nothing changed. */
+            dryRun: boolean;
+            /** @description The jobs held or released (in a dry run: those that would be). */
+            jobs: components["schemas"]["HeldJobView"][];
+            /** @description More jobs matched than `limit`: call again for the next ones. */
+            more: boolean;
         };
         JobListView: {
             items: components["schemas"]["JobView"][];
@@ -1785,6 +1921,8 @@ export interface components {
             flavors: string[];
             /** @enum {string} */
             flavorSelection: "preference" | "fastest";
+            /** @description Only while PENDING and held (POST /v1/jobs/{id}/hold): the scheduler passes it over until released. */
+            hold: components["schemas"]["HoldView"] | null;
             /** Format: uuid */
             id: string;
             /** @enum {string} */
@@ -4263,6 +4401,82 @@ export interface operations {
             };
         };
     };
+    JobHoldsController_hold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetailView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
     PlacementController_placement: {
         parameters: {
             query?: never;
@@ -4499,6 +4713,82 @@ export interface operations {
             };
         };
     };
+    JobHoldsController_release: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetailView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
     JobsController_report: {
         parameters: {
             query?: never;
@@ -4599,6 +4889,162 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JobCancellationsView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    JobHoldsController_holdMatching: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HoldJobsDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobHoldsView"];
+                };
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    JobHoldsController_releaseMatching: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HoldJobsDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobHoldsView"];
                 };
             };
             /** @description Invalid fields: every offending field is listed in `errors` */

@@ -417,7 +417,9 @@ export type PendingCode =
   /** A referenced flavor or team does not exist in the snapshot. */
   | 'INVALID'
   /** The team's budget for the current period is used up and set to block new jobs (Snapshot.budgetBlocks). */
-  | 'BUDGET_EXHAUSTED';
+  | 'BUDGET_EXHAUSTED'
+  /** Held by a user or an admin (set by the apps, never by a cycle: a held job is not in the snapshot). */
+  | 'HELD';
 
 export interface PendingReason {
   jobId: string;

@@ -183,6 +183,7 @@ const RANK: Record<PendingCode, number> = {
   NO_QUOTA: 6,
   INVALID: 7,
   BUDGET_EXHAUSTED: 8,
+  HELD: 9,
 };
 
 /** The code and message for a job that failed on every flavor it tried. */

@@ -55,6 +55,8 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
     'put /v1/flavors/{name}': () => ({ path: `/v1/flavors/${fresh('f')}`, body: { kind: 'nvidia-gpu', memoryGiB: 80, relativeSpeed: 1, costPerHour: 2, resourceName: 'nvidia.com/gpu', nodeLabels: { a: 'b' }, topologyLabels: { zone: 'topology.kubernetes.io/zone' } } }),
     'post /v1/jobs': () => ({ path: '/v1/jobs', body: jobBody({ name: fresh('j'), priority: 5, minReplicas: 1, speeds: { 'h100-80gb': 1 }, expectedRuntimeSeconds: 60, topology: { level: 'zone' }, checkpoint: { intervalSeconds: 600, gracePeriodSeconds: 30 } }) }),
     'post /v1/jobs/cancellations': () => ({ path: '/v1/jobs/cancellations', body: { team: 'nlp', states: ['PENDING'], name: fresh('none'), createdBy: 'nobody', limit: 10 } }),
+    'post /v1/jobs/holds': () => ({ path: '/v1/jobs/holds', body: { team: 'nlp', name: fresh('none'), createdBy: 'nobody', limit: 10, dryRun: true } }),
+    'post /v1/jobs/releases': () => ({ path: '/v1/jobs/releases', body: { team: 'nlp', name: fresh('none'), createdBy: 'nobody', limit: 10, dryRun: true } }),
     'post /v1/jobs/{id}/priority': () => ({ path: `/v1/jobs/${pendingId}/priority`, body: { priorityClass: 'high' } }),
     'post /v1/jobs/{id}/progress': () => ({ path: `/v1/jobs/${jobId}/progress`, body: { completedFraction: 0.5, lastCheckpointAt: new Date().toISOString() } }),
     'post /v1/jobs/{id}/status': () => ({ path: `/v1/jobs/${jobId}/status`, body: { state: 'RUNNING', reason: 'started' } }),
@@ -63,7 +65,7 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
     'patch /v1/teams/{name}': () => ({ path: '/v1/teams/nlp', body: { cohort: 'research', fairShareWeight: 2, maxPriorityClass: 'high', preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, limits: { maxPendingJobs: 5000, submissionsPerSecond: 500 } } }),
     'put /v1/teams/{name}': () => ({ path: `/v1/teams/${fresh('t')}`, body: { cohort: 'research', fairShareWeight: 1, maxPriorityClass: 'high', preemption: { withinTeam: 'Never', reclaimWithinCohort: 'LowerPriority' }, limits: { maxPendingJobs: 5000, submissionsPerSecond: 500 } } }),
     'put /v1/teams/{team}/budgets/{period}': () => ({ path: '/v1/teams/nlp/budgets/month', body: { limit: 500, unit: 'accelerator-hours', onExhausted: 'block' } }),
-    'put /v1/teams/{team}/quotas/{flavor}': () => ({ path: '/v1/teams/nlp/quotas/a100-80gb', body: { nominal: 8, borrowingLimit: 4, lendingLimit: 2 } }),
+    'put /v1/teams/{team}/quotas/{flavor}': () => ({ path: '/v1/teams/nlp/quotas/a100-80gb', body: { nominal: 8, borrowingLimit: 4, lendingLimit: 2, cpuMillisLimit: 640_000, memoryMiBLimit: 4_194_304 } }),
     'post /v1/tokens': () => ({ path: '/v1/tokens', body: { subject: fresh('s'), role: 'member', teams: ['vision'], expiresAt: '2099-01-01T00:00:00Z' } }),
   };
 

@@ -375,6 +375,34 @@ export class CancelJobsDto {
   dryRun?: boolean;
 }
 
+/** Which jobs a bulk hold or release (POST /v1/jobs/holds, /v1/jobs/releases) takes: a team's pending ones, narrowed by name and submitter. */
+export class HoldJobsDto {
+  @ApiProperty({ example: 'vision', description: "The team whose jobs are held or released (admins: any; members: one of theirs, 403 otherwise)." })
+  @Required()
+  @IsName()
+  team!: string;
+
+  @ApiPropertyOptional({ example: 'sweep-lr', description: 'Only jobs of this name (exact).' })
+  @Optional()
+  @IsName()
+  name?: string;
+
+  @ApiPropertyOptional({ example: 'alice', description: "Only jobs submitted by this subject (a token's subject, as jobs show in createdBy)." })
+  @Optional()
+  @IsText(1, 255)
+  createdBy?: string;
+
+  @ApiPropertyOptional({ default: 1000, minimum: 1, maximum: 1000, description: 'At most this many in one call, oldest first (`more` says whether others matched: call again).' })
+  @Optional()
+  @IntIn(1, 1000)
+  limit?: number;
+
+  @ApiPropertyOptional({ default: false, description: 'Only answer which jobs would be held or released now; nothing changes.' })
+  @Optional()
+  @IsBool()
+  dryRun?: boolean;
+}
+
 /** A PENDING job's new priority (POST /v1/jobs/{id}/priority): a class, or (admins only) a number. */
 export class JobPriorityDto {
   @ApiPropertyOptional({

@@ -150,6 +150,8 @@ export class JobView {
   admittedReplicas!: number | null;
   @ApiProperty({ type: () => PendingView, nullable: true, description: 'Only while PENDING.' })
   pending!: PendingView | null;
+  @ApiProperty({ type: () => HoldView, nullable: true, description: 'Only while PENDING and held (POST /v1/jobs/{id}/hold): the scheduler passes it over until released.' })
+  hold!: HoldView | null;
   @ApiProperty({ type: String, nullable: true, format: 'uuid' })
   preemptedBy!: string | null;
   @ApiProperty()
@@ -217,6 +219,36 @@ export class CancelledJobView {
   name!: string;
   @ApiProperty({ enum: JOB_STATES, description: 'The state it was cancelled from.' })
   from!: JobState;
+}
+
+/** A job of a bulk hold or release. */
+export class HeldJobView {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  @ApiProperty({ example: 'sweep-lr' })
+  name!: string;
+}
+
+/** What a bulk hold or release (POST /v1/jobs/holds, /v1/jobs/releases) did. */
+export class JobHoldsView {
+  @ApiProperty({ description: 'How many jobs this call held (or released).' })
+  changed!: number;
+  @ApiProperty({ type: [HeldJobView], description: 'The jobs held or released (in a dry run: those that would be).' })
+  jobs!: HeldJobView[];
+  @ApiProperty({ description: 'More jobs matched than `limit`: call again for the next ones.' })
+  more!: boolean;
+  @ApiProperty({ description: 'A dry run: `jobs` are those that would have been, and nothing changed.' })
+  dryRun!: boolean;
+}
+
+/** Who holds a held job, and since when. */
+export class HoldView {
+  @ApiProperty({ example: 'alice' })
+  by!: string;
+  @TimeProperty()
+  at!: string;
+  @ApiProperty({ description: 'Held by an admin: only an admin releases it.' })
+  byAdmin!: boolean;
 }
 
 /** What a bulk cancel (POST /v1/jobs/cancellations) did. */
@@ -290,6 +322,7 @@ function summaryView(j: Omit<JobRecord, 'template'>, workload: unknown): JobView
             estimatedStartAt: iso(j.pendingEstimatedStartAt),
           }
         : null,
+    hold: j.state === 'PENDING' && j.heldAt !== null ? { by: j.heldBy ?? '', at: j.heldAt.toISOString(), byAdmin: j.heldByAdmin } : null,
     preemptedBy: j.preemptedBy,
     preemptionCount: j.preemptionCount,
     createdBy: j.createdBy,

@@ -33,6 +33,9 @@ export const AUDIT_KINDS = [
   'token.revoked',
   // A bulk cancel by filter (POST /v1/jobs/cancellations): how many of the team's jobs, by which filter, by whom.
   'jobs.cancelled',
+  // Bulk holds and releases by filter (POST /v1/jobs/holds, /v1/jobs/releases), likewise.
+  'jobs.held',
+  'jobs.released',
 ] as const;
 
 export interface AuditFilter {

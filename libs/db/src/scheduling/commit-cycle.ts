@@ -444,7 +444,7 @@ function queueStatement(
        SELECT * FROM unnest($1::uuid[], $2::pending_code[], $3::text[], $4::int[], $5::timestamptz[], $6::jsonb[])
          WITH ORDINALITY AS i(id, code, message, position, estimated_start_at, reservation, n)
      ), old AS (
-       SELECT j.id, j.team, j.pending_code FROM jobs j JOIN input i ON i.id = j.id WHERE j.state = 'PENDING'
+       SELECT j.id, j.team, j.pending_code FROM jobs j JOIN input i ON i.id = j.id WHERE j.state = 'PENDING' AND j.held_at IS NULL
      ), changed AS (
        UPDATE jobs j SET
          pending_code = COALESCE(i.code, j.pending_code),
@@ -453,7 +453,8 @@ function queueStatement(
          pending_estimated_start_at = CASE WHEN i.code IS NULL THEN j.pending_estimated_start_at ELSE i.estimated_start_at END,
          reservation = i.reservation
        FROM input i
-       WHERE j.id = i.id AND j.state = 'PENDING'
+       -- A job held after the cycle's snapshot keeps its HELD reason.
+       WHERE j.id = i.id AND j.state = 'PENDING' AND j.held_at IS NULL
          AND (j.pending_code, j.pending_message, j.pending_position, j.pending_estimated_start_at, j.reservation)
              IS DISTINCT FROM
              (COALESCE(i.code, j.pending_code),

@@ -223,8 +223,9 @@ export const runningJobsSql = (where = 'TRUE'): string =>
    WHERE j.state IN ${HOLDING_SQL} AND ${where}
    ORDER BY COALESCE(j.admitted_at, j.updated_at), j.id`;
 
+/** Pending jobs the scheduler considers: a held one (held_at) stays out until released. */
 export const pendingJobsSql = (where = 'TRUE'): string =>
-  `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.state = 'PENDING' AND ${where} ORDER BY j.submitted_at, j.id`;
+  `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.state = 'PENDING' AND j.held_at IS NULL AND ${where} ORDER BY j.submitted_at, j.id`;
 
 /** Running and pending jobs in one read (unordered; the caller orders them). */
 export const activeJobsSql = (where = 'TRUE'): string =>
@@ -233,7 +234,7 @@ export const activeJobsSql = (where = 'TRUE'): string =>
                ELSE COALESCE(j.flavor, (SELECT a.flavor FROM allocations a WHERE a.job_id = j.id LIMIT 1)) END AS flavor,
           ${epochMs('COALESCE(j.admitted_at, j.updated_at)')} AS admitted_at
    FROM jobs j
-   WHERE j.state IN ('PENDING', 'ADMITTED', 'BINDING', 'RUNNING') AND ${where}`;
+   WHERE j.state IN ('PENDING', 'ADMITTED', 'BINDING', 'RUNNING') AND (j.state <> 'PENDING' OR j.held_at IS NULL) AND ${where}`;
 
 export interface AllocationRow {
   job_id: string;
