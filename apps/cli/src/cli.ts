@@ -4,6 +4,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { registerAccounting } from './commands/accounting.js';
 import { registerAudit } from './commands/audit.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerExecutor } from './commands/executor.js';
 import { registerHistory } from './commands/history.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerSession } from './commands/session.js';
@@ -76,6 +77,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
   registerSession(program, context);
   registerTokens(program, context);
   registerJobs(program, context);
+  registerExecutor(program, context);
   registerTenancy(program, context);
   registerTenancyAdmin(program, context);
   registerPriorityClasses(program, context);
