@@ -11,16 +11,12 @@ export const COMPLETION_MAX_NAMES = 100;
 export const COMPLETION_TIMEOUT_MS = 2000;
 
 /**
- * The names of `kind` the caller may see. Jobs: the newest of the default team (QM_TEAM or the config's, where
- * a name is looked up), else of every team the token sees. Teams: every team, or, for a token that may not
+ * The names of `kind` (but jobs: jobWords) the caller may see. Teams: every team, or, for a token that may not
  * list them (an executor), its own.
  */
-async function names(client: ApiClient, kind: NameKind, team: string | undefined, signal: AbortSignal): Promise<string[]> {
-  const list = async <T extends { name: string }>(path: string, query?: Record<string, string | number | undefined>): Promise<string[]> =>
-    (await client.get<List<T>>(path, query, signal)).items.map((i) => i.name);
+async function names(client: ApiClient, kind: Exclude<NameKind, 'job'>, signal: AbortSignal): Promise<string[]> {
+  const list = async <T extends { name: string }>(path: string): Promise<string[]> => (await client.get<List<T>>(path, undefined, signal)).items.map((i) => i.name);
   switch (kind) {
-    case 'job':
-      return jobWords(client, '', team, signal);
     case 'team':
       try {
         return await list<Team>('/v1/teams');
@@ -37,8 +33,9 @@ async function names(client: ApiClient, kind: NameKind, team: string | undefined
 }
 
 /**
- * Job ids are offered when the prefix matches no job name (`qm describe 3f2a<Tab>`); `job/` is kept
- * (`job/llama<Tab>`, as -o name prints them).
+ * Names of the newest jobs of the default team (QM_TEAM or the config's, where `qm` looks a name up), else of
+ * every team the token sees. Job ids are offered when the prefix matches no job name (`qm describe 3f2a<Tab>`);
+ * `job/` is kept (`job/llama<Tab>`, as -o name prints them).
  */
 async function jobWords(client: ApiClient, prefix: string, team: string | undefined, signal: AbortSignal): Promise<string[]> {
   const tagged = prefix.startsWith('job/');
@@ -70,7 +67,7 @@ export function registerCompletionNames(program: Command, ctx: CommandContext): 
       try {
         const { client, defaultTeam } = resolveConnection(ctx.flags, ctx.io.env, () => undefined);
         const signal = AbortSignal.timeout(COMPLETION_TIMEOUT_MS);
-        const found = k === 'job' ? await jobWords(client, start, defaultTeam, signal) : (await names(client, k, defaultTeam, signal)).filter((n) => n.startsWith(start));
+        const found = k === 'job' ? await jobWords(client, start, defaultTeam, signal) : (await names(client, k, signal)).filter((n) => n.startsWith(start));
         const words = [...new Set(found)].sort().slice(0, COMPLETION_MAX_NAMES);
         if (words.length > 0) ctx.out(`${words.join('\n')}\n`);
       } catch {
