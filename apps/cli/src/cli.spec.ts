@@ -70,9 +70,13 @@ describe('qm completion', () => {
     expect(complete(['qm', 'completion', ''])).toEqual(expect.arrayContaining(['--help']));
   });
 
-  it('zsh: a #compdef script naming every command', async () => {
+  it('zsh: a #compdef script naming every command but the hidden __complete', async () => {
     const text = await Promise.resolve(script('zsh'));
     expect(text.startsWith('#compdef qm\n')).toBe(true);
-    for (const p of paths(program).filter((p) => p[0] !== 'help')) expect(text).toContain(`"${p.join(' ')}")`);
+    for (const p of paths(program).filter((p) => p[0] !== 'help' && p[0] !== '__complete')) expect(text).toContain(`"${p.join(' ')}")`);
+    expect(text).not.toContain('"__complete")');
+    // -o offers its formats, not files; -f offers files.
+    expect(text).toContain("'(-o --output)'{-o,--output}'[text | name | json | yaml (json the job with its events)]:format:(text name json yaml)'");
+    expect(text).toContain("'(-f --file)'{-f,--file}'[job file (YAML or JSON); - reads stdin]:path:_files'");
   });
 });

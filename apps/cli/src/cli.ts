@@ -4,6 +4,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { registerAccounting } from './commands/accounting.js';
 import { registerAudit } from './commands/audit.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerExecutor } from './commands/executor.js';
 import { registerHistory } from './commands/history.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerHolds } from './commands/holds.js';
@@ -78,6 +79,7 @@ export function buildProgram(io: QmIo, onExit: (code: number) => void): { progra
   registerTokens(program, context);
   registerJobs(program, context);
   registerHolds(program, context);
+  registerExecutor(program, context);
   registerTenancy(program, context);
   registerTenancyAdmin(program, context);
   registerPriorityClasses(program, context);

@@ -18,6 +18,9 @@ export type Progress = Schemas['ProgressView'];
 export type Transition = Schemas['TransitionView'];
 export type Allocation = Schemas['AllocationView'];
 export type JobEvent = Schemas['JobEventView'];
+/** What a job's executor reports: its state (POST /v1/jobs/{id}/status), its progress (POST /v1/jobs/{id}/progress). */
+export type JobStatusReport = Schemas['JobStatusDto'];
+export type JobProgressReport = Schemas['JobProgressDto'];
 export type JobList = Schemas['JobListView'];
 export type Whoami = Schemas['WhoamiView'];
 export type Flavor = Schemas['FlavorView'];

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Harness, memberToken, seedTenancy, startHarness } from '../api/harness.js';
-import { buildQm, type QmResult, runQm } from './qm-process.js';
+import { buildQm, closedPort, type QmResult, runQm } from './qm-process.js';
 
 /**
  * Bad input to the real `qm`: unknown flags, unreadable or invalid job files, jobs the API refuses, a
@@ -60,7 +59,7 @@ describe('usage errors exit 2', () => {
     [['quota', 'set', 'vision', 'h100-80gb', '--nominal', 'lots'], "qm: --nominal 'lots': expected a non-negative integer, or none for no limit"],
     [['--server', 'localhost:8080', 'whoami'], "qm: --server 'localhost:8080' must be an http:// or https:// URL"],
     [['submit', '-f', 'x.yaml', '--wait-timeout', '10m'], 'qm: --wait-timeout only applies with --wait'],
-    [['completion', 'fish'], "qm: completion 'fish': expected bash or zsh"],
+    [['completion', 'tcsh'], "qm: completion 'tcsh': expected bash, zsh or fish"],
   ])('qm %j', async (args, message) => {
     oneLine(await runQm(args, { env, cwd: dir }), 2, message);
   });
@@ -123,13 +122,7 @@ describe('bad job files and jobs the API refuses (400/422) exit 2, other failure
   });
 
   it('a server that is down: connection refused, whatever the command, and login writes no config', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await closedPort();
     const down = { ...env, QM_SERVER: `http://127.0.0.1:${port}` };
     const message = `qm: cannot reach the Quartermaster API at http://127.0.0.1:${port}: connection refused (is it running? check --server, QM_SERVER or qm login)`;
     oneLine(await runQm(['ls'], { env: down }), 1, message);

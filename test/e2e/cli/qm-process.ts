@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,4 +65,15 @@ export function startQm(
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
   return { result, output: () => stdout, errors: () => stderr, kill: (signal) => void child.kill(signal) };
+}
+
+/** A local port nothing listens on (a server that is down: connection refused). */
+export function closedPort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
 }

@@ -1,9 +1,21 @@
 import { FINAL_STATES, type Job, type JobDetail } from '#api-client';
 import { clip } from '../output/render.js';
-import { age, durationWords, parseTime, startsIn, type TimeOptions } from '../output/time.js';
+import { age, durationWords, localDateTime, parseTime, startsIn, type TimeOptions } from '../output/time.js';
 
 /** Pending codes that no amount of waiting cures: the job must change (or quota/flavors must). */
 const NEVER_BY_ITSELF = new Set(['INVALID', 'UNSATISFIABLE', 'NO_QUOTA']);
+
+/**
+ * What its executor last reported: `40% done at its last checkpoint, 2026-12-02 08:00 UTC (5 min ago)`;
+ * undefined before any report.
+ */
+export function progressText(j: JobDetail, now: number, time: TimeOptions): string | undefined {
+  const done = j.progress.completedFraction;
+  const saved = parseTime(j.progress.lastCheckpointAt);
+  if (done === null && saved === null) return undefined;
+  const fraction = done === null ? 'progress' : `${Math.round(done * 1000) / 10}% done`;
+  return `${fraction}${saved === null ? '' : ` at its last checkpoint, ${localDateTime(saved, time)} (${age(saved, now)} ago)`}`;
+}
 
 export function replicasText(j: Job): string {
   if (j.admittedReplicas !== null && j.state !== 'PENDING') return j.admittedReplicas === j.replicas ? String(j.replicas) : `${j.admittedReplicas}/${j.replicas}`;

@@ -11,7 +11,7 @@ import { checkName, flagName, INLINE_FLAGS, type InlineJobFlags, inlineJob } fro
 import { readJobFile } from './job-file.js';
 import { type Frame, watch, type WatchFlags, watchInterval, watchOptions } from './watch.js';
 import { resolveJob } from './job-ref.js';
-import { accelerators, etaCell, flavorText, positionCell, replicasText, sourceText, stateLine, templateFacts, whyText } from './job-text.js';
+import { accelerators, etaCell, flavorText, positionCell, progressText, replicasText, sourceText, stateLine, templateFacts, whyText } from './job-text.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -456,10 +456,9 @@ function describeText(j: JobDetail, events: JobEvent[], now: number, time: { tim
   out += field('Runtime', j.expectedRuntimeSeconds === null ? (j.kind === 'serving' ? 'no end (a serving job without expectedRuntimeSeconds)' : 'unknown (no expectedRuntimeSeconds)') : `expected ${durationWords(j.expectedRuntimeSeconds * 1000)}`);
   out += field('Checkpoint', j.checkpoint === null ? 'none: a preempted run restarts from the start' : `every ${durationWords(j.checkpoint.intervalSeconds * 1000)}, ${j.checkpoint.gracePeriodSeconds} s to checkpoint when evicted`);
   const done = j.progress.completedFraction;
-  const saved = parseTime(j.progress.lastCheckpointAt);
-  if (done !== null || saved !== null) {
-    const fraction = done === null ? 'progress' : `${Math.round(done * 1000) / 10}% done`;
-    out += field('Progress', `${fraction}${saved === null ? '' : ` at its last checkpoint, ${at(j.progress.lastCheckpointAt)}`}`);
+  const progress = progressText(j, now, time);
+  if (progress !== undefined) {
+    out += field('Progress', progress);
     if (done !== null && j.expectedRuntimeSeconds !== null && done < 1) {
       out += field('Remaining', `about ${durationWords(j.expectedRuntimeSeconds * (1 - done) * 1000)} of its expected ${durationWords(j.expectedRuntimeSeconds * 1000)}, from that checkpoint`);
     }
