@@ -209,6 +209,21 @@ export function eligible(st: CycleState, source: Source, h: Holding, job: Pendin
   return source.stillEligible(h) && preemptible(st, h, job) && source.allows(h);
 }
 
+/**
+ * Every eligible candidate of `sources`, cheapest first, with its source (sources rewound before and after).
+ * Eligibility is checked as each is reached, so a candidate released meanwhile is skipped.
+ */
+export function* eachCandidate(st: CycleState, sources: Source[], job: PendingJob): Generator<{ source: Source; victim: Holding }> {
+  rewind(sources);
+  try {
+    for (let src = nextSource(st, sources, job); src !== undefined; src = nextSource(st, sources, job)) {
+      yield { source: src, victim: src.list[src.next - 1]! };
+    }
+  } finally {
+    rewind(sources);
+  }
+}
+
 /** Starts every source over (after a dry run consumed them). */
 function rewind(sources: Source[]): void {
   for (const src of sources) {

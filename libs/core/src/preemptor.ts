@@ -27,7 +27,7 @@ import { shapeOf, withinCaps } from './fit.js';
 import { placeGang } from './gang-placer.js';
 import type { PendingJob, Preemption, PreemptionKind } from './model.js';
 import type { Accelerators } from './quantity.js';
-import { type PreemptionRequest, candidateSources, victimsCouldSuffice } from './preemption-candidates.js';
+import { type Candidates, type PreemptionRequest, candidateSources, eachCandidate, victimsCouldSuffice } from './preemption-candidates.js';
 import { VictimFit } from './preemption-fit.js';
 import { maxAddableFor, replicasWithinCaps } from './quota.js';
 import { jobSeenBy } from './reasons.js';
@@ -67,14 +67,16 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
 
   const candidates = candidateSources(st, p);
   if (candidates.sources.length === 0) return undefined;
-  if (!victimsCouldSuffice(st, p, candidates)) return failed.remember();
+  // A multi-role gang whose envelope cannot be made room for may still fit role by role (roles of different sizes).
+  const byRoles = (): PreemptionPlan | undefined => (isMultiRole(job) ? victimsRoleByRole(st, p, candidates) : undefined);
+  if (!victimsCouldSuffice(st, p, candidates)) return byRoles() ?? failed.remember();
 
   const undo = undoPoint(st, flavor);
   const fit = new VictimFit(st, p);
   const chosen = cheapestVictimSet(st, p, candidates.sources, fit);
   if (chosen === undefined) {
     undo([]);
-    return failed.remember();
+    return byRoles() ?? failed.remember();
   }
   const victims = chosen.victims;
   if (!chosen.exact) putBackUnneeded(st, victims, fit);
@@ -84,11 +86,48 @@ export function planPreemption(st: CycleState, job: PendingJob, flavor: string):
   const placed = placePreemptor(st, p, victims);
   if (placed === undefined) {
     undo(victims);
-    return undefined;
+    return byRoles();
   }
+  return evictFor(st, p, victims, placed);
+}
+
+/** Evicts `victims` for good and describes the plan. */
+function evictFor(st: CycleState, p: PreemptionRequest, victims: Holding[], placed: { nodes: number[]; roleOf?: number[] }): PreemptionPlan {
+  const { job, flavor } = p;
   const lent = lentBy(st, victims, job, flavor);
   for (const v of victims) st.evict(v);
   return { flavor, ...placed, victims, preemptions: victims.map((v) => explainPreemption(st, v, job, flavor, lent.get(v))) };
+}
+
+/** Candidates a role-by-role attempt reads at most: a bound on its cost (each may be followed by a placement). */
+const ROLE_BY_ROLE_CANDIDATES = 256;
+
+/**
+ * The fallback for a multi-role gang whose envelope (one uniform gang of its largest shape) no victim set makes
+ * room for — a learner of 8 and actors of 1 on two 8-GPU nodes are 5 × 8 as an envelope: releases candidates
+ * cheapest first (a borrowing team's only while it still borrows) until the roles, placed one by one, fit; then
+ * puts back every victim they do not need. A sufficient and minimal set, not always the cheapest one.
+ */
+function victimsRoleByRole(st: CycleState, p: PreemptionRequest, c: Candidates): PreemptionPlan | undefined {
+  const { job, flavor } = p;
+  const undo = undoPoint(st, flavor);
+  const victims: Holding[] = [];
+  const limits = backfillLimits(st, job, flavor);
+  let read = 0;
+  for (const { source, victim } of eachCandidate(st, c.sources, job)) {
+    if (++read > ROLE_BY_ROLE_CANDIDATES) break;
+    const lender = source.crossTeam ? st.quota.get(victim.job.team, flavor) : undefined;
+    if (lender !== undefined && lender.used <= lender.nominal) continue;
+    st.release(victim);
+    victims.push(victim);
+    if (p.nodes.totalFree < p.need || placeRolesAfter(st, p, victims, limits.caps) === undefined) continue;
+    putBackUnneededByRoles(st, p, victims);
+    const placed = placePreemptor(st, p, victims);
+    if (placed !== undefined) return evictFor(st, p, victims, placed);
+    break;
+  }
+  undo(victims);
+  return undefined;
 }
 
 /** The attempt's request, or undefined when the team, its quota on the flavor, or the flavor is unknown. */

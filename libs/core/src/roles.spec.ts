@@ -123,6 +123,31 @@ describe('multi-role gangs', () => {
     expect(charged(result.admissions[0]!)).toBe(8);
   });
 
+  it('preempts for roles of different sizes where their envelope would not fit (learner 8 + actors 4 × 1 on two nodes)', () => {
+    // Sixteen low-priority 1-GPU jobs fill two 8-GPU nodes. The gang needs 12: a learner of 8 (a whole node) and four
+    // actors of 1. As one uniform gang of its largest shape it would be 5 × 8, which two nodes never hold.
+    const running = Array.from({ length: 16 }, (_, i) =>
+      makeJob(`small-${String(i).padStart(2, '0')}`)
+        .team('vision')
+        .accelerators(1)
+        .runsOn(`n-${i % 2}`)
+        .admittedAt(T0 - 3_600_000 - i * 60_000),
+    );
+    const s = snapshot()
+      .nodes(...makeNodes('n', 2, (b) => b.accelerators(8)))
+      .teams(makeTeam('vision'))
+      .quotas(makeQuota('vision', H100).nominal(16))
+      .running(...running)
+      .pending(makeJob('rl').team('vision').priority(10).roles(['learner', 1, 8, 1000, GiB], ['actors', 4, 1, 1000, GiB]))
+      .build();
+    const result = runCycle(s);
+    expect(formatViolations(checkInvariants(s, result))).toBe('');
+    expect(result.admissions.map((a) => a.jobId)).toEqual(['rl']);
+    expect(charged(result.admissions[0]!)).toBe(12);
+    // Exactly the 12 it needs: one node emptied for the learner, four more 1-GPU jobs for the actors.
+    expect(result.preemptions).toHaveLength(12);
+  });
+
   it('never breaks an invariant, whatever the roles (property)', () => {
     const role = fc.record({
       replicas: fc.integer({ min: 1, max: 4 }),
