@@ -111,6 +111,9 @@ function falseReason(s: Snapshot, result: CycleResult): string | null {
       case 'BUDGET_EXHAUSTED':
         if (!(s.budgetBlocks ?? []).some((b) => b.team === job.team)) return `${label} is BUDGET_EXHAUSTED but its team has no budget block: ${r.message}`;
         break;
+      case 'HELD':
+        // The apps set it on a held job, which is never in a snapshot.
+        return `${label} is HELD, which a cycle never decides: ${r.message}`;
       case 'ADMISSION_LIMIT':
       case 'BLOCKED_BY_RESERVATION':
       case 'COHORT_EXHAUSTED':

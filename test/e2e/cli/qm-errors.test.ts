@@ -55,7 +55,7 @@ describe('usage errors exit 2', () => {
     [['ls', '--state', 'sleeping'], "qm: --state 'sleeping': expected one of pending, admitted, binding, running, succeeded, failed, cancelled, preempted (comma-separated)"],
     [['ls', '--limit', '0'], "qm: --limit '0': expected a positive integer"],
     [['ls', '--team', 'vision', '--all-teams'], 'qm: use either --team or --all-teams'],
-    [['quota', 'set', 'vision', 'h100-80gb'], 'qm: give --nominal, --borrowing-limit or --lending-limit'],
+    [['quota', 'set', 'vision', 'h100-80gb'], 'qm: give --nominal, --borrowing-limit, --lending-limit, --cpu-millis-limit or --memory-mib-limit'],
     [['quota', 'set', 'vision', 'h100-80gb', '--nominal', 'lots'], "qm: --nominal 'lots': expected a non-negative integer, or none for no limit"],
     [['--server', 'localhost:8080', 'whoami'], "qm: --server 'localhost:8080' must be an http:// or https:// URL"],
     [['submit', '-f', 'x.yaml', '--wait-timeout', '10m'], 'qm: --wait-timeout only applies with --wait'],
