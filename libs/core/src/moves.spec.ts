@@ -39,6 +39,31 @@ describe('moves to faster accelerators', () => {
     expect(checkInvariants(s, r)).toEqual([]);
   });
 
+  it('moves a multi-role gang with each replica in its own role’s shape', () => {
+    // A learner of 4 GPUs and two actors of 2 on the K80 node; the V100 node is free.
+    const gang = makeJob('rl')
+      .flavors(V100, K80)
+      .selection('fastest')
+      .speeds({ [V100]: 10, [K80]: 1 })
+      .roles(['learner', 1, 4, 8000, 65_536], ['actors', 2, 2, 2000, 16_384])
+      .runtime(50 * 3600)
+      .runsOn('k-0', 'k-0', 'k-0')
+      .onFlavor(K80)
+      .admittedAt(T0 - 100 * HOUR)
+      .checkpoint(1800, 60)
+      .checkpointedAt(T0 - 30 * 60 * 1000);
+    const s = world().running(gang).build();
+    const r = runCycle(s);
+    expect(moved(r)).toEqual([['rl', K80, V100]]);
+    expect(r.moves![0]!.placement.map((p) => [p.role, p.node, p.accelerators, p.cpuMillis])).toEqual([
+      ['learner', 'v-0', 4, 8000],
+      ['actors', 'v-0', 2, 2000],
+      ['actors', 'v-0', 2, 2000],
+    ]);
+    expect(r.moves![0]!.lostAcceleratorSeconds).toBe(8 * 1800);
+    expect(checkInvariants(s, r)).toEqual([]);
+  });
+
   it('never moves a job that does not checkpoint, is not preemptible, or when moves are off', () => {
     expect(runCycle(world().running(resnet('r')).build()).moves).toBeUndefined();
     expect(runCycle(world().running(resnet('r').checkpoint(1800).nonPreemptible()).build()).moves).toBeUndefined();

@@ -24,11 +24,27 @@ import { type Holding, expectedEnd } from './cycle-state.js';
 import type { CycleState } from './cycle-state.js';
 import { tryFlavor } from './fit.js';
 import { runtimeOn } from './flavor-selection.js';
-import type { JobSpec, Move, MoveOptions, PendingJob } from './model.js';
+import type { JobRole, JobSpec, Move, MoveOptions, PendingJob, ReplicaPlacement } from './model.js';
 import { borrowedOf } from './quota.js';
 import { moveMessage } from './reasons.js';
 import { placesByRelativeSpeed } from './relative-placement.js';
-import { isMultiRole } from './roles.js';
+import { envelopeOf, isMultiRole, rolesOf } from './roles.js';
+
+/**
+ * A running multi-role gang's roles at the counts it was admitted with (its placement names each replica's role),
+ * each count its minimum: what a move re-places. Nothing for a job of one role.
+ */
+function admittedRoles(job: JobSpec & { placement?: readonly ReplicaPlacement[] }): Partial<PendingJob> {
+  if (!isMultiRole(job) || job.placement === undefined) return {};
+  const counts = new Map<string, number>();
+  for (const p of job.placement) if (p.role !== undefined) counts.set(p.role, (counts.get(p.role) ?? 0) + 1);
+  const roles = rolesOf(job).flatMap((r) => {
+    const k = counts.get(r.name) ?? 0;
+    return k === 0 ? [] : [{ ...r, replicas: k, minReplicas: k }];
+  });
+  // The per-replica fields are the roles' envelope (one role left: its own shape).
+  return { ...envelopeOf(roles), roles };
+}
 
 export const DEFAULT_MOVE_OPTIONS: MoveOptions = { maxPerCycle: 4, minGainSeconds: 1800, minGainFraction: 0.2, restartSeconds: 300 };
 
@@ -61,8 +77,7 @@ export function resolveMoveOptions(o: Partial<MoveOptions> | undefined): MoveOpt
  */
 export function movable(st: CycleState, job: JobSpec): boolean {
   const cp = job.checkpoint;
-  // A multi-role gang is not moved (its roles would need their own shapes on the new flavor; ADR 0024).
-  if (cp === undefined || !(cp.intervalSeconds > 0) || !job.preemptible || isMultiRole(job)) return false;
+  if (cp === undefined || !(cp.intervalSeconds > 0) || !job.preemptible) return false;
   return job.expectedRuntimeSeconds !== null && placesByRelativeSpeed(st, job);
 }
 
@@ -138,20 +153,27 @@ function tryMove(st: CycleState, c: Candidate, opts: MoveOptions): Move | undefi
     replicas: k,
     minReplicas: k,
     expectedRuntimeSeconds: (h.job.expectedRuntimeSeconds! * runtimeThere) / full,
+    ...admittedRoles(h.job),
   };
   const r = tryFlavor(st, spec, to);
   if (!r.ok) return undefined;
+  // Each replica with its own role's shape (a multi-role gang: its roles at the counts it runs with).
+  const roles = r.roleOf === undefined ? undefined : rolesOf(spec);
+  const shapeOf = (i: number): JobRole | PendingJob => roles?.[r.roleOf![i]!] ?? spec;
   const e = st.quota.get(h.job.team, to)!;
   const borrowedBefore = borrowedOf(e);
   const lostAcceleratorSeconds = (h.accelerators * Math.max(0, st.now - h.checkpointAt)) / 1000;
   st.release(h);
   st.evict(h);
-  const a = spec.acceleratorsPerReplica;
+  const replicas = r.nodes.map((node, i) => {
+    const shape = shapeOf(i);
+    return { node, a: shape.acceleratorsPerReplica, c: shape.cpuMillisPerReplica, m: shape.memoryMiBPerReplica };
+  });
   const moved: Holding = {
     job: spec,
     flavor: to,
-    replicas: r.nodes.map((node) => ({ node, a, c: spec.cpuMillisPerReplica, m: spec.memoryMiBPerReplica })),
-    accelerators: a * r.nodes.length,
+    replicas,
+    accelerators: replicas.reduce((sum, x) => sum + x.a, 0),
     admittedAt: st.now,
     checkpointAt: st.now,
     end: expectedEnd(st.now, runtimeThere, opts.restartSeconds, st.now),
@@ -169,12 +191,13 @@ function tryMove(st: CycleState, c: Candidate, opts: MoveOptions): Move | undefi
     from: h.flavor,
     to,
     replicas: r.nodes.length,
-    placement: r.nodes.map((node, replica) => ({
+    placement: replicas.map((x, replica) => ({
       replica,
-      node: st.cluster.nodes[node]!.name,
-      accelerators: a,
-      cpuMillis: spec.cpuMillisPerReplica,
-      memoryMiB: spec.memoryMiBPerReplica,
+      ...(roles === undefined ? {} : { role: roles[r.roleOf![replica]!]!.name }),
+      node: st.cluster.nodes[x.node]!.name,
+      accelerators: x.a,
+      cpuMillis: x.c,
+      memoryMiB: x.m,
     })),
     borrowed: borrowedOf(e) - borrowedBefore,
     lostAcceleratorSeconds,

@@ -83,5 +83,44 @@ describe('moves to a faster flavor', () => {
     await ok('POST', `/v1/jobs/${mover.id}/status`, { state: 'RUNNING' });
     expect((await ok('POST', '/v1/scheduler/cycles')).moves).toEqual([]);
     expect((await ok('GET', `/v1/jobs/${mover.id}`)).flavor).toBe('h100-80gb');
+    await ok('DELETE', `/v1/jobs/${mover.id}`);
+  });
+
+  it('moves a multi-role gang with each replica in its own role’s shape, and its allocations say which role', async () => {
+    // gpu-2 is still busy; a new blocker takes gpu-1, so the gang starts on the a100 node.
+    const blocker = await ok('POST', '/v1/jobs', jobBody({ name: 'blocker-3', replicas: 1, acceleratorsPerReplica: 8, expectedRuntimeSeconds: 1000 * 3600 }));
+    await ok('POST', '/v1/scheduler/cycles');
+    const { replicas: _r, acceleratorsPerReplica: _a, ...rest } = jobBody();
+    const gang = await ok('POST', '/v1/jobs', {
+      ...rest,
+      name: 'rl-gang',
+      roles: [
+        { name: 'learner', replicas: 1, acceleratorsPerReplica: 4, cpuMillis: 16000, memoryMiB: 131072 },
+        { name: 'actors', replicas: 2, acceleratorsPerReplica: 2, cpuMillis: 4000, memoryMiB: 32768 },
+      ],
+      flavors: ['h100-80gb', 'a100-80gb'],
+      flavorSelection: 'fastest',
+      speeds: { 'h100-80gb': 2, 'a100-80gb': 1 },
+      expectedRuntimeSeconds: 100 * 3600,
+      checkpoint: { intervalSeconds: 1800, gracePeriodSeconds: 30 },
+    });
+    const first = await ok('POST', '/v1/scheduler/cycles');
+    expect(first.admissions).toEqual([expect.objectContaining({ jobId: gang.id, flavor: 'a100-80gb' })]);
+    await ok('POST', `/v1/jobs/${gang.id}/status`, { state: 'RUNNING' });
+
+    await ok('POST', `/v1/jobs/${blocker.id}/status`, { state: 'RUNNING' });
+    await ok('POST', `/v1/jobs/${blocker.id}/status`, { state: 'SUCCEEDED' });
+    const cycle = await ok('POST', '/v1/scheduler/cycles');
+    expect(cycle.moves).toEqual([expect.objectContaining({ jobId: gang.id, from: 'a100-80gb', to: 'h100-80gb' })]);
+    const rows = await h.pg.query<{ role: string; accelerators: number; cpu_millis: number; flavor: string }>(
+      'SELECT role, accelerators, cpu_millis, flavor FROM allocations WHERE job_id = $1 ORDER BY replica',
+      [gang.id],
+    );
+    expect(rows.rows).toEqual([
+      { role: 'learner', accelerators: 4, cpu_millis: 16000, flavor: 'h100-80gb' },
+      { role: 'actors', accelerators: 2, cpu_millis: 4000, flavor: 'h100-80gb' },
+      { role: 'actors', accelerators: 2, cpu_millis: 4000, flavor: 'h100-80gb' },
+    ]);
+    expect((await ok('GET', `/v1/jobs/${gang.id}`)).flavor).toBe('h100-80gb');
   });
 });
