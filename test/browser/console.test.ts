@@ -337,6 +337,27 @@ describe('web console in Debian chromium, against the real API, Postgres and Red
       nominal: 24,
       borrowingLimit: 8,
       lendingLimit: null,
+      cpuMillisLimit: null,
+    });
+
+    // A CPU cap (ADR 0026) is set here too, shown beside the use, and kept by a later edit of the nominal alone.
+    await page.getByRole('textbox', { name: 'CPU limit' }).fill('4000000');
+    await page.getByRole('button', { name: 'Save quota' }).click();
+    await page.locator('[data-team="vision"]').getByRole('row', { name: /^h100-80gb/ }).filter({ hasText: '/ 4,000 cores' }).waitFor();
+    await page.getByRole('textbox', { name: 'Nominal' }).fill('25');
+    await page.getByRole('button', { name: 'Save quota' }).click();
+    await page.locator('#audit-table tbody tr').first().filter({ hasText: 'nominal 25' }).waitFor();
+    expect((await s.ok('GET', '/v1/teams/vision')).quotas.find((q: { flavor: string }) => q.flavor === 'h100-80gb')).toMatchObject({
+      nominal: 25,
+      cpuMillisLimit: 4_000_000,
+    });
+    await page.getByRole('textbox', { name: 'Nominal' }).fill('24');
+    await page.getByRole('textbox', { name: 'CPU limit' }).fill('');
+    await page.getByRole('button', { name: 'Save quota' }).click();
+    await page.locator('#audit-table tbody tr').first().filter({ hasText: 'nominal 25, borrow 8, lend no limit → nominal 24' }).waitFor();
+    expect((await s.ok('GET', '/v1/teams/vision')).quotas.find((q: { flavor: string }) => q.flavor === 'h100-80gb')).toMatchObject({
+      nominal: 24,
+      cpuMillisLimit: null,
     });
     const audit = await s.ok('GET', '/v1/audit');
     expect(audit.items[0]).toMatchObject({

@@ -154,6 +154,10 @@ function QuotaDiff({ before, after }: { before: QuotaUsage | null; after: QuotaU
   );
 }
 
+/** Millicores as cores, memory MiB as GiB: how an infra lead reads a node's size. */
+const cores = (millis: number): string => `${num(millis / 1000)} cores`;
+const gib = (mib: number): string => `${num(Math.round((mib / 1024) * 10) / 10)} GiB`;
+
 function TeamCard({ team }: { team: Team }) {
   const q = team.quotas;
   return (
@@ -215,6 +219,12 @@ function TeamCard({ team }: { team: Team }) {
                   <th scope="col" class="num">
                     lending limit
                   </th>
+                  <th scope="col" class="num">
+                    CPU used / limit
+                  </th>
+                  <th scope="col" class="num">
+                    memory used / limit
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -228,6 +238,12 @@ function TeamCard({ team }: { team: Team }) {
                     <td class="num">{num(u.pendingDemand)}</td>
                     <td class="num">{limitText(u.borrowingLimit)}</td>
                     <td class="num">{limitText(u.lendingLimit)}</td>
+                    <td class="num">
+                      {cores(u.cpuMillisUsed)} / {u.cpuMillisLimit == null ? 'no limit' : cores(u.cpuMillisLimit)}
+                    </td>
+                    <td class="num">
+                      {gib(u.memoryMiBUsed)} / {u.memoryMiBLimit == null ? 'no limit' : gib(u.memoryMiBLimit)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -243,12 +259,17 @@ interface Draft {
   nominal: string;
   borrowingLimit: string;
   lendingLimit: string;
+  cpuMillisLimit: string;
+  memoryMiBLimit: string;
 }
 
+const limitDraft = (n: number | null | undefined): string => (n == null ? '' : String(n));
 const draftOf = (q: QuotaUsage | undefined): Draft => ({
   nominal: q ? String(q.nominal) : '',
-  borrowingLimit: q?.borrowingLimit == null ? '' : String(q.borrowingLimit),
-  lendingLimit: q?.lendingLimit == null ? '' : String(q.lendingLimit),
+  borrowingLimit: limitDraft(q?.borrowingLimit),
+  lendingLimit: limitDraft(q?.lendingLimit),
+  cpuMillisLimit: limitDraft(q?.cpuMillisLimit),
+  memoryMiBLimit: limitDraft(q?.memoryMiBLimit),
 });
 
 /** Admins: set one team's quota of one flavor (PUT /v1/teams/{team}/quotas/{flavor}); the change is audited. */
@@ -283,6 +304,9 @@ function QuotaEditor({ teams, flavors, onSaved }: { teams: Team[]; flavors: Flav
       nominal: nominal ?? undefined,
       borrowingLimit: toNumber(draft.borrowingLimit),
       lendingLimit: toNumber(draft.lendingLimit),
+      // Sent as they stand: a PUT replaces the whole quota, and a cap left out would be lifted.
+      cpuMillisLimit: toNumber(draft.cpuMillisLimit),
+      memoryMiBLimit: toNumber(draft.memoryMiBLimit),
     };
     try {
       await api(`/v1/teams/${encodeURIComponent(team)}/quotas/${encodeURIComponent(flavor)}`, {
@@ -350,6 +374,8 @@ function QuotaEditor({ teams, flavors, onSaved }: { teams: Team[]; flavors: Flav
         {input('nominal', 'Nominal', 'accelerators guaranteed')}
         {input('borrowingLimit', 'Borrowing limit', 'accelerators; empty = no limit')}
         {input('lendingLimit', 'Lending limit', 'accelerators; empty = no limit')}
+        {input('cpuMillisLimit', 'CPU limit', "millicores its replicas may hold on the flavor's nodes; empty = no limit")}
+        {input('memoryMiBLimit', 'Memory limit', "MiB its replicas may hold on the flavor's nodes; empty = no limit")}
         <div class="field actions">
           <button type="submit" disabled={busy || team === '' || flavor === ''}>
             {busy ? 'Saving…' : 'Save quota'}
