@@ -8,10 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLogger } from '#common';
 import { KubeCluster, apiStatusOf, rendezvousServiceName } from '#kube';
-import { PgOutboxStore, type AnySideEffectHandler } from '#scheduling';
+import type { AnySideEffectHandler } from '#scheduling';
 import { KubeJobStore, type BindTarget } from '../../apps/scheduler/src/kubernetes/kube-job-store.js';
 import { kubernetesSettingsFromEnv } from '../../apps/scheduler/src/kubernetes/kubernetes-settings.js';
-import { WaitingForReleaseError, kubernetesSideEffectHandlers } from '../../apps/scheduler/src/kubernetes/pod-side-effects.js';
+import { kubernetesSideEffectHandlers } from '../../apps/scheduler/src/kubernetes/pod-side-effects.js';
 import { testKubeConfig } from './support/cluster.js';
 import { eventually, gangBody, kubeTestEnv, seedTenancy, startQm, type QmEnv } from './scheduler-harness.js';
 
@@ -99,7 +99,7 @@ describe("races over a gang's rendezvous Service", () => {
     });
   }, 180_000);
 
-  it('a requeued job admitted again while its delete runs is bound once the delete is done, with the Service its new pods rely on', async () => {
+  it('a requeued job admitted and bound again while its delete runs keeps the Service its new pods rely on', async () => {
     await qm.restartScheduler(async () => {
       const store = new KubeJobStore(qm.api.database);
       const cluster = new InterleavedCluster(testKubeConfig(), { namespace: qm.namespace });
@@ -109,21 +109,16 @@ describe("races over a gang's rendezvous Service", () => {
       await run.bind(id);
       expect(await serviceOf(id)).not.toBeNull();
       // Requeued (as a placement conflict or a lost replica does). Its delete removes the old pods; before it
-      // goes on to the Service, the job is admitted again: its new bind waits for the delete (BindTarget.releasing).
+      // goes on to the Service, the job is admitted again and its new bind runs to the end, finding the Service.
       expect(await store.requeue(id, 'test: requeued')).toBe(true);
-      const outbox = new PgOutboxStore(qm.api.database.pool);
-      const entries = await Promise.all((await outbox.listDue(new Date(), 1000)).map((ref) => outbox.get(ref.id)));
-      const remove = entries.find((e) => e?.kind === 'delete' && (e.payload as { jobId: string }).jobId === id)!;
       cluster.interleave = async () => {
         await eventually('old pods gone', async () => ((await qm.jobPods(id)).length === 0 ? true : undefined));
         await qm.ok('POST', '/v1/scheduler/cycles');
-        await expect(run.bind(id)).rejects.toBeInstanceOf(WaitingForReleaseError);
+        await run.bind(id);
+        expect((await qm.jobPods(id)).filter((p) => p.spec?.nodeName)).toHaveLength(2);
       };
       await run.delete(id);
       expect(cluster.interleave).toBeUndefined(); // the interleaving happened
-      await outbox.markDone(remove.id); // as the worker does once the handler returns
-      await run.bind(id);
-      expect((await qm.jobPods(id)).filter((p) => p.spec?.nodeName)).toHaveLength(2);
       expect(await state(id)).toBe('BINDING');
       expect((await qm.jobPods(id)).filter((p) => p.spec?.nodeName && !p.metadata?.deletionTimestamp)).toHaveLength(2);
       expect(await serviceOf(id)).not.toBeNull();

@@ -79,8 +79,8 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
  * Kubernetes-mode side effects. All idempotent: they re-read the job and the cluster and do only what is
  * missing; a retried or duplicated delivery finds the effect in place and returns.
  *
- * - `bind`: waits (by throwing NotReadyYetError, so the worker looks again soon) until the `delete`/`evict` entries of
- *   the job's earlier admission are carried out (BindTarget.releasing), and until the admission's victims have no
+ * - `bind`: waits (by throwing NotReadyYetError, so the worker looks again soon) until a workload's `delete`/`evict`
+ *   entries of its earlier admission are carried out (BindTarget.releasing), and until the admission's victims have no
  *   pod left on the nodes it was given; ends an imported gang that lost a pod (FAILED: its pods are not
  *   ours to re-create); re-checks every node it binds to against the live pods there (checkNodes):
  *   pods of other schedulers that took the room → the gang is requeued, nothing bound (never failed,
@@ -97,8 +97,8 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
  *   imported gang then ends. A job that holds again — a move re-admits it in the same commit — loses only
  *   the pods of its earlier admission (its new admission's bind waits for them to go).
  * - `delete`: deletes every pod of a job that no longer holds an allocation; an imported gang that was
- *   requeued (gang timeout) then ends. A job admitted again before it ran (its bind waits for it) loses its
- *   earlier admission's pods, or has its workload stopped, all the same.
+ *   requeued (gang timeout) then ends. A workload job admitted again before it ran (its bind waits for it) has
+ *   its workload stopped all the same.
  * - `notify`: nothing to do in the cluster.
  */
 export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJobStore, settings: KubernetesSettings, logger: Logger): AnySideEffectHandler[] {
@@ -145,7 +145,9 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           logger.info({ jobId, state: target?.state, service }, 'bind: job no longer holds an allocation, nothing to bind');
           return;
         }
-        if (target.releasing.length > 0) {
+        // A workload's pods are its controller's, the same before and after: the release of its earlier admission must
+        // have stopped it first. (Quartermaster's own pods carry their admission: this bind replaces an earlier one's.)
+        if (target.workload && target.releasing.length > 0) {
           throw new WaitingForReleaseError(`waiting for the side effects of its earlier admission to be carried out (outbox ${target.releasing.join(', ')})`);
         }
         if (target.preemptedJobs.length > 0) await waitForVictims(cluster, target);
@@ -251,6 +253,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
         }
         // A workload that holds again is stopped all the same: its new admission's bind waits for this entry
         // (BindTarget.releasing), so its pods are still the earlier run's; the bind resumes it once they are gone.
+        // Quartermaster's own pods: only those of the earlier admission go (below).
         const reason = (await store.evictionReason(jobId)) ?? { moved: false, message: preemptorJobId ? `preempted by job ${preemptorJobId}` : 'requeued' };
         const why = reason.message;
         // A job that checkpoints is evicted with its checkpoint grace period: the time it asked for to save its work.
@@ -296,20 +299,14 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
       handle: async ({ jobId }) => {
         const target = await store.bindTarget(jobId);
         const holds = target !== null && HOLDING.has(target.state);
-        if (holds && target.importedFrom) {
+        if (holds && !target.workload) {
+          // Admitted again before this ran: the imported gang's pods are the new admission's; Quartermaster's own pods
+          // of the earlier admission are replaced by the new admission's bind (they carry quartermaster.io/admission).
           logger.info({ jobId }, 'delete: job holds again, its pods belong to the new admission');
           return;
         }
-        // Admitted again before this ran: its new bind waits for this entry (BindTarget.releasing) and has bound nothing
-        // yet. A workload is stopped all the same (below; the bind resumes it once the earlier run's pods are gone); of
-        // Quartermaster's own pods only those of its earlier admission go (annotation quartermaster.io/admission), and
-        // the Service stays for the new ones.
-        if (holds && !target.workload) {
-          const stale = (await listJobPods(cluster, jobId)).filter((pod) => pod.metadata?.annotations?.[ANNOTATION_ADMISSION] !== target.admission);
-          const results = await Promise.all(stale.map((pod) => cluster.deletePod(pod.metadata!.name!, { namespace: pod.metadata?.namespace ?? cluster.namespace, ...grace })));
-          logger.info({ jobId, deleted: results.filter((r) => r !== 'not-found').length }, 'delete: job holds again, pods of its earlier admission removed');
-          return;
-        }
+        // A workload admitted again before this ran is stopped all the same: its new bind waits for this entry
+        // (BindTarget.releasing), so its pods are still the earlier run's; the bind resumes it once they are gone.
         if (target?.workload) {
           // Finished by its controller: nothing to stop. Cancelled or requeued: stopped as its kind expects.
           if (target.state === 'SUCCEEDED' || target.state === 'FAILED') return;
