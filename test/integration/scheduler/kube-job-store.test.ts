@@ -2,6 +2,7 @@
 // each call gets its own answer, and a job steps once however many callers race for the same step.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Database, createTestDatabase, jobsOnDepartedNodes, moveJobs, type TestDatabase } from '#db';
+import { PgOutboxStore } from '#scheduling';
 import { KubeJobStore } from '../../../apps/scheduler/src/kubernetes/kube-job-store.js';
 import { seedFleet, submitJobs } from './fleet.js';
 
@@ -111,6 +112,23 @@ describe('KubeJobStore (grouped statements)', () => {
     expect(outbox.rows).toEqual([{ kind: 'delete', dedupe_key: expect.stringMatching(new RegExp(`^delete:${r}:v\\d+$`)) }]);
     // A replay (the job is PENDING now) changes nothing.
     expect(await store.requeue(r!, 'replica 0 lost')).toBe(false);
+  });
+
+  it("names, while a re-admitted job holds, the earlier admission's delete not carried out yet (its bind waits for it), and nothing once it is done", async () => {
+    const [r] = await submitJobs(db.pool, 1, { tag: 'releasing', replicas: 1, perReplica: 2 });
+    const store = new KubeJobStore(db);
+    const outbox = new PgOutboxStore(db.pool);
+    await admit([{ id: r!, placement: [{ replica: 0, node: 'node-00006', accelerators: 2 }] }]);
+    expect((await store.bindTarget(r!))!.releasing).toEqual([]);
+    // Requeued (its node left the cluster) and admitted again at once, before the worker took its delete.
+    expect(await store.requeue(r!, 'node node-00006 left the cluster; gang requeued')).toBe(true);
+    expect((await store.bindTarget(r!))!.releasing).toEqual([]); // PENDING: nothing to bind
+    await admit([{ id: r!, placement: [{ replica: 0, node: 'node-00007', accelerators: 2 }] }]);
+    const entries = await Promise.all((await outbox.listDue(new Date(), 1000)).map((ref) => outbox.get(ref.id)));
+    const [remove] = entries.filter((e) => e?.kind === 'delete' && (e.payload as { jobId: string }).jobId === r);
+    expect((await store.bindTarget(r!))!.releasing).toEqual([remove!.id]);
+    await outbox.markDone(remove!.id);
+    expect((await store.bindTarget(r!))!.releasing).toEqual([]);
   });
 
   it('lists the PENDING jobs of preempted workloads, with their workload, up to a limit (a suspended workload has no pods to be seen by)', async () => {

@@ -23,6 +23,7 @@ const target: BindTarget = {
   preemptedJobs: [],
   podPolicy: EMPTY_POD_POLICY,
   namespace: null,
+  releasing: [],
 };
 const pod = (jobId: string, replica: { label?: string; annotation?: string }): V1Pod => ({
   metadata: {

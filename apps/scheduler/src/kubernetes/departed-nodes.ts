@@ -3,13 +3,6 @@ import type { JobOnDepartedNode } from '#db';
 import { lostGangReason } from './bind-checks.js';
 import type { KubeJobStore } from './kube-job-store.js';
 
-/**
- * How long a gang requeued off a departed node stays out of the cycles: its `delete` side effect (the
- * workload suspended, its pods removed) must run before its next admission, or it would find the job
- * holding again and leave the old pods — one of them on the departed node — to the new admission.
- */
-export const DEPARTED_REQUEUE_MS = 15_000;
-
 /** Why a job on departed nodes is released (its event and pending reason). */
 export function departedNodesReason(nodes: readonly string[]): string {
   return `${nodes.length === 1 ? `node ${nodes[0]}` : `nodes ${nodes.join(', ')}`} left the cluster`;
@@ -18,8 +11,8 @@ export function departedNodesReason(nodes: readonly string[]): string {
 /**
  * NodeStoreSync's `releaseDeparted`: a gang whose Node left the cluster goes back to PENDING through the
  * transition writer (its allocation and quota released, its pods deleted or its workload stopped by the
- * `delete` side effect, given DEPARTED_REQUEUE_MS to run first) and waits for a placement on the nodes that remain — in both modes, and through the
- * extender, where a controller's re-created pod would otherwise stay pinned to the departed node while the
+ * `delete` side effect, which its next admission's bind waits for) and waits for a placement on the nodes that remain — in both
+ * modes, and through the extender, where a controller's re-created pod would otherwise stay pinned to the departed node while the
  * job held its quota. An imported foreign gang (pods Quartermaster did not make) ends FAILED instead, as
  * when one of its pods is lost.
  */
@@ -29,7 +22,7 @@ export function releaseJobsOnDepartedNodes(store: KubeJobStore, logger: Logger):
       const what = departedNodesReason(job.nodes);
       const changed = job.foreign
         ? (await store.transition(job.jobId, 'FAILED', lostGangReason(`imported gang: ${what}`))) === 'changed'
-        : await store.requeue(job.jobId, `${what}; gang requeued`, { notBeforeMs: DEPARTED_REQUEUE_MS });
+        : await store.requeue(job.jobId, `${what}; gang requeued`);
       if (changed) logger.info({ jobId: job.jobId, nodes: job.nodes, foreign: job.foreign }, `node sync: ${what}, ${job.foreign ? 'imported gang ended' : 'gang requeued'}`);
     }
   };

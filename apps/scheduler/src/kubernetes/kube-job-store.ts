@@ -39,6 +39,11 @@ export interface BindTarget {
   podPolicy: PodPolicy;
   /** The namespace of its pods (a REST job's team's, a workload's or an imported gang's); null: QM_KUBE_NAMESPACE. */
   namespace: string | null;
+  /**
+   * Outbox ids of its `delete`/`evict` entries not carried out yet, written when an earlier admission was released
+   * (empty unless it holds): its bind waits for them, so what they remove is never left to the current admission.
+   */
+  releasing: string[];
 }
 
 const ACTOR = 'kubernetes';
@@ -206,5 +211,6 @@ function bindTargetOf(row: BindTargetRow): BindTarget {
     admission: row.admission ?? '',
     podPolicy: podPolicyOf(row.pod_policy),
     namespace: row.namespace,
+    releasing: row.releasing,
   };
 }

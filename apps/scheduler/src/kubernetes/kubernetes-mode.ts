@@ -21,6 +21,7 @@ import { WorkloadImporter, unimportedWorkloadPodCheck } from './workload-importe
 import { UnboundPods } from './unbound-pods.js';
 import { WorkloadStatusSync } from './workload-status-sync.js';
 import { WorkloadViews } from './workload-views.js';
+import { startInOrder } from './start-in-order.js';
 
 function clusterFor(config: Config, settings: KubernetesSettings): KubeCluster {
   if (!config.kubeconfig) throw new Error('Kubernetes mode needs KUBECONFIG');
@@ -72,12 +73,6 @@ export async function startKubernetesWatchers(config: Config, database: Database
   const log = logger.child({ component: 'kube-watchers' });
   const publisher = new CycleTriggerPublisher(config.redisUrl, redisPrefix, log);
   const trigger = (reason: CycleTriggerReason) => (): void => void publisher.publish(reason);
-  try {
-    await assertOwnNamespaceIsNoJobsNamespace(database, settings, log);
-  } catch (error) {
-    await publisher.close();
-    throw error;
-  }
   const namespaces = new ClusterNamespacesSync(cluster, database, settings, log);
   const pods = new PodPhaseSync(cluster, store, settings.replicaFailure, log, trigger('job.finished'));
   // Our pods that another scheduler bound, by node: indexed once per node-sync write, not per node. Only pods in
@@ -145,37 +140,21 @@ export async function startKubernetesWatchers(config: Config, database: Database
     workloads.nudge();
   });
   const workloadStatus = new WorkloadStatusSync(cluster, database, store, settings.importEveryMs, trigger('job.finished'), log, workloadViews);
-  try {
-    await namespaces.start();
-  } catch (error) {
-    await publisher.close();
-    throw error;
-  }
-  try {
-    await pods.start();
-  } catch (error) {
-    await namespaces.stop();
-    await publisher.close();
-    throw error;
-  }
-  try {
-    await nodes.start();
-  } catch (error) {
-    await pods.stop();
-    await namespaces.stop();
-    throw error;
-  }
-  try {
-    if (settings.importEveryMs > 0) await unbound.start();
-  } catch (error) {
-    await nodes.stop();
-    await pods.stop();
-    await namespaces.stop();
-    throw error;
-  }
-  importer.start();
-  workloads.start();
-  workloadStatus.start();
+  // Started in this order; a failure stops what started before it (in reverse) and fails the start-up.
+  await startInOrder(
+    [
+      { start: () => undefined, stop: () => publisher.close() },
+      { start: () => assertOwnNamespaceIsNoJobsNamespace(database, settings, log), stop: () => undefined },
+      namespaces,
+      pods,
+      nodes,
+      { start: () => (settings.importEveryMs > 0 ? unbound.start() : undefined), stop: () => unbound.stop() },
+      importer,
+      workloads,
+      workloadStatus,
+    ],
+    (error) => log.warn({ err: error }, 'kube watchers: a component failed to stop after a failed start-up'),
+  );
   return {
     nodes,
     pods,

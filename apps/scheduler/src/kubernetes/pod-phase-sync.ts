@@ -52,7 +52,9 @@ export function gangMembers(pods: readonly V1Pod[]): V1Pod[] {
 
 /**
  * Whether a pod stands for the job's current admission: Quartermaster's own pods carry the admission they
- * were made for (ANNOTATION_ADMISSION); pods it did not make (an imported gang's, a workload's) always do.
+ * were made for (ANNOTATION_ADMISSION), a workload's the one they were bound for (an earlier run's, still Running
+ * while its suspension takes effect, says nothing of the new admission); pods without it (an imported gang's, a
+ * workload's not bound yet) always do.
  */
 export function ofAdmission(pod: V1Pod, admission: string | null): boolean {
   const made = pod.metadata?.annotations?.[ANNOTATION_ADMISSION];

@@ -52,6 +52,13 @@ export class WaitingForVictimsError extends NotReadyYetError {}
 /** Pods on the allocated nodes are terminating or being removed: looked at again soon, as above. */
 export class WaitingForNodeError extends NotReadyYetError {}
 
+/**
+ * The `delete` or `evict` of the job's earlier admission has not been carried out yet (a slow or stopped worker, Redis
+ * down): the new admission is not bound before it, or that entry would find the job holding again and leave the old
+ * admission's pods (or its running workload) to the new one. Looked at again soon, as above.
+ */
+export class WaitingForReleaseError extends NotReadyYetError {}
+
 /** A placement conflict moves the gang back to the queue for this long, so the node sync catches up with what it hit. */
 export const CONFLICT_REQUEUE_MS = 1000;
 
@@ -72,7 +79,8 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
  * Kubernetes-mode side effects. All idempotent: they re-read the job and the cluster and do only what is
  * missing; a retried or duplicated delivery finds the effect in place and returns.
  *
- * - `bind`: waits (by throwing NotReadyYetError, so the worker looks again soon) until the admission's victims have no
+ * - `bind`: waits (by throwing NotReadyYetError, so the worker looks again soon) until a workload's `delete`/`evict`
+ *   entries of its earlier admission are carried out (BindTarget.releasing), and until the admission's victims have no
  *   pod left on the nodes it was given; ends an imported gang that lost a pod (FAILED: its pods are not
  *   ours to re-create); re-checks every node it binds to against the live pods there (checkNodes):
  *   pods of other schedulers that took the room → the gang is requeued, nothing bound (never failed,
@@ -89,7 +97,8 @@ export function listJobPods(cluster: KubeCluster, jobId: string): Promise<V1Pod[
  *   imported gang then ends. A job that holds again — a move re-admits it in the same commit — loses only
  *   the pods of its earlier admission (its new admission's bind waits for them to go).
  * - `delete`: deletes every pod of a job that no longer holds an allocation; an imported gang that was
- *   requeued (gang timeout) then ends.
+ *   requeued (gang timeout) then ends. A workload job admitted again before it ran (its bind waits for it) has
+ *   its workload stopped all the same.
  * - `notify`: nothing to do in the cluster.
  */
 export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJobStore, settings: KubernetesSettings, logger: Logger): AnySideEffectHandler[] {
@@ -135,6 +144,11 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
           const service = target && !target.importedFrom && !target.workload ? await deleteRendezvousService(cluster.kubeConfig, jobId, homeOf(target)) : 'not-found';
           logger.info({ jobId, state: target?.state, service }, 'bind: job no longer holds an allocation, nothing to bind');
           return;
+        }
+        // A workload's pods are its controller's, the same before and after: the release of its earlier admission must
+        // have stopped it first. (Quartermaster's own pods carry their admission: this bind replaces an earlier one's.)
+        if (target.workload && target.releasing.length > 0) {
+          throw new WaitingForReleaseError(`waiting for the side effects of its earlier admission to be carried out (outbox ${target.releasing.join(', ')})`);
         }
         if (target.preemptedJobs.length > 0) await waitForVictims(cluster, target);
         // An imported gang's pods exist already: all must still be there.
@@ -187,7 +201,7 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
             const what = `${target.allocations.length} replica(s) × ${target.acceleratorsPerReplica} ${target.flavor?.name ?? 'accelerators'}`;
             await events.record(involvedWorkload(target.workload), 'Normal', 'Admitted', `admitted by Quartermaster as one gang: job ${target.name} (${target.id}), ${what}`);
           }
-          await bindWorkloadPods(cluster, objects, { id: jobId, workload: target.workload, allocations: target.allocations }, settings.schedulerName, 'admission');
+          await bindWorkloadPods(cluster, objects, { id: jobId, workload: target.workload, allocations: target.allocations, admission: target.admission }, settings.schedulerName, 'admission');
           logger.info({ jobId, workload: target.workload, replicas: target.allocations.length }, 'bind: every replica of the workload bound');
           return;
         }
@@ -232,11 +246,14 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
       handle: async ({ jobId, preemptorJobId }) => {
         const target = await store.bindTarget(jobId);
         const holds = target !== null && HOLDING.has(target.state);
-        if (holds && (target.workload || target.importedFrom)) {
-          // Re-admitted since: its pods (its controller's, or the imported gang's) are the new admission's.
+        if (holds && target.importedFrom) {
+          // Re-admitted since: the imported gang's pods are the new admission's.
           logger.info({ jobId }, 'evict: job holds again, its pods belong to the new admission');
           return;
         }
+        // A workload that holds again is stopped all the same: its new admission's bind waits for this entry
+        // (BindTarget.releasing), so its pods are still the earlier run's; the bind resumes it once they are gone.
+        // Quartermaster's own pods: only those of the earlier admission go (below).
         const reason = (await store.evictionReason(jobId)) ?? { moved: false, message: preemptorJobId ? `preempted by job ${preemptorJobId}` : 'requeued' };
         const why = reason.message;
         // A job that checkpoints is evicted with its checkpoint grace period: the time it asked for to save its work.
@@ -281,10 +298,15 @@ export function kubernetesSideEffectHandlers(cluster: KubeCluster, store: KubeJo
       name: 'delete',
       handle: async ({ jobId }) => {
         const target = await store.bindTarget(jobId);
-        if (target && HOLDING.has(target.state)) {
+        const holds = target !== null && HOLDING.has(target.state);
+        if (holds && !target.workload) {
+          // Admitted again before this ran: the imported gang's pods are the new admission's; Quartermaster's own pods
+          // of the earlier admission are replaced by the new admission's bind (they carry quartermaster.io/admission).
           logger.info({ jobId }, 'delete: job holds again, its pods belong to the new admission');
           return;
         }
+        // A workload admitted again before this ran is stopped all the same: its new bind waits for this entry
+        // (BindTarget.releasing), so its pods are still the earlier run's; the bind resumes it once they are gone.
         if (target?.workload) {
           // Finished by its controller: nothing to stop. Cancelled or requeued: stopped as its kind expects.
           if (target.state === 'SUCCEEDED' || target.state === 'FAILED') return;

@@ -395,7 +395,7 @@ export class WorkloadImporter {
       await bindWorkloadPods(
         this.cluster,
         this.objects,
-        { id: jobId, workload: target.workload ?? gang.workload, allocations: target.allocations },
+        { id: jobId, workload: target.workload ?? gang.workload, allocations: target.allocations, admission: target.admission },
         this.cluster.schedulerName,
         'rejoin',
         (nodes) => this.nodesStillFit(target, nodes),

@@ -1,5 +1,6 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { NotReadyYetError } from '#scheduling';
+import { ANNOTATION_ADMISSION } from './bind-checks.js';
 import {
   ANNOTATION_REPLICA,
   ANNOTATION_SUSPENDED_BY,
@@ -59,6 +60,8 @@ export interface WorkloadBindTarget {
   workload: WorkloadRef;
   /** Replica → node (and, in a multi-role job, the replica's role), from the job's allocation. */
   allocations: { replica: number; node: string; role?: string | null }[];
+  /** The job's current admission (BindTarget.admission): stamped on each pod bound for it (ANNOTATION_ADMISSION). */
+  admission: string;
 }
 
 /** A pod's role as the job names it (jobRoleName of what its workload's controller labelled it with), or null. */
@@ -130,19 +133,31 @@ export async function bindWorkloadPods(
   check?: (nodes: string[]) => Promise<boolean>,
 ): Promise<{ bound: number; missing: number }> {
   const requireAll = mode === 'admission';
+  let pods = await cluster.listPods({
+    namespace: target.workload.namespace,
+    labelSelector: `${LABEL_JOB_ID}=${target.id}`,
+  });
   if (requireAll) {
     const current = await objects.read(target.workload);
     if (
       current?.metadata?.uid === target.workload.uid &&
       current.metadata?.annotations?.[ANNOTATION_SUSPENDED_BY]
     ) {
+      // Resumed only once its controller has removed the pods of its earlier run (bound to the nodes of an earlier
+      // admission, one of them perhaps gone): resumed at once, the controller may never act on the suspension.
+      const earlier = pods.filter((pod) => live(pod) && pod.spec?.nodeName);
+      if (earlier.length > 0) {
+        throw new WaitingForWorkloadPodsError(
+          `waiting for ${earlier.length} pod(s) of the earlier run of ${target.workload.kind} ${target.workload.namespace}/${target.workload.name} to go before resuming it`,
+        );
+      }
       await objects.setSuspended(target.workload, false);
+      pods = await cluster.listPods({
+        namespace: target.workload.namespace,
+        labelSelector: `${LABEL_JOB_ID}=${target.id}`,
+      });
     }
   }
-  const pods = await cluster.listPods({
-    namespace: target.workload.namespace,
-    labelSelector: `${LABEL_JOB_ID}=${target.id}`,
-  });
   const { assigned, missing } = assignSlots(pods, target.allocations, (pod) => jobRoleOfPod(target.workload.kind, pod));
   if (requireAll && missing.length > 0) {
     throw new WaitingForWorkloadPodsError(
@@ -173,7 +188,9 @@ export async function bindWorkloadPods(
       // by the extender); one Quartermaster binds gets its replica through the Binding itself — no write of its own.
       if (
         foreign &&
-        (labels[LABEL_REPLICA] !== String(replica) || annotations[ANNOTATION_ALLOCATED_NODE] !== node)
+        (labels[LABEL_REPLICA] !== String(replica) ||
+          annotations[ANNOTATION_ALLOCATED_NODE] !== node ||
+          annotations[ANNOTATION_ADMISSION] !== target.admission)
       ) {
         await core.patchNamespacedPod(
           {
@@ -182,7 +199,7 @@ export async function bindWorkloadPods(
             body: {
               metadata: {
                 labels: { [LABEL_REPLICA]: String(replica) },
-                annotations: { [ANNOTATION_ALLOCATED_NODE]: node },
+                annotations: { [ANNOTATION_ALLOCATED_NODE]: node, [ANNOTATION_ADMISSION]: target.admission },
               },
             },
           },
@@ -198,7 +215,7 @@ export async function bindWorkloadPods(
         await cluster.bindPod(name, node, {
           namespace,
           uid: pod.metadata?.uid,
-          annotations: { [ANNOTATION_REPLICA]: String(replica) },
+          annotations: { [ANNOTATION_REPLICA]: String(replica), [ANNOTATION_ADMISSION]: target.admission },
         });
         bound++;
       } catch (error) {

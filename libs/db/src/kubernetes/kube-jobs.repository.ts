@@ -29,7 +29,23 @@ export interface BindTargetRow {
   pod_policy: unknown;
   /** The namespace its pods are made in (JOB_PODS_NAMESPACE; null: the scheduler's QM_KUBE_NAMESPACE). */
   namespace: string | null;
+  /** Ids of its `delete` and `evict` outbox entries still pending while it holds: an earlier admission's (RELEASING_SQL). */
+  releasing: string[];
 }
+
+/**
+ * The pending `delete` and `evict` outbox entries of a job that holds an allocation. Such an entry was written
+ * when an earlier admission was released (a requeue, a preemption, the first half of a move): every release of
+ * the current admission would have taken the job out of the holding states. Looked up only for a job released
+ * before (a job_transitions row out of a holding state), so a first admission's bind scans no outbox.
+ */
+const RELEASING_SQL = `
+  CASE WHEN j.state IN ('ADMITTED', 'BINDING', 'RUNNING')
+            AND EXISTS (SELECT 1 FROM job_transitions t WHERE t.job_id = j.id
+                          AND t."from" IN ('ADMITTED', 'BINDING', 'RUNNING') AND t."to" IN ('PREEMPTED', 'PENDING'))
+       THEN COALESCE((SELECT array_agg(o.id::text ORDER BY o.id) FROM outbox o
+                      WHERE o.status = 'pending' AND o.kind IN ('delete', 'evict') AND o.payload ->> 'jobId' = j.id::text), '{}')
+       ELSE '{}' END`;
 
 /** What the waiting pods of a job should show. */
 export interface WaitingJobRow {
@@ -84,7 +100,7 @@ export class KubeJobsRepository {
               COALESCE((SELECT json_agg(json_build_object('job', o.job_id, 'replica', o.replica, 'node', o.node))
                         FROM allocations o WHERE o.job_id <> j.id
                           AND o.node IN (SELECT a.node FROM allocations a WHERE a.job_id = j.id)), '[]') AS neighbours,
-              t.pod_policy, ${JOB_PODS_NAMESPACE} AS namespace
+              t.pod_policy, ${JOB_PODS_NAMESPACE} AS namespace, ${RELEASING_SQL} AS releasing
        FROM jobs j LEFT JOIN flavors f ON f.name = j.flavor LEFT JOIN teams t ON t.name = j.team WHERE j.id = ANY($1::uuid[])`,
       [ids],
     );
