@@ -6,7 +6,7 @@
 // joins the cluster moves a running job the same way, with nothing pending.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
-import { ANNOTATION_ADMISSION } from '../../apps/scheduler/src/kubernetes/bind-checks.js';
+import { ANNOTATION_ADMISSION } from '#kube';
 import { fakeNode, uniqueName } from './support/cluster.js';
 import { checkpointing, startSeededQm } from './support/checkpointing.js';
 import { eventually, gangBody, type QmEnv } from './scheduler-harness.js';

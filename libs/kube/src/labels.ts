@@ -14,6 +14,11 @@ export const LABEL_ROLE = 'quartermaster.io/role';
  * Binding's annotations onto the pod as it binds it), so giving a pod its replica costs no write of its own.
  */
 export const ANNOTATION_REPLICA = 'quartermaster.io/replica';
+/**
+ * The admission a pod was created or bound for (BindTarget.admission): on Quartermaster's own pods (a later
+ * admission replaces them) and on the workload pods it binds (an earlier run's pods are not the new admission's).
+ */
+export const ANNOTATION_ADMISSION = 'quartermaster.io/admission';
 export const LABEL_GANG = 'quartermaster.io/gang';
 export const ANNOTATION_GANG_SIZE = 'quartermaster.io/gang-size';
 export const ANNOTATION_FLAVOR = 'quartermaster.io/flavor';

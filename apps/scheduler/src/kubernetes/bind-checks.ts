@@ -1,9 +1,7 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { LABEL_JOB_ID, nodeRoom, replicaOfPod, nodeVerdict, type KubeCluster, type NodeVerdict, type PodStanding } from '#kube';
+import { ANNOTATION_ADMISSION, LABEL_JOB_ID, nodeRoom, replicaOfPod, nodeVerdict, type KubeCluster, type NodeVerdict, type PodStanding } from '#kube';
 import type { BindTarget } from './kube-job-store.js';
 
-/** On Quartermaster's own pods: the admission they were created for (a later admission replaces them). */
-export const ANNOTATION_ADMISSION = 'quartermaster.io/admission';
 
 /** The replica a pod holds (the label, or for a workload pod Quartermaster bound the Binding's annotation). */
 export function replicaOf(pod: V1Pod): number | null {

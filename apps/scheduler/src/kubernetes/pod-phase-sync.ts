@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { LABEL_JOB_ID, failedByNode, replicaOfPod, progressOfPod, type KubeCluster, type PodProgress, type ResourceWatch } from '#kube';
-import { ANNOTATION_ADMISSION, lostGangReason } from './bind-checks.js';
+import { ANNOTATION_ADMISSION, LABEL_JOB_ID, failedByNode, replicaOfPod, progressOfPod, type KubeCluster, type PodProgress, type ResourceWatch } from '#kube';
+import { lostGangReason } from './bind-checks.js';
 import type { KubeJobStore } from './kube-job-store.js';
 import type { ReplicaFailurePolicy } from './kubernetes-settings.js';
 import { LABEL_WORKLOAD_KIND } from './workload-pods.js';

@@ -2,6 +2,7 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kuberne
 import type { Logger } from 'pino';
 import { podPolicyRefusals } from '#core';
 import {
+  ANNOTATION_ADMISSION,
   DEFAULT_MASTER_PORT,
   KubeApiError,
   LABEL_JOB_ID,
@@ -21,13 +22,12 @@ import {
 import { NotReadyYetError, PermanentSideEffectError, type AnySideEffectHandler } from '#scheduling';
 import type { BindTarget, KubeJobStore } from './kube-job-store.js';
 import type { KubernetesSettings } from './kubernetes-settings.js';
-import { ANNOTATION_ADMISSION, checkNodes, importedGangLoss, lostGangReason, replicaOf } from './bind-checks.js';
+import { checkNodes, importedGangLoss, lostGangReason, replicaOf } from './bind-checks.js';
 import { BoundPods } from './bound-pods.js';
 import { JobsNamespaces } from './jobs-namespaces.js';
 import { podReporting } from './pod-feedback.js';
 import { LABEL_WORKLOAD_KIND, bindWorkloadPods, involvedWorkload, stopWorkload } from './workload-pods.js';
 
-export { ANNOTATION_ADMISSION } from './bind-checks.js';
 
 const HOLDING = new Set(['ADMITTED', 'BINDING', 'RUNNING']);
 

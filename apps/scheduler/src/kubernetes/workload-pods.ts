@@ -1,7 +1,7 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { NotReadyYetError } from '#scheduling';
-import { ANNOTATION_ADMISSION } from './bind-checks.js';
 import {
+  ANNOTATION_ADMISSION,
   ANNOTATION_REPLICA,
   ANNOTATION_SUSPENDED_BY,
   LABEL_JOB_ID,
