@@ -2843,6 +2843,11 @@ export interface components {
              * @example alice
              */
             user?: string;
+            /**
+             * Format: uuid
+             * @description The API token that submitted them (groupBy user): a user is a token, so two tokens that share a subject are two lines. Null for the bootstrap admin token and for jobs imported from the cluster or gone with their team.
+             */
+            userToken?: string | null;
             /** @description Thrown away: the whole run for a failure or a requeue; for a preemption or a move, only the work after the checkpoint the job resumes from (what the scheduler said it loses). */
             wastedAcceleratorHours: number;
             wastedAcceleratorSeconds: number;

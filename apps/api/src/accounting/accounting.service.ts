@@ -9,8 +9,9 @@ import { parseUsageWindow } from './usage-window.js';
 /** One line of GET /v1/usage (and the `total`). Hours are derived from the exact seconds. */
 export interface UsageItem {
   team?: string;
-  /** Who submitted the jobs (groupBy user). */
+  /** Who submitted the jobs (groupBy user), and through which API token. */
   user?: string;
+  userToken?: string | null;
   flavor?: string;
   /** `2026-11-30` (groupBy day) or `2026-11` (groupBy month), UTC. */
   period?: string;
@@ -90,7 +91,10 @@ export class AccountingService {
         nominalShare: null,
       };
       if (r.team !== undefined) out.team = r.team;
-      if (r.user !== undefined) out.user = r.user;
+      if (r.user !== undefined) {
+        out.user = r.user;
+        out.userToken = r.userToken ?? null;
+      }
       if (r.flavor !== undefined) out.flavor = r.flavor;
       if (r.periodStart !== undefined && time !== null) {
         out.period = time === 'day' ? r.periodStart.toISOString().slice(0, 10) : r.periodStart.toISOString().slice(0, 7);
@@ -124,13 +128,13 @@ export class AccountingService {
 
 /** GET /v1/usage as CSV (RFC 4180): the grouping columns, then the figures. */
 export function usageCsv(r: UsageReport): string {
-  const dims = [...(r.groupBy.includes('team') ? ['team'] : []), ...(r.groupBy.includes('user') ? ['user'] : []), ...(r.groupBy.includes('flavor') ? ['flavor'] : []), ...(r.groupBy.some((g) => g === 'day' || g === 'month') ? ['period'] : [])];
-  const head = [...dims, 'accelerator_hours', 'wasted_accelerator_hours', 'cost', 'jobs_completed', 'nominal_share'];
+  const dims = [...(r.groupBy.includes('team') ? ['team'] : []), ...(r.groupBy.includes('user') ? ['user', 'userToken'] : []), ...(r.groupBy.includes('flavor') ? ['flavor'] : []), ...(r.groupBy.some((g) => g === 'day' || g === 'month') ? ['period'] : [])];
+  const head = [...dims.map((d) => (d === 'userToken' ? 'user_token' : d)), 'accelerator_hours', 'wasted_accelerator_hours', 'cost', 'jobs_completed', 'nominal_share'];
   const cell = (v: string | number | null | undefined): string => {
     const s = v === null || v === undefined ? '' : String(v);
     return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
   };
   const line = (i: UsageItem): string =>
-    [...dims.map((d) => cell(i[d as 'team' | 'user' | 'flavor' | 'period'])), i.acceleratorHours, i.wastedAcceleratorHours, i.cost, i.jobsCompleted, cell(i.nominalShare)].join(',');
+    [...dims.map((d) => cell(i[d as 'team' | 'user' | 'userToken' | 'flavor' | 'period'])), i.acceleratorHours, i.wastedAcceleratorHours, i.cost, i.jobsCompleted, cell(i.nominalShare)].join(',');
   return [head.join(','), ...r.items.map(line)].join('\r\n') + '\r\n';
 }

@@ -15,6 +15,15 @@ export class UsageItemView {
     description: "Who submitted the jobs (groupBy user): a token's subject, `kubernetes` for jobs imported from the cluster, `(job deleted)` for those whose team was deleted.",
   })
   user?: string;
+  @ApiProperty({
+    required: false,
+    type: String,
+    nullable: true,
+    format: 'uuid',
+    description:
+      'The API token that submitted them (groupBy user): a user is a token, so two tokens that share a subject are two lines. Null for the bootstrap admin token and for jobs imported from the cluster or gone with their team.',
+  })
+  userToken?: string | null;
   @ApiProperty({ required: false, example: 'h100-80gb' })
   flavor?: string;
   @ApiProperty({ required: false, example: '2026-11-30', description: '`2026-11-30` (groupBy day) or `2026-11` (groupBy month), UTC.' })

@@ -52,6 +52,8 @@ export class JobsService {
     const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(job), scope: idempotencyScope(caller) };
     // Its pods go to the team's namespace: one that exists (or that Quartermaster may create), never Quartermaster's own.
     job.namespace = await this.teamSettings.podsNamespace(dto.team);
+    // Who submits it, for accounting: the token (its subject is free text two tokens may share).
+    job.createdByToken = caller.tokenId;
     const elsewhere = job.namespace === null ? null : await this.namespaces.jobsRefusal(job.namespace);
     if (elsewhere !== null) throw new AppError('UNKNOWN_REFERENCE', `team ${dto.team}: ${elsewhere}`, [{ field: 'team', message: elsewhere }]);
     const priority = priorityWithoutClasses(dto, caller) ?? priorityFromClasses(dto, caller, await this.priorities.choiceFor(dto.team));

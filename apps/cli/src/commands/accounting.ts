@@ -187,14 +187,16 @@ const RUNNING_JOBS_LEGEND =
 
 /** The usage report under a title line; `headers` false (`--no-headers`): the rows alone (the TOTAL row included). */
 export function usageTable(r: UsageReport, now: number, timeZone: string | undefined, headers = true): string {
-  const dims: ('team' | 'user' | 'flavor' | 'period')[] = [];
+  const dims: ('team' | 'user' | 'userToken' | 'flavor' | 'period')[] = [];
   if (r.groupBy.includes('team')) dims.push('team');
-  if (r.groupBy.includes('user')) dims.push('user');
+  // A user is a token: two tokens that share a subject are two lines, told apart by the token's id (its first 8 characters).
+  if (r.groupBy.includes('user')) dims.push('user', 'userToken');
   if (r.groupBy.includes('flavor')) dims.push('flavor');
   if (r.groupBy.includes('day') || r.groupBy.includes('month')) dims.push('period');
   const figures = (i: UsageItem): string[] => [num(i.acceleratorHours), num(i.wastedAcceleratorHours), num(i.cost), String(i.jobsCompleted), percent(i.nominalShare)];
-  const head = [...dims.map((d) => d.toUpperCase()), 'ACCEL-HOURS', 'WASTED', 'COST', 'JOBS-DONE', 'OF-NOMINAL'];
-  const rows = r.items.map((i) => [...dims.map((d) => i[d] ?? '-'), ...figures(i)]);
+  const head = [...dims.map((d) => (d === 'userToken' ? 'TOKEN' : d.toUpperCase())), 'ACCEL-HOURS', 'WASTED', 'COST', 'JOBS-DONE', 'OF-NOMINAL'];
+  const cell = (i: UsageItem, d: (typeof dims)[number]): string => (d === 'userToken' ? (i.userToken?.slice(0, 8) ?? '-') : (i[d] ?? '-'));
+  const rows = r.items.map((i) => [...dims.map((d) => cell(i, d)), ...figures(i)]);
   if (dims.length > 0) rows.push([...dims.map((_, k) => (k === 0 ? 'TOTAL' : '')), ...figures(r.total)]);
   else rows.push(figures(r.total));
   const from = parseTime(r.from) ?? now;

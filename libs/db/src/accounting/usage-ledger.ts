@@ -11,6 +11,10 @@ export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['team', 'user', 'fla
 /** The `user` of usage whose job is gone (its team was deleted): the ledger keeps the hours, not who submitted them. */
 export const UNKNOWN_USER = '(job deleted)';
 
+/** Who submitted a segment's job (its createdBy), and through which token: read only when grouped by user. */
+const USER_SQL = `COALESCE((SELECT j.created_by FROM jobs j WHERE j.id = s.job_id), '${UNKNOWN_USER}') AS usr`;
+const USER_TOKEN_SQL = `(SELECT j.created_by_token::text FROM jobs j WHERE j.id = s.job_id) AS utok`;
+
 export interface UsageWindow {
   /** Inclusive. */
   from: Date;
@@ -27,6 +31,11 @@ export interface UsageRow {
   team?: string;
   /** Who submitted the jobs (their createdBy: a token's subject; `kubernetes` for imported ones), with `groupBy` user. */
   user?: string;
+  /**
+   * The API token that submitted them, with `groupBy` user: a user is a token, so two tokens that share a subject
+   * are two rows. Null for the bootstrap admin token, imported jobs and jobs gone with their team.
+   */
+  userToken?: string | null;
   flavor?: string;
   /** Start of the UTC day or month, with `groupBy` day or month. */
   periodStart?: Date;
@@ -55,7 +64,7 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
   const byTeam = w.groupBy.includes('team');
   const byUser = w.groupBy.includes('user');
   const byFlavor = w.groupBy.includes('flavor');
-  const groupCols = [byTeam ? 'team' : null, byUser ? 'usr' : null, byFlavor ? 'flavor' : null, time !== null ? 'b_from' : null].filter((c): c is string => c !== null);
+  const groupCols = [byTeam ? 'team' : null, byUser ? 'usr' : null, byUser ? 'utok' : null, byFlavor ? 'flavor' : null, time !== null ? 'b_from' : null].filter((c): c is string => c !== null);
   const select = groupCols.length === 0 ? '' : `${groupCols.join(', ')}, `;
   const groupBy = groupCols.length === 0 ? '' : `GROUP BY ${groupCols.join(', ')}`;
   const buckets =
@@ -65,8 +74,8 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
          FROM generate_series(date_trunc('${time}', $1::timestamptz AT TIME ZONE 'UTC'), $2::timestamptz AT TIME ZONE 'UTC', interval '${TIME_BUCKET[time]}') AS d`;
   const values = [w.from, w.to, w.now, w.teams === undefined ? null : [...w.teams]];
   // Who submitted a segment's job: only joined when grouped by user.
-  const userCol = byUser ? `, COALESCE((SELECT j.created_by FROM jobs j WHERE j.id = s.job_id), '${UNKNOWN_USER}') AS usr` : '';
-  const held = await sql.query<{ team?: string; usr?: string; flavor?: string; b_from?: Date; seconds: string | null; wasted: string | null; cost: number | null }>(
+  const userCol = byUser ? `, ${USER_SQL}, ${USER_TOKEN_SQL}` : '';
+  const held = await sql.query<{ team?: string; usr?: string; utok?: string | null; flavor?: string; b_from?: Date; seconds: string | null; wasted: string | null; cost: number | null }>(
     `WITH seg AS (
        SELECT s.team, s.flavor, s.accelerators, s.wasted, s.wasted_since,
               GREATEST(s.started_at, $1::timestamptz) AS a, LEAST(COALESCE(s.ended_at, $3::timestamptz), $2::timestamptz) AS b${userCol}
@@ -80,7 +89,7 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
        WINDOW w AS (PARTITION BY flavor ORDER BY effective_from, id)
      ), bucket AS (${buckets}
      ), piece AS (
-       SELECT seg.team, ${byUser ? 'seg.usr, ' : ''}seg.flavor, seg.wasted, seg.accelerators, bucket.b_from, COALESCE(price.cost_per_hour, 0) AS price,
+       SELECT seg.team, ${byUser ? 'seg.usr, seg.utok, ' : ''}seg.flavor, seg.wasted, seg.accelerators, bucket.b_from, COALESCE(price.cost_per_hour, 0) AS price,
               extract(epoch FROM LEAST(seg.b, price.p_to, bucket.b_to) - GREATEST(seg.a, price.p_from, bucket.b_from)) AS secs,
               -- the wasted part: from the checkpoint the release kept (wasted_since; GREATEST skips a NULL: the start)
               extract(epoch FROM LEAST(seg.b, price.p_to, bucket.b_to) - GREATEST(seg.a, seg.wasted_since, price.p_from, bucket.b_from)) AS wasted_secs
@@ -95,8 +104,8 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
     values,
   );
   const doneCol = (c: string): string =>
-    c === 'b_from' ? `date_trunc('${time}', s.ended_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS b_from` : c === 'usr' ? `COALESCE((SELECT j.created_by FROM jobs j WHERE j.id = s.job_id), '${UNKNOWN_USER}') AS usr` : `s.${c}`;
-  const done = await sql.query<{ team?: string; usr?: string; flavor?: string; b_from?: Date; n: number }>(
+    c === 'b_from' ? `date_trunc('${time}', s.ended_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS b_from` : c === 'usr' ? USER_SQL : c === 'utok' ? USER_TOKEN_SQL : `s.${c}`;
+  const done = await sql.query<{ team?: string; usr?: string; utok?: string | null; flavor?: string; b_from?: Date; n: number }>(
     `SELECT ${groupCols.map(doneCol).join(', ')}${groupCols.length ? ', ' : ''}
             count(DISTINCT s.job_id)::int AS n
      FROM usage_segments s
@@ -105,15 +114,19 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
      ${groupCols.length ? `GROUP BY ${groupCols.map((_, i) => i + 1).join(', ')}` : ''}`,
     values,
   );
-  const key = (r: { team?: string; usr?: string; flavor?: string; b_from?: Date }): string => JSON.stringify([r.team ?? null, r.usr ?? null, r.flavor ?? null, r.b_from?.getTime() ?? null]);
+  type Keyed = { team?: string; usr?: string; utok?: string | null; flavor?: string; b_from?: Date };
+  const key = (r: Keyed): string => JSON.stringify([r.team ?? null, r.usr ?? null, r.utok ?? null, r.flavor ?? null, r.b_from?.getTime() ?? null]);
   const out = new Map<string, UsageRow>();
-  const row = (r: { team?: string; usr?: string; flavor?: string; b_from?: Date }): UsageRow => {
+  const row = (r: Keyed): UsageRow => {
     const k = key(r);
     let u = out.get(k);
     if (u === undefined) {
       u = { acceleratorSeconds: 0, wastedAcceleratorSeconds: 0, cost: 0, jobsCompleted: 0 };
       if (byTeam) u.team = r.team!;
-      if (byUser) u.user = r.usr!;
+      if (byUser) {
+        u.user = r.usr!;
+        u.userToken = r.utok ?? null;
+      }
       if (byFlavor) u.flavor = r.flavor!;
       if (time !== null) u.periodStart = r.b_from!;
       out.set(k, u);
@@ -128,7 +141,7 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
     u.cost = r.cost ?? 0;
   }
   for (const r of done.rows) row(r).jobsCompleted = r.n;
-  const order = (u: UsageRow): string => `${u.team ?? ''}\u0000${u.user ?? ''}\u0000${u.flavor ?? ''}\u0000${u.periodStart?.toISOString() ?? ''}`;
+  const order = (u: UsageRow): string => `${u.team ?? ''}\u0000${u.user ?? ''}\u0000${u.userToken ?? ''}\u0000${u.flavor ?? ''}\u0000${u.periodStart?.toISOString() ?? ''}`;
   return [...out.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
 }
 

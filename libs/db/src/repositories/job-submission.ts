@@ -22,10 +22,11 @@ WITH input AS (
   SELECT i.*, ARRAY(SELECT jsonb_array_elements_text(i.flavors_json::jsonb)) AS flavors
   FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bool[], $7::int[], $8::int[], $9::int[],
               $10::int[], $11::int[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::int[],
-              $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[])
+              $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::text[], $27::uuid[])
        WITH ORDINALITY AS i(id, team, name, kind, priority, preemptible, replicas, min_replicas, accelerators_per_replica,
                             cpu_millis, memory_mib, flavors_json, flavor_selection, speeds, topology_level, tpu_shape,
-                            expected_runtime_seconds, template, key, subject, request_hash, checkpoint, key_scope, priority_class, roles, namespace, ord)
+                            expected_runtime_seconds, template, key, subject, request_hash, checkpoint, key_scope, priority_class, roles, namespace,
+                            created_by_token, ord)
 ), ok AS (
   SELECT input.*,
          EXISTS (SELECT 1 FROM teams t WHERE t.name = input.team) AS team_ok,
@@ -39,10 +40,11 @@ WITH input AS (
 ), j AS (
   INSERT INTO jobs (id, name, team, kind, priority, priority_class, preemptible, replicas, min_replicas, accelerators_per_replica,
     cpu_millis_per_replica, memory_mib_per_replica, flavors, flavor_selection, speeds, topology_level, tpu_shape,
-    expected_runtime_seconds, template, checkpoint, roles, namespace, created_by, submitted_at, queued_at)
+    expected_runtime_seconds, template, checkpoint, roles, namespace, created_by, created_by_token, submitted_at, queued_at)
   SELECT id, name, team, kind::job_kind, priority, priority_class, preemptible, replicas, min_replicas, accelerators_per_replica,
     cpu_millis, memory_mib, flavors, flavor_selection::flavor_selection, speeds::jsonb, topology_level::topology_level,
-    tpu_shape, expected_runtime_seconds, template::jsonb, checkpoint::jsonb, roles::jsonb, namespace, subject, clock_timestamp(), clock_timestamp()
+    tpu_shape, expected_runtime_seconds, template::jsonb, checkpoint::jsonb, roles::jsonb, namespace, subject, created_by_token,
+    clock_timestamp(), clock_timestamp()
   FROM ok WHERE team_ok AND flavors_ok AND (key IS NULL OR id IN (SELECT job_id FROM k))
   ORDER BY ord
   RETURNING id, submitted_at, queued_at
@@ -130,7 +132,7 @@ export class SubmissionBatcher {
   private async insertGroup(group: readonly Submission[], client: Pick<Pool, 'query'>): Promise<GroupRow[]> {
     const col = <T>(f: (s: Submission) => T): T[] => group.map(f);
     // A named statement: Postgres parses and plans the CTE once per connection, not per group.
-    const { rows } = await client.query<GroupRow>({ name: 'qm_submit_jobs_v7', text: GROUP_SQL, values: [
+    const { rows } = await client.query<GroupRow>({ name: 'qm_submit_jobs_v8', text: GROUP_SQL, values: [
       col(() => randomUUID()),
       col((s) => s.job.team),
       col((s) => s.job.name),
@@ -157,6 +159,7 @@ export class SubmissionBatcher {
       col((s) => s.job.priorityClass ?? null),
       col((s) => (s.job.roles === undefined || s.job.roles === null ? null : JSON.stringify(s.job.roles))),
       col((s) => s.job.namespace ?? null),
+      col((s) => s.job.createdByToken ?? null),
     ] });
     return rows;
   }

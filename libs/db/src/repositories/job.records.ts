@@ -108,6 +108,8 @@ export type NewJob = Pick<
   roles?: JobRole[] | null;
   /** The Kubernetes namespace of its pods (a REST job's team's; absent: none, as for an imported job). */
   namespace?: string | null;
+  /** The API token that submits it (absent: none — the bootstrap admin, an importer). */
+  createdByToken?: string | null;
 };
 
 export const ALLOCATION_SELECT = { replica: true, role: true, node: true, accelerators: true, cpuMillis: true, memoryMiB: true } as const satisfies Prisma.AllocationSelect;
