@@ -536,6 +536,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/nodes/{name}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drain a node: cordon it and requeue its jobs
+         * @description Admin only, for nodes registered here (in Kubernetes mode a synced node is drained with kubectl drain: 409). Cordons the node (`schedulable: false`, audited as node.updated) and requeues every job holding accelerators on it, as a preemption does: through PREEMPTED, evicted with its checkpoint grace period, the work after its last checkpoint counted as wasted; the scheduler places them elsewhere. Each job gets a job.requeued event naming the node. `dryRun: true` answers which jobs would be requeued, changing nothing. 404 for an unknown node.
+         */
+        post: operations["NodesController_drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/overview": {
         parameters: {
             query?: never;
@@ -1389,6 +1409,26 @@ export interface components {
             preempted: number;
             reserved: number;
         };
+        DrainedJobView: {
+            /**
+             * @description The state it was requeued from.
+             * @enum {string}
+             */
+            from: "ADMITTED" | "BINDING" | "RUNNING";
+            /** Format: uuid */
+            id: string;
+            /** @example llama-ft-7 */
+            name: string;
+            /** @example vision */
+            team: string;
+        };
+        DrainNodeDto: {
+            /**
+             * @description Only answer which jobs would be requeued; nothing changes.
+             * @default false
+             */
+            dryRun: boolean;
+        };
         EmptyDirSourceDto: {
             /**
              * @description 'Memory' for a tmpfs (e.g. /dev/shm for NCCL).
@@ -2059,6 +2099,16 @@ export interface components {
             readOnly: boolean;
             /** @example fs-0a1b2c.efs.us-west-2.amazonaws.com */
             server: string;
+        };
+        NodeDrainView: {
+            /** @description The drain cordoned the node (false: it was cordoned already). */
+            cordoned: boolean;
+            /** @description A dry run: nothing changed. */
+            dryRun: boolean;
+            /** @description The jobs requeued (in a dry run: those that would be). */
+            jobs: components["schemas"]["DrainedJobView"][];
+            /** @example gpu-7 */
+            node: string;
         };
         NodeListView: {
             items: components["schemas"]["NodeView"][];
@@ -5363,6 +5413,86 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid fields: every offending field is listed in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Missing, invalid or expired token (TOKEN_EXPIRED) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Valid token, not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description No such object */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Conflict: Idempotency-Key reused with another body, flavor in use, forbidden state change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+            /** @description Unknown referenced team, flavor or cohort */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemDoc"];
+                };
+            };
+        };
+    };
+    NodesController_drain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DrainNodeDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeDrainView"];
+                };
             };
             /** @description Invalid fields: every offending field is listed in `errors` */
             400: {

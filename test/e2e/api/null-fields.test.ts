@@ -60,6 +60,7 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
     'post /v1/jobs/{id}/priority': () => ({ path: `/v1/jobs/${pendingId}/priority`, body: { priorityClass: 'high' } }),
     'post /v1/jobs/{id}/progress': () => ({ path: `/v1/jobs/${jobId}/progress`, body: { completedFraction: 0.5, lastCheckpointAt: new Date().toISOString() } }),
     'post /v1/jobs/{id}/status': () => ({ path: `/v1/jobs/${jobId}/status`, body: { state: 'RUNNING', reason: 'started' } }),
+    'post /v1/nodes/{name}/drain': () => ({ path: '/v1/nodes/idle-node/drain', body: { dryRun: true } }),
     'put /v1/nodes/{name}': () => ({ path: `/v1/nodes/${fresh('n')}`, body: { flavor: 'a100-80gb', accelerators: 8, cpuMillis: 96000, memoryMiB: 1048576, schedulable: true, labels: { a: 'b' }, topology: { zone: 'z9', block: 'b9' } } }),
     'put /v1/priority-classes/{name}': () => ({ path: `/v1/priority-classes/${fresh('p')}`, body: { value: 10, default: false, description: 'x' } }),
     'patch /v1/teams/{name}': () => ({ path: '/v1/teams/nlp', body: { cohort: 'research', fairShareWeight: 2, maxPriorityClass: 'high', preemption: { withinTeam: 'LowerPriority', reclaimWithinCohort: 'Any' }, limits: { maxPendingJobs: 5000, submissionsPerSecond: 500 } } }),
@@ -73,6 +74,8 @@ describe('null in any request field is a 2xx or a 4xx, never a 5xx', () => {
     h = await startHarness('api_null_fields');
     await seedTenancy(h);
     alice = await memberToken(h, 'alice', ['vision']);
+    // A node nothing runs on, for the drain (a null dryRun drains it for real: harmless there).
+    await h.ok('PUT', '/v1/nodes/idle-node', { flavor: 'a100-80gb', accelerators: 8, cpuMillis: 96000, memoryMiB: 1048576 });
     expect((await h.request('PUT', '/v1/priority-classes/high', { body: { value: 1000 } })).status).toBe(201);
     // A running job, for the progress and status reports.
     const job = await h.request('POST', '/v1/jobs', { body: jobBody({ name: 'reported', replicas: 1, acceleratorsPerReplica: 8, checkpoint: { intervalSeconds: 900 } }) });

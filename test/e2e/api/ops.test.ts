@@ -117,6 +117,7 @@ describe('operations: health, readiness, OpenAPI, framework-level errors', () =>
         '/v1/jobs/releases',
         '/v1/jobs/{id}/hold',
         '/v1/jobs/{id}/release',
+        '/v1/nodes/{name}/drain',
         '/v1/audit',
         '/v1/usage',
         '/v1/budgets',

@@ -69,3 +69,11 @@ export class PutNodeDto {
   @IsStringMap({ maxEntries: 64, keyPattern: LABEL_KEY, keyHint: 'is not a Kubernetes label key', maxKeyLength: 317, maxValueLength: 63, valuePattern: LABEL_VALUE })
   labels?: Record<string, string>;
 }
+
+/** POST /v1/nodes/{name}/drain. */
+export class DrainNodeDto {
+  @ApiPropertyOptional({ default: false, description: 'Only answer which jobs would be requeued; nothing changes.' })
+  @Optional()
+  @IsBool()
+  dryRun?: boolean;
+}

@@ -50,6 +50,30 @@ export class NodeView {
   updatedAt!: string;
 }
 
+/** A job a drain requeued (or would). */
+export class DrainedJobView {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  @ApiProperty({ example: 'llama-ft-7' })
+  name!: string;
+  @ApiProperty({ example: 'vision' })
+  team!: string;
+  @ApiProperty({ enum: ['ADMITTED', 'BINDING', 'RUNNING'], description: 'The state it was requeued from.' })
+  from!: string;
+}
+
+/** What a drain did. */
+export class NodeDrainView {
+  @ApiProperty({ example: 'gpu-7' })
+  node!: string;
+  @ApiProperty({ description: 'The drain cordoned the node (false: it was cordoned already).' })
+  cordoned!: boolean;
+  @ApiProperty({ type: [DrainedJobView], description: 'The jobs requeued (in a dry run: those that would be).' })
+  jobs!: DrainedJobView[];
+  @ApiProperty({ description: 'A dry run: nothing changed.' })
+  dryRun!: boolean;
+}
+
 export class NodeListView {
   @ApiProperty({ type: [NodeView] })
   items!: NodeView[];

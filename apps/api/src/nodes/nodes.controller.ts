@@ -1,11 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, Caller } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { NodeNamePipe } from '../validation/name.pipe.js';
-import { PutNodeDto } from './node.dto.js';
-import { NodeListView, NodeView } from './node.view.js';
+import { DrainNodeDto, PutNodeDto } from './node.dto.js';
+import { NodeDrainView, NodeListView, NodeView } from './node.view.js';
 import { NodesService } from './nodes.service.js';
 import { ApiProblems } from '../problem.doc.js';
 import { Answers } from '../response.doc.js';
@@ -59,6 +59,22 @@ export class NodesController {
   @Answers(NodeView)
   get(@Param('name', NodeNamePipe) name: string): Promise<NodeView> {
     return this.nodes.get(name);
+  }
+
+  @Post(':name/drain')
+  @AdminOnly()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Drain a node: cordon it and requeue its jobs',
+    description:
+      'Admin only, for nodes registered here (in Kubernetes mode a synced node is drained with kubectl drain: 409). Cordons the node (`schedulable: false`, ' +
+      'audited as node.updated) and requeues every job holding accelerators on it, as a preemption does: through PREEMPTED, evicted with its checkpoint grace ' +
+      'period, the work after its last checkpoint counted as wasted; the scheduler places them elsewhere. Each job gets a job.requeued event naming the node. ' +
+      '`dryRun: true` answers which jobs would be requeued, changing nothing. 404 for an unknown node.',
+  })
+  @Answers(NodeDrainView)
+  drain(@Param('name', NodeNamePipe) name: string, @Body() dto: DrainNodeDto, @Caller() caller: Principal): Promise<NodeDrainView> {
+    return this.nodes.drain(name, dto ?? {}, caller);
   }
 
   @Delete(':name')

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, Config, notFound, unknownReference } from '#common';
-import { FlavorRepository, MissingReferenceError, NodeOverAllocatedError, NodeRepository } from '#db';
+import { FlavorRepository, MissingReferenceError, NodeDrainRepository, NodeOverAllocatedError, NodeRepository } from '#db';
 import type { Principal } from '../auth/principal.js';
-import type { PutNodeDto } from './node.dto.js';
-import { nodeView, type NodeView } from './node.view.js';
+import type { DrainNodeDto, PutNodeDto } from './node.dto.js';
+import { nodeView, type NodeDrainView, type NodeView } from './node.view.js';
 
 /**
  * Nodes written through the API (clusters without Kubernetes sync, and tests). In Kubernetes mode
@@ -13,6 +13,7 @@ import { nodeView, type NodeView } from './node.view.js';
 export class NodesService {
   constructor(
     @Inject(NodeRepository) private readonly nodes: NodeRepository,
+    @Inject(NodeDrainRepository) private readonly drains: NodeDrainRepository,
     @Inject(FlavorRepository) private readonly flavors: FlavorRepository,
     @Inject(Config) private readonly config: Config,
   ) {}
@@ -44,6 +45,21 @@ export class NodesService {
         throw error;
       });
     return { created, node: nodeView(record) };
+  }
+
+  /** Cordons the node and requeues every job holding accelerators on it (NodeDrainRepository). */
+  async drain(name: string, dto: DrainNodeDto, caller: Principal): Promise<NodeDrainView> {
+    const dryRun = dto.dryRun === true;
+    const r = await this.drains.drain(name, caller.subject, dryRun);
+    if (r.outcome === 'missing') throw notFound(`node ${name}`);
+    if (r.outcome === 'kubernetes') {
+      throw new AppError(
+        'CONFLICT',
+        `node ${name} is synced from its Kubernetes Node object, which is the truth for it in Kubernetes mode: drain it there (kubectl drain ${name}); ` +
+          'Quartermaster requeues the gangs whose pods are evicted',
+      );
+    }
+    return { node: name, cordoned: r.cordoned, jobs: r.jobs, dryRun };
   }
 
   async list(): Promise<NodeView[]> {

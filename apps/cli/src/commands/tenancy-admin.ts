@@ -327,7 +327,7 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
 
   // --- nodes -----------------------------------------------------------------------------------------
   const node = program.command('node').description('add, change or delete a node in a cluster without Kubernetes sync (admin); list them with qm nodes');
-  node.addHelpText('after', example('qm node set gpu-1 --flavor h100-80gb --accelerators 8 --cpu-millis 96000 --memory-mib 1048576 --zone z1', 'qm node set gpu-1 --schedulable no', 'qm node rm gpu-1'));
+  node.addHelpText('after', example('qm node set gpu-1 --flavor h100-80gb --accelerators 8 --cpu-millis 96000 --memory-mib 1048576 --zone z1', 'qm node set gpu-1 --schedulable no', 'qm node drain gpu-1', 'qm node rm gpu-1'));
   node
     .command('set')
     .description('add a node, or change the settings given (the others keep their value); --schedulable no cordons it (running work stays)')
@@ -388,6 +388,26 @@ export function registerTenancyAdmin(program: Command, ctx: CommandContext): voi
         `node ${name} ${was === undefined ? 'added' : 'updated'}: ${saved.accelerators} × ${saved.flavor}${where ? `, ${where}` : ''}, ` +
           `${saved.schedulable ? 'takes new work' : 'cordoned (takes no new work)'}\n`,
       );
+    });
+  node
+    .command('drain')
+    .description('cordon a node and requeue every job holding accelerators on it, each evicted with its checkpoint grace period (admin; nodes not synced from Kubernetes)')
+    .argument('<name>')
+    .option('--dry-run', 'list the jobs it would requeue, and change nothing')
+    .addHelpText('after', example('qm node drain gpu-7 --dry-run', 'qm node drain gpu-7'))
+    .action(async (name: string, opts: { dryRun?: boolean }) => {
+      const client = ctx.connect().client;
+      const r = (
+        await client.request<{ node: string; cordoned: boolean; jobs: { id: string; name: string; team: string; from: string }[]; dryRun: boolean }>(
+          'POST',
+          `/v1/nodes/${seg(name)}/drain`,
+          { body: opts.dryRun ? { dryRun: true } : {} },
+        )
+      ).body;
+      const verb = r.dryRun ? 'would be requeued' : 'requeued';
+      for (const j of r.jobs) ctx.out(`${j.id} ${j.team}/${j.name}: ${verb} (was ${j.from})\n`);
+      const cordon = r.dryRun ? (r.cordoned ? 'would be cordoned' : 'is cordoned already') : r.cordoned ? 'cordoned' : 'was cordoned already';
+      ctx.warn(`qm: node ${name} ${cordon}; ${r.jobs.length} job(s) ${verb}${r.dryRun ? ' (dry run: nothing changed)' : ''}`);
     });
   registerRemove(node, ctx, 'node', '/v1/nodes', 'qm node rm gpu-1', 'delete a node (admin); refused while jobs hold accelerators on it (cordon it with qm node set NAME --schedulable no and let them finish)');
 }

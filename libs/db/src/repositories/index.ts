@@ -10,6 +10,7 @@ export * from './quota.repository.js';
 export * from './node.repository.js';
 export * from './job.repository.js';
 export * from './job-holds.repository.js';
+export * from './node-drain.repository.js';
 export * from './scheduler-state.repository.js';
 export * from './usage.repository.js';
 export * from './job-submission.js';
