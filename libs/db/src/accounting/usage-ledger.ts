@@ -11,9 +11,13 @@ export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['team', 'user', 'fla
 /** The `user` of usage whose job is gone (its team was deleted): the ledger keeps the hours, not who submitted them. */
 export const UNKNOWN_USER = '(job deleted)';
 
-/** Who submitted a segment's job (its createdBy), and through which token: read only when grouped by user. */
-const USER_SQL = `COALESCE((SELECT j.created_by FROM jobs j WHERE j.id = s.job_id), '${UNKNOWN_USER}') AS usr`;
-const USER_TOKEN_SQL = `(SELECT j.created_by_token::text FROM jobs j WHERE j.id = s.job_id) AS utok`;
+/**
+ * Who submitted a segment's job (its createdBy), and through which token: read only when grouped by user, from
+ * one join of the segment's job (`USER_JOIN`, aliased `uj`; gone with its team: UNKNOWN_USER).
+ */
+const USER_SQL = `COALESCE(uj.created_by, '${UNKNOWN_USER}') AS usr`;
+const USER_TOKEN_SQL = `uj.created_by_token::text AS utok`;
+const USER_JOIN = 'LEFT JOIN jobs uj ON uj.id = s.job_id';
 
 export interface UsageWindow {
   /** Inclusive. */
@@ -79,7 +83,7 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
     `WITH seg AS (
        SELECT s.team, s.flavor, s.accelerators, s.wasted, s.wasted_since,
               GREATEST(s.started_at, $1::timestamptz) AS a, LEAST(COALESCE(s.ended_at, $3::timestamptz), $2::timestamptz) AS b${userCol}
-       FROM usage_segments s
+       FROM usage_segments s ${byUser ? USER_JOIN : ''}
        WHERE s.started_at < $2 AND (s.ended_at > $1 OR s.ended_at IS NULL) AND ($4::text[] IS NULL OR s.team = ANY($4::text[]))
      ), price AS (
        SELECT flavor, cost_per_hour,
@@ -108,7 +112,7 @@ export async function readUsage(sql: Queryable, w: UsageWindow): Promise<UsageRo
   const done = await sql.query<{ team?: string; usr?: string; utok?: string | null; flavor?: string; b_from?: Date; n: number }>(
     `SELECT ${groupCols.map(doneCol).join(', ')}${groupCols.length ? ', ' : ''}
             count(DISTINCT s.job_id)::int AS n
-     FROM usage_segments s
+     FROM usage_segments s ${byUser ? USER_JOIN : ''}
      WHERE s.end_state = 'SUCCEEDED' AND s.ended_at >= $1 AND s.ended_at < LEAST($2::timestamptz, $3::timestamptz)
        AND ($4::text[] IS NULL OR s.team = ANY($4::text[]))
      ${groupCols.length ? `GROUP BY ${groupCols.map((_, i) => i + 1).join(', ')}` : ''}`,

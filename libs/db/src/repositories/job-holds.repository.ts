@@ -2,13 +2,11 @@ import type { JobState } from '#core';
 import { inTransaction, type DbHandle } from './db-handle.js';
 import { UUID } from '../uuid.js';
 
-/** What a hold or a release of one job did. */
-export type HoldChange =
-  | { kind: 'missing' }
-  | { kind: 'not-pending'; state: JobState }
-  /** A member asked to release a job an admin held. */
-  | { kind: 'admin-hold'; heldBy: string }
-  | { kind: 'changed' | 'unchanged' };
+/** What a hold of one job did. */
+export type HoldChange = { kind: 'missing' } | { kind: 'not-pending'; state: JobState } | { kind: 'changed' | 'unchanged' };
+
+/** What a release of one job did: a member may not release a job an admin held. */
+export type ReleaseChange = { kind: 'missing' } | { kind: 'admin-hold'; heldBy: string } | { kind: 'changed' | 'unchanged' };
 
 /** Which of a team's jobs a bulk hold or release takes. */
 export interface HoldFilter {
@@ -52,7 +50,7 @@ export class JobHoldsRepository {
   }
 
   /** Releases a held job (a job not held: unchanged). Only an admin releases what an admin held. */
-  async release(id: string, actor: string, admin: boolean): Promise<HoldChange> {
+  async release(id: string, actor: string, admin: boolean): Promise<ReleaseChange> {
     if (!UUID.test(id)) return { kind: 'missing' };
     const { rows } = await this.db.pool.query<{ state: JobState; held_by: string | null; by_admin: boolean; changed: boolean }>(
       `WITH o AS (SELECT id, state, team, held_at, held_by, held_by_admin FROM jobs WHERE id = $1 FOR UPDATE),
